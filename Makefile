@@ -1,0 +1,33 @@
+# Two commands: `make run` and `make test`. Everything else is set up by them.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint openapi clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[embedded,test]'
+	touch $(STAMP)
+
+## Installs into .venv, starts an embedded Postgres when TOOLGATE_DATABASE_URL is unset,
+## migrates, loads the demo tenant and key, and serves on :8000.
+run: $(STAMP)
+	$(BIN)/python -m app quickstart --port 8000
+
+## The whole suite against a real Postgres (see tests/dbserver.py for where it comes from).
+test: $(STAMP)
+	$(BIN)/ruff check app tests migrations
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check app tests migrations
+	$(BIN)/ruff format --check app tests migrations
+
+openapi: $(STAMP)
+	$(BIN)/python -m app openapi > openapi/openapi.json
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

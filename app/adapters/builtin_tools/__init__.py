@@ -1,0 +1,1 @@
+"""Tools implemented in code, next to the service."""

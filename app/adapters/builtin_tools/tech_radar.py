@@ -1,0 +1,166 @@
+"""The tech radar demo tools (SPEC §6): read-only lookups on the tenant's radar."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.db import technology_repo
+from app.domain.ports import Clock, Tool, ToolContext
+from app.domain.tools import Risk, ToolError, ToolResult, ToolSpec
+
+RINGS = ["adopt", "trial", "assess", "hold"]
+
+SEARCH_SPEC = ToolSpec(
+    name="search_technologies",
+    description=(
+        "Search the technology radar. Matches the query as a case-insensitive substring of "
+        "a technology's name, category or description; optionally only one ring."
+    ),
+    input_schema={
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["query"],
+        "properties": {
+            "query": {"type": "string", "minLength": 1, "maxLength": 200},
+            "ring": {"type": "string", "enum": RINGS},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
+        },
+    },
+    output_schema={
+        "type": "object",
+        "required": ["items", "total"],
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["id", "name", "category", "ring", "summary"],
+                    "properties": {
+                        "id": {"type": "string"},
+                        "name": {"type": "string"},
+                        "category": {"type": "string"},
+                        "ring": {"type": "string", "enum": RINGS},
+                        "summary": {"type": "string"},
+                    },
+                },
+            },
+            "total": {"type": "integer"},
+        },
+    },
+    risk=Risk.LOW,
+    permissions=("radar:read",),
+    timeout_s=5,
+    concurrency_group="radar",
+)
+
+GET_SPEC = ToolSpec(
+    name="get_technology",
+    description="Read one technology of the radar by its id, with its ring and description.",
+    input_schema={
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["technology_id"],
+        "properties": {"technology_id": {"type": "string", "minLength": 1, "maxLength": 64}},
+    },
+    output_schema={
+        "type": "object",
+        "required": ["id", "name", "category", "ring", "description", "version"],
+        "properties": {
+            "id": {"type": "string"},
+            "name": {"type": "string"},
+            "category": {"type": "string"},
+            "ring": {"type": "string", "enum": RINGS},
+            "description": {"type": "string"},
+            "version": {"type": "integer"},
+            "updated_at": {"type": "string"},
+        },
+    },
+    risk=Risk.LOW,
+    permissions=("radar:read",),
+    timeout_s=5,
+    concurrency_group="radar",
+)
+
+SPECS: dict[str, ToolSpec] = {s.name: s for s in (SEARCH_SPEC, GET_SPEC)}
+
+
+def _summary(description: str) -> str:
+    first = description.split(". ")[0].strip()
+    return first if len(first) <= 160 else first[:157] + "..."
+
+
+class _RadarTool:
+    spec: ToolSpec
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
+        self._sessions = sessions
+        self._clock = clock
+
+    def check(self, arguments: Mapping[str, Any]) -> str | None:
+        return None
+
+    def _observed(self) -> str:
+        return self._clock.now().isoformat().replace("+00:00", "Z")
+
+
+class SearchTechnologies(_RadarTool):
+    spec = SEARCH_SPEC
+
+    def check(self, arguments: Mapping[str, Any]) -> str | None:
+        if not str(arguments.get("query", "")).strip():
+            return "query: must contain more than whitespace"
+        return None
+
+    async def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        async with self._sessions() as session:
+            rows, total = await technology_repo.search(
+                session,
+                tenant_id=context.tenant_id,
+                query=arguments["query"].strip(),
+                ring=arguments.get("ring"),
+                limit=arguments.get("limit", 5),
+            )
+        items = [
+            {
+                "id": r["id"],
+                "name": r["name"],
+                "category": r["category"],
+                "ring": r["ring"],
+                "summary": _summary(r["description"]),
+            }
+            for r in rows
+        ]
+        version = str(max(r["version"] for r in rows)) if rows else None
+        return ToolResult({"items": items, "total": total}, version, self._observed())
+
+
+class GetTechnology(_RadarTool):
+    spec = GET_SPEC
+
+    async def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        async with self._sessions() as session:
+            row = await technology_repo.get(
+                session, tenant_id=context.tenant_id, tech_id=arguments["technology_id"]
+            )
+        if row is None:
+            raise ToolError("not_found", "no technology with that id in this radar")
+        output = {
+            "id": row["id"],
+            "name": row["name"],
+            "category": row["category"],
+            "ring": row["ring"],
+            "description": row["description"],
+            "version": row["version"],
+            "updated_at": row["updated_at"].isoformat().replace("+00:00", "Z"),
+        }
+        return ToolResult(output, str(row["version"]), self._observed())
+
+
+def radar_tools(sessions: async_sessionmaker[AsyncSession], clock: Clock) -> dict[str, Tool]:
+    return {
+        t.spec.name: t
+        for t in (SearchTechnologies(sessions, clock), GetTechnology(sessions, clock))
+    }

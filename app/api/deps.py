@@ -1,0 +1,60 @@
+"""Dependencies: the runtime, the driver and the principal behind the API key."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from app.api.problems import ProblemError
+from app.domain.tools import Principal
+from app.engine.driver import Driver
+from app.engine.keys import authenticate
+from app.engine.runtime import Runtime
+
+_bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer tg_...`")
+
+
+def get_runtime(request: Request) -> Runtime:
+    return request.app.state.runtime
+
+
+def get_driver(request: Request) -> Driver:
+    return request.app.state.driver
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+DriverDep = Annotated[Driver, Depends(get_driver)]
+
+
+async def get_principal(
+    rt: RuntimeDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise ProblemError(
+            "unauthenticated",
+            "send an API key as `Authorization: Bearer ...`",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    principal = await authenticate(rt.sessions, credentials.credentials)
+    if principal is None:
+        raise ProblemError(
+            "unauthenticated", "the API key is not valid", headers={"WWW-Authenticate": "Bearer"}
+        )
+    return principal
+
+
+def require(*roles: str):  # type: ignore[no-untyped-def]
+    async def check(principal: Annotated[Principal, Depends(get_principal)]) -> Principal:
+        if roles and not principal.roles & set(roles):
+            raise ProblemError("forbidden", f"this operation needs the role {' or '.join(roles)}")
+        return principal
+
+    return check
+
+
+CallerDep = Annotated[Principal, Depends(require("caller"))]
+ReaderDep = Annotated[Principal, Depends(require("caller", "approver"))]
+AnyRoleDep = Annotated[Principal, Depends(require())]

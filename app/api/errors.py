@@ -1,0 +1,83 @@
+"""Exception handlers: everything FastAPI and our use cases raise becomes a problem."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from app.api.middleware import base_url_of, trace_id_of
+from app.api.problems import ProblemError, from_domain, problem_response
+from app.domain.errors import DomainError, FieldError
+
+_HTTP_SLUGS = {
+    400: "bad-request",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not-found",
+    405: "method-not-allowed",
+    409: "invalid-state",
+    413: "payload-too-large",
+    415: "unsupported-media-type",
+    422: "validation-error",
+    503: "unavailable",
+}
+
+
+def render(request: Request, problem: ProblemError) -> Response:
+    return problem_response(
+        problem.slug,
+        problem.detail,
+        base_url=base_url_of(request.scope),
+        instance=request.url.path,
+        trace_id=trace_id_of(request.scope),
+        errors=problem.errors,
+        headers=problem.headers,
+    )
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    parts = list(loc)
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    return ".".join(str(p) for p in parts) or "(body)"
+
+
+async def _validation(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    errors = exc.errors()
+    if any(e.get("type") == "json_invalid" for e in errors):
+        return render(request, ProblemError("bad-request", "the body is not valid JSON"))
+    fields = [
+        FieldError(_path(tuple(e.get("loc", ()))), str(e.get("msg", "invalid"))) for e in errors
+    ]
+    return render(
+        request, ProblemError("validation-error", "some fields are invalid", errors=fields)
+    )
+
+
+async def _http(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    slug = _HTTP_SLUGS.get(exc.status_code, "internal" if exc.status_code >= 500 else "bad-request")
+    detail = {404: "no such route", 405: "method not allowed on this path"}.get(
+        exc.status_code, str(exc.detail)
+    )
+    return render(request, ProblemError(slug, detail, headers=exc.headers))
+
+
+async def _domain(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, DomainError)
+    return render(request, from_domain(exc))
+
+
+async def _problem(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ProblemError)
+    return render(request, exc)
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(StarletteHTTPException, _http)
+    app.add_exception_handler(DomainError, _domain)
+    app.add_exception_handler(ProblemError, _problem)

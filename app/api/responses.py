@@ -1,0 +1,37 @@
+"""Problem responses declared on every operation, for the OpenAPI document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.api.problems import PROBLEM_JSON, PROBLEM_TYPES
+from app.api.schemas import Problem
+
+_DESCRIPTIONS = {
+    400: "Bad request",
+    401: "Unauthenticated",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Conflict",
+    410: "Gone",
+    413: "Payload too large",
+    415: "Unsupported media type",
+    422: "Validation error",
+    429: "Too many requests",
+    500: "Internal error",
+    503: "Unavailable",
+}
+
+
+def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """`responses=` for a route: the given statuses plus 500 and 503, as problem+json."""
+    result: dict[int | str, dict[str, Any]] = {}
+    for status in sorted({*statuses, 500, 503}):
+        slugs = sorted(p.slug for p in PROBLEM_TYPES.values() if p.status == status)
+        result[status] = {
+            "model": Problem,
+            "description": f"{_DESCRIPTIONS[status]} ({', '.join(slugs)})",
+            "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
+    return result

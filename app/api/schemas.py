@@ -1,0 +1,266 @@
+"""Wire schemas of the HTTP API (requests refuse unknown fields)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from app.domain.tools import canonical_json
+
+METADATA_MAX_BYTES = 4096
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LimitsIn(_In):
+    max_steps: int | None = Field(default=None, ge=1)
+    deadline_s: float | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_cost_usd: float | None = Field(default=None, gt=0)
+    max_tool_calls: int | None = Field(default=None, ge=1)
+
+
+class Usage(BaseModel):
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+
+
+class ScriptCall(_In):
+    id: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=200)
+    arguments: dict[str, Any] | str = Field(default_factory=dict)
+
+
+class ScriptToolCalls(_In):
+    type: Literal["tool_calls"]
+    calls: list[ScriptCall]
+    usage: Usage | None = None
+    delay_ms: int = Field(default=0, ge=0, le=600_000)
+
+
+class ScriptFinal(_In):
+    type: Literal["final"]
+    text: str
+    usage: Usage | None = None
+    delay_ms: int = Field(default=0, ge=0, le=600_000)
+
+
+class ScriptError(_In):
+    type: Literal["error"]
+    code: str = Field(min_length=1, max_length=100)
+    retryable: bool = False
+    message: str | None = Field(default=None, max_length=500)
+    delay_ms: int = Field(default=0, ge=0, le=600_000)
+
+
+ScriptItem = Annotated[ScriptToolCalls | ScriptFinal | ScriptError, Field(discriminator="type")]
+
+RUN_EXAMPLE = {
+    "agent": "tech-radar",
+    "input": "Which databases are in the adopt ring?",
+    "limits": {"max_steps": 6, "deadline_s": 30},
+    "metadata": {"ticket": "T-1"},
+    "wait_s": 10,
+    "script": [
+        {
+            "type": "tool_calls",
+            "calls": [
+                {"id": "c1", "name": "search_technologies", "arguments": {"query": "database"}}
+            ],
+            "usage": {"input_tokens": 120, "output_tokens": 20},
+        },
+        {
+            "type": "final",
+            "text": "PostgreSQL is in adopt [source:s1]",
+            "usage": {"input_tokens": 300, "output_tokens": 22},
+        },
+    ],
+}
+
+
+class CreateRunIn(_In):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [RUN_EXAMPLE]})
+
+    agent: str = Field(min_length=1, max_length=64)
+    input: str = Field(min_length=1, max_length=100_000)
+    tools: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+        default=None, max_length=100
+    )
+    limits: LimitsIn | None = None
+    parent_run_id: str | None = Field(default=None, description="Not supported by this build yet.")
+    metadata: dict[str, Any] | None = Field(default=None, description="At most 4 KiB as JSON.")
+    consistency: Literal["latest", "snapshot"] | None = Field(
+        default=None, description="`snapshot` is not supported by this build yet."
+    )
+    data_policy: list[str] | None = Field(
+        default=None, description="Not supported by this build yet."
+    )
+    continue_from: str | None = Field(default=None, description="Not supported by this build yet.")
+    wait_s: float = Field(default=10, ge=0, le=30)
+    script: list[ScriptItem] | None = Field(default=None, max_length=1000)
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_size(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None and len(canonical_json(value).encode()) > METADATA_MAX_BYTES:
+            raise ValueError("metadata must be at most 4 KiB as JSON")
+        return value
+
+
+class AdvanceIn(_In):
+    wait_s: float = Field(default=10, ge=0, le=30)
+
+
+class LimitsOut(BaseModel):
+    max_steps: int
+    deadline_s: float
+    max_tokens: int
+    max_cost_usd: float
+    max_tool_calls: int
+
+
+class UsageOut(BaseModel):
+    steps: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    tool_calls: int
+
+
+class Citation(BaseModel):
+    source_id: str
+    tool: str
+    observed_at: str | None
+    source_version: str | None
+
+
+class RunOutput(BaseModel):
+    text: str
+    citations: list[Citation]
+
+
+class RunError(BaseModel):
+    code: str
+    message: str
+
+
+class PendingApproval(BaseModel):
+    preview_id: str
+    call_id: str
+    tool: str
+    expires_at: datetime
+
+
+class RunOut(BaseModel):
+    id: str
+    agent: str
+    status: Literal["queued", "running", "awaiting_approval", "finished"]
+    termination_reason: str | None
+    output: RunOutput | None
+    error: RunError | None
+    parent_run_id: str | None
+    metadata: dict[str, Any] | None
+    tools: list[str]
+    limits: LimitsOut
+    usage: UsageOut
+    pending_approvals: list[PendingApproval]
+    created_at: datetime
+    updated_at: datetime
+    deadline_at: datetime
+    version: int
+
+
+class RunPage(BaseModel):
+    items: list[RunOut]
+    next_cursor: str | None
+
+
+class EventOut(BaseModel):
+    seq: int
+    type: str
+    at: datetime
+    data: dict[str, Any]
+
+
+class EventPage(BaseModel):
+    items: list[EventOut]
+    next_cursor: str | None
+
+
+class CallErrorOut(BaseModel):
+    code: str
+    retryable: bool
+    message: str | None
+
+
+class CallOut(BaseModel):
+    id: str
+    call_id: str
+    step: int
+    tool: str
+    status: str
+    arguments: Any
+    args_hash: str
+    operation_id: str
+    attempts: int
+    error: CallErrorOut | None
+    output: Any
+    source_id: str | None
+    observed_at: str | None
+    source_version: str | None
+    preview_id: str | None
+
+
+class CallPage(BaseModel):
+    items: list[CallOut]
+    next_cursor: str | None
+
+
+class ToolOut(BaseModel):
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    risk: str
+    requires_approval: bool
+    side_effects: bool
+    idempotent: bool
+    permissions: list[str]
+    timeout_s: float
+    concurrency_group: str | None
+    max_concurrency: int | None
+    cost_usd: float
+    enabled: bool
+
+
+class ToolPage(BaseModel):
+    items: list[ToolOut]
+    next_cursor: str | None
+
+
+class AgentOut(BaseModel):
+    name: str
+    model: str
+    instructions: str
+    tools: list[str]
+    limits: LimitsOut
+
+
+class AgentPage(BaseModel):
+    items: list[AgentOut]
+    next_cursor: str | None
+
+
+class Problem(BaseModel):
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str
+    code: str
+    trace_id: str
+    errors: list[dict[str, str]] | None = None

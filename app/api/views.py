@@ -1,0 +1,72 @@
+"""Rows and records as the API shows them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from app.db.runs_repo import RunRecord
+from app.domain.ports import Tool
+
+
+def run_view(record: RunRecord) -> dict[str, Any]:
+    usage = record.usage_value.as_dict()
+    return {
+        "id": record.id,
+        "agent": record.agent,
+        "status": record.status,
+        "termination_reason": record.termination_reason,
+        "output": record.output,
+        "error": record.error,
+        "parent_run_id": record.parent_run_id,
+        "metadata": record.metadata,
+        "tools": list(record.tools),
+        "limits": dict(record.limits),
+        "usage": usage,
+        "pending_approvals": [],
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+        "deadline_at": record.deadline_at,
+        "version": record.version,
+    }
+
+
+def call_view(row: Mapping[str, Any]) -> dict[str, Any]:
+    keys = (
+        "id",
+        "call_id",
+        "step",
+        "tool",
+        "status",
+        "arguments",
+        "args_hash",
+        "operation_id",
+        "attempts",
+        "error",
+        "output",
+        "source_id",
+        "observed_at",
+        "source_version",
+        "preview_id",
+    )
+    return {k: row[k] for k in keys}
+
+
+def tool_view(tool: Tool) -> dict[str, Any]:
+    spec = tool.spec
+    return {
+        "name": spec.name,
+        "description": spec.description,
+        "input_schema": dict(spec.input_schema),
+        "output_schema": dict(spec.output_schema) if spec.output_schema else None,
+        "risk": spec.risk.value,
+        "requires_approval": spec.requires_approval,
+        "side_effects": spec.side_effects,
+        "idempotent": spec.idempotent,
+        "permissions": list(spec.permissions),
+        "timeout_s": spec.timeout_s,
+        "concurrency_group": spec.concurrency_group,
+        "max_concurrency": spec.max_concurrency,
+        "cost_usd": spec.cost_usd,
+        "enabled": spec.enabled,
+    }

@@ -1,0 +1,30 @@
+"""The embedded Postgres (pgserver) used when no TOOLGATE_DATABASE_URL is given.
+
+pgserver listens on a Unix socket only. Start it once in the parent process, before any
+worker forks, and hand the URL down through the environment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+DATABASE = "toolgate"
+
+
+def start_embedded(data_dir: Path) -> tuple[str, Any]:
+    """Starts (or reuses) the server under `data_dir/pg`; returns (async URL, server)."""
+    try:
+        import pgserver
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise RuntimeError(
+            "TOOLGATE_DATABASE_URL is unset and the embedded Postgres is not installed: "
+            "pip install 'toolgate[embedded]' or set TOOLGATE_DATABASE_URL"
+        ) from exc
+    pgdata = (data_dir / "pg").resolve()
+    pgdata.mkdir(parents=True, exist_ok=True)
+    server = pgserver.get_server(str(pgdata), cleanup_mode="stop")
+    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE}';")
+    if "(1 row)" not in exists:
+        server.psql(f"CREATE DATABASE {DATABASE};")
+    return f"postgresql+asyncpg://postgres@/{DATABASE}?host={pgdata}", server

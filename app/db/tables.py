@@ -1,0 +1,209 @@
+"""Tables. `tenant_id` leads every key and index, except the API-key lookup by hash and
+the driver's queue index over runnable runs (the tenant is not known there)."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    Numeric,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_N_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+
+def _ts(name: str, nullable: bool = False) -> Column:
+    return Column(name, DateTime(timezone=True), nullable=nullable)
+
+
+api_key = Table(
+    "api_key",
+    metadata,
+    Column("tenant_id", String(64), nullable=False),
+    Column("id", String(64), nullable=False),
+    Column("key_hash", String(80), nullable=False),
+    Column("subject", String(200), nullable=False),
+    Column("roles", ARRAY(Text), nullable=False),
+    Column("scopes", ARRAY(Text), nullable=True),  # NULL: every scope
+    _ts("created_at"),
+    _ts("revoked_at", nullable=True),
+    PrimaryKeyConstraint("tenant_id", "id"),
+    UniqueConstraint("key_hash"),
+)
+
+run = Table(
+    "run",
+    metadata,
+    Column("tenant_id", String(64), nullable=False),
+    Column("id", String(64), nullable=False),
+    Column("agent", String(64), nullable=False),
+    Column("route", String(64), nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("termination_reason", String(32)),
+    Column("error", JSONB),
+    Column("input", Text, nullable=False),
+    Column("output", JSONB),
+    Column("tools", JSONB, nullable=False),
+    Column("limits", JSONB, nullable=False),
+    Column("steps", Integer, nullable=False, server_default="0"),
+    Column("input_tokens", BigInteger, nullable=False, server_default="0"),
+    Column("output_tokens", BigInteger, nullable=False, server_default="0"),
+    Column("cost_usd", Numeric(18, 8), nullable=False, server_default="0"),
+    Column("tool_calls", Integer, nullable=False, server_default="0"),
+    Column("metadata", JSONB),
+    Column("script", JSONB),
+    # Recorded model outcomes so far; the scripted model reads its next item here.
+    Column("model_calls", Integer, nullable=False, server_default="0"),
+    # Model attempts already made in the current step (reset when a turn is recorded).
+    Column("step_attempts", Integer, nullable=False, server_default="0"),
+    Column("next_source", Integer, nullable=False, server_default="1"),
+    Column("created_by", String(200), nullable=False),
+    Column("creator_scopes", ARRAY(Text)),
+    Column("parent_run_id", String(64)),
+    Column("root_run_id", String(64), nullable=False),
+    Column("consistency", String(16), nullable=False, server_default="latest"),
+    _ts("deadline_at"),
+    _ts("cancel_requested_at", nullable=True),
+    Column("lease_owner", String(200)),
+    Column("lease_token", String(64)),
+    _ts("lease_expires_at", nullable=True),
+    Column("version", Integer, nullable=False, server_default="1"),
+    Column("event_seq", Integer, nullable=False, server_default="0"),
+    _ts("created_at"),
+    _ts("updated_at"),
+    _ts("finished_at", nullable=True),
+    PrimaryKeyConstraint("tenant_id", "id"),
+    Index("ix_run_tenant_created", "tenant_id", "created_at", "id"),
+    Index("ix_run_tenant_status_created", "tenant_id", "status", "created_at", "id"),
+    Index("ix_run_tenant_parent", "tenant_id", "parent_run_id"),
+    # The driver's queue: runs that may need a stepper, oldest lease first.
+    Index(
+        "ix_run_runnable",
+        "lease_expires_at",
+        postgresql_where=text("status IN ('queued', 'running')"),
+    ),
+)
+
+turn = Table(
+    "turn",
+    metadata,
+    Column("tenant_id", String(64), nullable=False),
+    Column("run_id", String(64), nullable=False),
+    Column("step", Integer, nullable=False),
+    Column("route", String(64), nullable=False),
+    Column("model", String(200), nullable=False),
+    Column("instructions_hash", String(80), nullable=False),
+    Column("tool_schema_hash", String(80), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("text", Text),
+    Column("rejection", JSONB),
+    Column("extra_rejections", JSONB, nullable=False, server_default="[]"),
+    Column("attempts", Integer, nullable=False),
+    Column("input_tokens", Integer, nullable=False),
+    Column("output_tokens", Integer, nullable=False),
+    Column("cost_usd", Numeric(18, 8), nullable=False, server_default="0"),
+    _ts("created_at"),
+    PrimaryKeyConstraint("tenant_id", "run_id", "step"),
+    ForeignKeyConstraint(["tenant_id", "run_id"], ["run.tenant_id", "run.id"]),
+)
+
+tool_call = Table(
+    "tool_call",
+    metadata,
+    Column("tenant_id", String(64), nullable=False),
+    Column("id", String(64), nullable=False),
+    Column("run_id", String(64), nullable=False),
+    Column("step", Integer, nullable=False),
+    Column("position", Integer, nullable=False),  # proposal order within the turn
+    Column("call_id", String(200), nullable=False),
+    Column("tool", String(200), nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("arguments", JSONB, nullable=False),
+    Column("args_hash", String(80), nullable=False),
+    Column("operation_id", String(64), nullable=False),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("error", JSONB),
+    Column("ends_run", Boolean, nullable=False, server_default="false"),
+    Column("output", JSONB),
+    Column("source_id", String(32)),
+    Column("observed_at", String(64)),
+    Column("source_version", String(200)),
+    Column("preview_id", String(64)),
+    Column("version", Integer, nullable=False, server_default="1"),
+    _ts("created_at"),
+    _ts("updated_at"),
+    PrimaryKeyConstraint("tenant_id", "id"),
+    UniqueConstraint("tenant_id", "run_id", "step", "call_id"),
+    UniqueConstraint("tenant_id", "operation_id"),
+    ForeignKeyConstraint(
+        ["tenant_id", "run_id", "step"], ["turn.tenant_id", "turn.run_id", "turn.step"]
+    ),
+)
+
+event = Table(
+    "event",
+    metadata,
+    Column("tenant_id", String(64), nullable=False),
+    Column("run_id", String(64), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("type", String(64), nullable=False),
+    _ts("at"),
+    Column("data", JSONB, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "run_id", "seq"),
+    ForeignKeyConstraint(["tenant_id", "run_id"], ["run.tenant_id", "run.id"]),
+)
+
+idempotency_key = Table(
+    "idempotency_key",
+    metadata,
+    Column("tenant_id", String(64), nullable=False),
+    Column("key", String(255), nullable=False),
+    Column("fingerprint", String(80), nullable=False),
+    Column("state", String(16), nullable=False),  # in_flight | done
+    Column("resource_id", String(64)),
+    Column("response_status", Integer),
+    Column("response_headers", JSONB),
+    Column("response_body", JSONB),
+    Column("claim_token", String(64), nullable=False),
+    _ts("locked_until"),
+    _ts("created_at"),
+    _ts("expires_at"),
+    PrimaryKeyConstraint("tenant_id", "key"),
+    Index("ix_idempotency_key_tenant_expires", "tenant_id", "expires_at"),
+)
+
+technology = Table(
+    "technology",
+    metadata,
+    Column("tenant_id", String(64), nullable=False),
+    Column("id", String(64), nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("category", String(100), nullable=False),
+    Column("ring", String(16), nullable=False),
+    Column("description", Text, nullable=False),
+    Column("version", Integer, nullable=False, server_default="1"),
+    _ts("updated_at"),
+    PrimaryKeyConstraint("tenant_id", "id"),
+    UniqueConstraint("tenant_id", "name"),
+)

@@ -1,0 +1,102 @@
+"""Limits, usage and the deadline: clamping and the checks made before every step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from app.domain.status import TerminationReason
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_steps: int
+    deadline_s: float
+    max_tokens: int
+    max_cost_usd: float
+    max_tool_calls: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Limits:
+        return cls(**{f.name: data[f.name] for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class Usage:
+    steps: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    tool_calls: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def add_turn(self, *, input_tokens: int, output_tokens: int, cost_usd: float) -> Usage:
+        return replace(
+            self,
+            steps=self.steps + 1,
+            input_tokens=self.input_tokens + input_tokens,
+            output_tokens=self.output_tokens + output_tokens,
+            cost_usd=self.cost_usd + cost_usd,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def narrow_limits(caps: Limits, *overrides: dict[str, Any] | None) -> Limits:
+    """Each override can only lower a limit; values above the current one are clamped."""
+    current = caps.as_dict()
+    for override in overrides:
+        for name, value in (override or {}).items():
+            if value is not None and name in current:
+                current[name] = min(current[name], value)
+    return Limits.from_dict(current)
+
+
+def deadline_at(created_at: datetime, limits: Limits) -> datetime:
+    return created_at + timedelta(seconds=limits.deadline_s)
+
+
+def seconds_left(now: datetime, deadline: datetime) -> float:
+    return max(0.0, (deadline - now).total_seconds())
+
+
+def exhausted(limits: Limits, usage: Usage) -> bool:
+    """Token, cost or tool-call budget used up: the run cannot take another step."""
+    return (
+        usage.tokens >= limits.max_tokens
+        or usage.cost_usd >= limits.max_cost_usd
+        or usage.tool_calls >= limits.max_tool_calls
+    )
+
+
+def stop_reason(
+    *,
+    limits: Limits,
+    usage: Usage,
+    now: datetime,
+    deadline: datetime,
+    cancel_requested: bool,
+) -> TerminationReason | None:
+    """What ends the run before its next model call, checked in the SPEC's order."""
+    if cancel_requested:
+        return TerminationReason.CANCELLED
+    if now >= deadline:
+        return TerminationReason.DEADLINE
+    if exhausted(limits, usage):
+        return TerminationReason.BUDGET
+    if usage.steps >= limits.max_steps:
+        return TerminationReason.MAX_STEPS
+    return None
+
+
+def tool_calls_that_fit(limits: Limits, usage: Usage, wanted: int) -> int:
+    """How many of `wanted` accepted calls may still execute under max_tool_calls."""
+    return max(0, min(wanted, limits.max_tool_calls - usage.tool_calls))

@@ -1,0 +1,48 @@
+"""The seams where the core meets the outside: clock, model providers, tool executors."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from app.domain.model import ModelReply, ModelRequest
+from app.domain.tools import Principal, ToolResult, ToolSpec
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """Aware UTC time."""
+        ...
+
+
+class ModelProvider(Protocol):
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        """One model call; raises ModelError on failure."""
+        ...
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    tenant_id: str
+    run_id: str
+    step: int
+    call_id: str
+    operation_id: str
+    principal: Principal
+    as_of: datetime | None = None
+
+
+class Tool(Protocol):
+    """A registered tool: its spec, an optional semantic check, and its execution."""
+
+    spec: ToolSpec
+
+    def check(self, arguments: Mapping[str, Any]) -> str | None:
+        """A semantic problem with schema-valid arguments, as safe text, or None."""
+        ...
+
+    async def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        """Runs the tool; raises ToolError for the tool's own failures."""
+        ...

@@ -1,0 +1,105 @@
+"""Validation of a turn's proposed calls, before anything is executed.
+
+Order per call (SPEC §2): duplicate id → exposed tool → JSON Schema → semantic check →
+authorization. A rejection becomes an observation for the model; nothing runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from app.domain.errors import ObservationCode
+from app.domain.model import ProposedCall
+from app.domain.ports import Tool
+from app.domain.tools import Principal, args_hash
+
+MAX_MESSAGE = 500
+
+
+@dataclass(frozen=True)
+class Rejection:
+    code: str
+    message: str
+    retryable: bool = True
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "retryable": self.retryable, "message": self.message}
+
+
+@dataclass(frozen=True)
+class CheckedCall:
+    call_id: str
+    tool: str
+    arguments: Any
+    args_hash: str
+    rejection: Rejection | None
+
+
+def _parse_arguments(raw: Any) -> tuple[Any, Rejection | None]:
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return raw, Rejection(ObservationCode.INVALID_ARGUMENTS, "arguments are not valid JSON")
+    if not isinstance(raw, dict):
+        return raw, Rejection(ObservationCode.INVALID_ARGUMENTS, "arguments must be an object")
+    return raw, None
+
+
+def _schema_problem(schema: Mapping[str, Any], arguments: Any) -> str | None:
+    errors = sorted(Draft202012Validator(schema).iter_errors(arguments), key=lambda e: list(e.path))
+    if not errors:
+        return None
+    first = errors[0]
+    where = "/".join(str(p) for p in first.path) or "(root)"
+    return f"{where}: {first.message}"[:MAX_MESSAGE]
+
+
+def check_call(
+    proposed: ProposedCall,
+    *,
+    exposed: Mapping[str, Tool],
+    principal: Principal,
+    seen_ids: set[str],
+) -> CheckedCall:
+    arguments, rejection = _parse_arguments(proposed.arguments)
+
+    def rejected(code: str, message: str) -> CheckedCall:
+        return CheckedCall(
+            proposed.call_id,
+            proposed.name,
+            arguments,
+            args_hash(arguments),
+            Rejection(code, message[:MAX_MESSAGE]),
+        )
+
+    if proposed.call_id in seen_ids:
+        return rejected(ObservationCode.DUPLICATE_CALL_ID, "call id already used in this turn")
+    seen_ids.add(proposed.call_id)
+    tool = exposed.get(proposed.name)
+    if tool is None:
+        return rejected(
+            ObservationCode.UNKNOWN_TOOL, f"no tool named {proposed.name!r} is available"
+        )
+    if rejection is not None:
+        return rejected(rejection.code, rejection.message)
+    problem = _schema_problem(tool.spec.input_schema, arguments)
+    if problem is None:
+        problem = tool.check(arguments)
+    if problem is not None:
+        return rejected(ObservationCode.INVALID_ARGUMENTS, problem)
+    if not principal.covers(tool.spec.permissions):
+        return rejected(ObservationCode.PERMISSION_DENIED, "the caller may not use this tool")
+    return CheckedCall(proposed.call_id, proposed.name, arguments, args_hash(arguments), None)
+
+
+def check_calls(
+    calls: Sequence[ProposedCall], *, exposed: Mapping[str, Tool], principal: Principal
+) -> list[CheckedCall]:
+    seen: set[str] = set()
+    return [check_call(c, exposed=exposed, principal=principal, seen_ids=seen) for c in calls]

@@ -1,0 +1,95 @@
+"""Statuses and the transition tables of runs and calls."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class RunStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    AWAITING_APPROVAL = "awaiting_approval"
+    FINISHED = "finished"
+
+
+class TerminationReason(StrEnum):
+    FINAL = "final"
+    MAX_STEPS = "max_steps"
+    DEADLINE = "deadline"
+    BUDGET = "budget"
+    CANCELLED = "cancelled"
+    POLICY_DENIED = "policy_denied"
+    TOOL_FAILED = "tool_failed"
+    MODEL_FAILED = "model_failed"
+    CONTEXT_EXHAUSTED = "context_exhausted"
+
+
+class CallStatus(StrEnum):
+    PENDING = "pending"
+    REJECTED = "rejected"
+    AWAITING_APPROVAL = "awaiting_approval"
+    APPROVED = "approved"
+    EXECUTING = "executing"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class InvalidTransition(Exception):
+    """A state change the table does not allow: a bug in the caller, or a lost race."""
+
+    def __init__(self, kind: str, current: str, target: str) -> None:
+        super().__init__(f"{kind}: {current} -> {target} is not allowed")
+        self.kind = kind
+        self.current = current
+        self.target = target
+
+
+RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
+    RunStatus.QUEUED: frozenset({RunStatus.RUNNING, RunStatus.FINISHED}),
+    RunStatus.RUNNING: frozenset(
+        {RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL, RunStatus.FINISHED}
+    ),
+    RunStatus.AWAITING_APPROVAL: frozenset({RunStatus.RUNNING, RunStatus.FINISHED}),
+    RunStatus.FINISHED: frozenset(),
+}
+
+CALL_TRANSITIONS: dict[CallStatus, frozenset[CallStatus]] = {
+    CallStatus.PENDING: frozenset(
+        {
+            CallStatus.EXECUTING,
+            CallStatus.REJECTED,
+            CallStatus.AWAITING_APPROVAL,
+            CallStatus.CANCELLED,
+        }
+    ),
+    CallStatus.AWAITING_APPROVAL: frozenset(
+        {CallStatus.APPROVED, CallStatus.REJECTED, CallStatus.CANCELLED}
+    ),
+    CallStatus.APPROVED: frozenset({CallStatus.EXECUTING, CallStatus.CANCELLED}),
+    # executing -> executing is a new attempt (retry, or recovery after a lost lease).
+    CallStatus.EXECUTING: frozenset(
+        {CallStatus.EXECUTING, CallStatus.SUCCEEDED, CallStatus.FAILED, CallStatus.CANCELLED}
+    ),
+    CallStatus.REJECTED: frozenset(),
+    CallStatus.SUCCEEDED: frozenset(),
+    CallStatus.FAILED: frozenset(),
+    CallStatus.CANCELLED: frozenset(),
+}
+
+SETTLED_CALL_STATUSES = frozenset(
+    {CallStatus.REJECTED, CallStatus.SUCCEEDED, CallStatus.FAILED, CallStatus.CANCELLED}
+)
+ACTIVE_RUN_STATUSES = frozenset({RunStatus.QUEUED, RunStatus.RUNNING})
+
+
+def check_run_transition(current: RunStatus, target: RunStatus) -> RunStatus:
+    if target not in RUN_TRANSITIONS[current]:
+        raise InvalidTransition("run", current, target)
+    return target
+
+
+def check_call_transition(current: CallStatus, target: CallStatus) -> CallStatus:
+    if target not in CALL_TRANSITIONS[current]:
+        raise InvalidTransition("call", current, target)
+    return target

@@ -1,0 +1,123 @@
+"""Tool specs as the executor and the API see them, and argument normalization."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Risk(StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What is known about a tool before it runs; never holds a backend URL."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    output_schema: Mapping[str, Any] | None = None
+    risk: Risk = Risk.LOW
+    requires_approval: bool = False
+    side_effects: bool = False
+    idempotent: bool = False
+    permissions: tuple[str, ...] = ()
+    timeout_s: float = 10.0
+    concurrency_group: str | None = None
+    max_concurrency: int | None = None
+    cost_usd: float = 0.0
+    max_output_bytes: int = 65536
+    max_attempts: int = 3
+    enabled: bool = True
+
+    @property
+    def read_only(self) -> bool:
+        return not self.side_effects
+
+    @property
+    def may_retry(self) -> bool:
+        """Only calls without side effects, or whose backend dedupes, are re-sent."""
+        return self.read_only or self.idempotent
+
+
+@dataclass(frozen=True)
+class ToolError(Exception):
+    """A tool's own failure, as the wire format describes it. `message` is safe text."""
+
+    code: str
+    message: str
+    retryable: bool = False
+    fatal: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    output: Any
+    source_version: str | None = None
+    observed_at: str | None = None
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who calls, resolved server-side from the API key."""
+
+    tenant_id: str
+    subject: str
+    roles: frozenset[str] = field(default_factory=frozenset)
+    scopes: frozenset[str] | None = None  # None: every scope
+
+    def covers(self, permissions: Iterable[str]) -> bool:
+        return self.scopes is None or all(p in self.scopes for p in permissions)
+
+
+def canonical_json(value: Any) -> str:
+    """One spelling per value: sorted keys, no spaces, UTF-8 kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_tag(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def args_hash(arguments: Any) -> str:
+    return sha256_tag(canonical_json(arguments))
+
+
+def schema_hash(tools: Iterable[ToolSpec]) -> str:
+    described = [
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+        for t in sorted(tools, key=lambda t: t.name)
+    ]
+    return sha256_tag(canonical_json(described))
+
+
+def exposed_tools(
+    *,
+    agent_tools: Iterable[str],
+    requested: Iterable[str] | None,
+    registry: Mapping[str, ToolSpec],
+    principal: Principal,
+) -> list[str]:
+    """agent tools ∩ requested tools ∩ tools the principal's scopes cover ∩ enabled tools."""
+    wanted = None if requested is None else set(requested)
+    result = []
+    for name in agent_tools:
+        spec = registry.get(name)
+        if spec is None or not spec.enabled:
+            continue
+        if wanted is not None and name not in wanted:
+            continue
+        if not principal.covers(spec.permissions):
+            continue
+        result.append(name)
+    return result

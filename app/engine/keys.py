@@ -1,0 +1,68 @@
+"""API keys: created by the CLI, shown once, stored as a SHA-256 hash."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Sequence
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.db import keys_repo
+from app.domain.ids import new_id
+from app.domain.ports import Clock
+from app.domain.tools import Principal
+
+ROLES = frozenset({"caller", "approver", "admin"})
+KEY_PREFIX = "tg_"
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+async def create_key(
+    sessions: async_sessionmaker[AsyncSession],
+    clock: Clock,
+    *,
+    tenant_id: str,
+    subject: str,
+    roles: Sequence[str],
+    scopes: Sequence[str] | None,
+) -> tuple[str, str]:
+    """Returns (key id, key). The key itself is never stored."""
+    unknown = set(roles) - ROLES
+    if unknown or not roles:
+        raise ValueError(f"roles must be among {sorted(ROLES)}")
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    key_id = new_id("key")
+    async with sessions.begin() as session:
+        await keys_repo.insert_key(
+            session,
+            {
+                "tenant_id": tenant_id,
+                "id": key_id,
+                "key_hash": hash_key(key),
+                "subject": subject,
+                "roles": sorted(set(roles)),
+                "scopes": sorted(set(scopes)) if scopes is not None else None,
+                "created_at": clock.now(),
+            },
+        )
+    return key_id, key
+
+
+async def authenticate(sessions: async_sessionmaker[AsyncSession], key: str) -> Principal | None:
+    if not key.startswith(KEY_PREFIX) or len(key) > 200:
+        return None
+    async with sessions() as session:
+        row = await keys_repo.get_by_hash(session, hash_key(key))
+    if row is None:
+        return None
+    scopes = row["scopes"]
+    return Principal(
+        tenant_id=row["tenant_id"],
+        subject=row["subject"],
+        roles=frozenset(row["roles"]),
+        scopes=None if scopes is None else frozenset(scopes),
+    )

@@ -1,0 +1,100 @@
+"""A stepper's hold on one run: renewal in the background, and a stop signal for
+in-flight work when the lease is lost or a cancel arrives from any process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TypeVar
+
+from app.db import runs_repo
+from app.engine.runtime import Runtime
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class Interrupted(Exception):
+    """In-flight work stopped: the run was cancelled or its lease was lost."""
+
+
+class LeaseLost(Exception):
+    pass
+
+
+@dataclass
+class Lease:
+    rt: Runtime
+    tenant_id: str
+    run_id: str
+    token: str
+    lost: bool = False
+    cancel_seen: bool = False
+    _stop: asyncio.Event = field(default_factory=asyncio.Event)
+    _task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._beat(), name=f"lease:{self.run_id}")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def interrupt(self) -> None:
+        """Stops in-flight work of this run at once (a cancel seen in this process)."""
+        self.cancel_seen = True
+        self._stop.set()
+
+    def rearm(self) -> None:
+        if not self.lost:
+            self._stop.clear()
+
+    async def _beat(self) -> None:
+        settings = self.rt.settings
+        interval = min(settings.cancel_poll_s, settings.lease_s / 3)
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                async with self.rt.sessions.begin() as session:
+                    record = await runs_repo.renew(
+                        session,
+                        tenant_id=self.tenant_id,
+                        run_id=self.run_id,
+                        token=self.token,
+                        expires_at=self.rt.clock.now() + timedelta(seconds=settings.lease_s),
+                    )
+            except Exception:  # the database blinked: keep the lease until it expires
+                log.warning("lease renewal failed for a run", exc_info=True)
+                continue
+            if record is None:
+                self.lost = True
+                self._stop.set()
+                return
+            if record.cancel_requested_at is not None and not self.cancel_seen:
+                self.interrupt()
+
+    async def guarded(self, work: Awaitable[T], timeout_s: float) -> T:
+        """Awaits `work` unless the run is stopped first (Interrupted) or `timeout_s`
+        passes (TimeoutError); the work is cancelled in both cases."""
+        task = asyncio.ensure_future(work)
+        stop = asyncio.create_task(self._stop.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {task, stop}, timeout=max(0.0, timeout_s), return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            stop.cancel()
+        if task in done:
+            return task.result()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+        if stop in done:
+            raise Interrupted()
+        raise TimeoutError()

@@ -1,0 +1,225 @@
+"""Use cases on runs that do not step them: create, read, list, cancel."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from app.db import runs_repo, turns_repo
+from app.db.runs_repo import RunRecord, StaleWrite
+from app.domain.budget import Limits, deadline_at, narrow_limits
+from app.domain.errors import DomainError, ErrorCode, FieldError
+from app.domain.ids import new_id
+from app.domain.status import RunStatus
+from app.domain.tools import Principal, exposed_tools
+from app.engine.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class CreateRun:
+    agent: str
+    input: str
+    tools: Sequence[str] | None = None
+    limits: Mapping[str, Any] | None = None
+    metadata: Mapping[str, Any] | None = None
+    script: Sequence[Mapping[str, Any]] | None = None
+
+
+def _invalid(path: str, message: str) -> DomainError:
+    return DomainError(ErrorCode.VALIDATION, message, [FieldError(path, message)])
+
+
+def not_found() -> DomainError:
+    return DomainError(ErrorCode.NOT_FOUND, "no such run")
+
+
+def caps(rt: Runtime) -> Limits:
+    """The server-wide caps from the config."""
+    return Limits(**rt.config.limits.model_dump())
+
+
+async def start_run(rt: Runtime, *, principal: Principal, request: CreateRun) -> RunRecord:
+    """Records a new queued run with its `run.created` event; stepping is the driver's."""
+    agent = rt.agent(request.agent)
+    if agent is None:
+        raise _invalid("agent", f"no agent named {request.agent!r}")
+    route = rt.route(agent.model)
+    if request.script is not None and route.provider != "scripted":
+        raise _invalid("script", "only agents on a scripted model accept a script")
+    if request.tools is not None:
+        for i, name in enumerate(request.tools):
+            if name not in agent.tools:
+                raise _invalid(f"tools.{i}", f"{name!r} is not one of the agent's tools")
+    agent_limits = agent.limits.model_dump(exclude_none=True) if agent.limits else {}
+    limits = narrow_limits(caps(rt), agent_limits, dict(request.limits or {}))
+    tools = exposed_tools(
+        agent_tools=agent.tools, requested=request.tools, registry=_specs(rt), principal=principal
+    )
+    now = rt.clock.now()
+    run_id = new_id("run")
+    async with rt.sessions.begin() as session:
+        record = await runs_repo.insert(
+            session,
+            {
+                "tenant_id": principal.tenant_id,
+                "id": run_id,
+                "agent": request.agent,
+                "route": agent.model,
+                "status": RunStatus.QUEUED,
+                "input": request.input,
+                "tools": tools,
+                "limits": limits.as_dict(),
+                "metadata": dict(request.metadata) if request.metadata is not None else None,
+                "script": [dict(i) for i in request.script] if request.script is not None else None,
+                "created_by": principal.subject,
+                "creator_scopes": sorted(principal.scopes)
+                if principal.scopes is not None
+                else None,
+                "root_run_id": run_id,
+                "deadline_at": deadline_at(now, limits),
+                "created_at": now,
+                "updated_at": now,
+            },
+        )
+        record = await runs_repo.write(
+            session,
+            tenant_id=principal.tenant_id,
+            run_id=run_id,
+            version=record.version,
+            now=now,
+            events=[
+                (
+                    "run.created",
+                    {"agent": request.agent, "tools": tools, "limits": limits.as_dict()},
+                )
+            ],
+        )
+    return record
+
+
+def _specs(rt: Runtime) -> dict[str, Any]:
+    return {name: tool.spec for name, tool in rt.tools.items()}
+
+
+async def get_run(rt: Runtime, *, principal: Principal, run_id: str) -> RunRecord:
+    async with rt.sessions() as session:
+        record = await runs_repo.get(session, principal.tenant_id, run_id)
+    if record is None:
+        raise not_found()
+    return record
+
+
+def encode_cursor(value: Any) -> str:
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> Any:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        return json.loads(base64.urlsafe_b64decode(padded.encode()))
+    except ValueError as exc:
+        raise _invalid("cursor", "not a cursor this service gave out") from exc
+
+
+async def list_runs(
+    rt: Runtime,
+    *,
+    principal: Principal,
+    status: str | None,
+    agent: str | None,
+    limit: int,
+    cursor: str | None,
+) -> tuple[list[RunRecord], str | None]:
+    after = None
+    if cursor:
+        raw = decode_cursor(cursor)
+        try:
+            after = (datetime.fromisoformat(raw[0]), str(raw[1]))
+        except (TypeError, ValueError, IndexError) as exc:
+            raise _invalid("cursor", "not a cursor this service gave out") from exc
+    async with rt.sessions() as session:
+        rows = await runs_repo.list_page(
+            session,
+            tenant_id=principal.tenant_id,
+            status=status,
+            agent=agent,
+            after=after,
+            limit=limit + 1,
+        )
+    more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = (
+        encode_cursor([rows[-1].created_at.isoformat(), rows[-1].id]) if more and rows else None
+    )
+    return rows, next_cursor
+
+
+async def list_events(
+    rt: Runtime, *, principal: Principal, run_id: str, after: int, limit: int, cursor: str | None
+) -> tuple[list[Mapping[str, Any]], str | None]:
+    if cursor:
+        raw = decode_cursor(cursor)
+        if not isinstance(raw, int):
+            raise _invalid("cursor", "not a cursor this service gave out")
+        after = max(after, raw)
+    async with rt.sessions() as session:
+        if await runs_repo.get(session, principal.tenant_id, run_id) is None:
+            raise not_found()
+        rows = await runs_repo.events_page(
+            session, tenant_id=principal.tenant_id, run_id=run_id, after=after, limit=limit + 1
+        )
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return rows, encode_cursor(rows[-1]["seq"]) if more and rows else None
+
+
+async def list_calls(
+    rt: Runtime, *, principal: Principal, run_id: str, limit: int, cursor: str | None
+) -> tuple[list[Mapping[str, Any]], str | None]:
+    after = None
+    if cursor:
+        raw = decode_cursor(cursor)
+        if not (isinstance(raw, list) and len(raw) == 2 and all(isinstance(x, int) for x in raw)):
+            raise _invalid("cursor", "not a cursor this service gave out")
+        after = (raw[0], raw[1])
+    async with rt.sessions() as session:
+        if await runs_repo.get(session, principal.tenant_id, run_id) is None:
+            raise not_found()
+        rows = await turns_repo.calls_page(
+            session, tenant_id=principal.tenant_id, run_id=run_id, after=after, limit=limit + 1
+        )
+    more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = encode_cursor([rows[-1]["step"], rows[-1]["position"]]) if more and rows else None
+    return rows, next_cursor
+
+
+async def request_cancel(rt: Runtime, *, principal: Principal, run_id: str) -> RunRecord:
+    """Marks the run cancelled-on-request; its stepper (in any process) ends it as soon as
+    in-flight work can stop. Cancelling a finished run is `invalid_state`."""
+    for _ in range(5):
+        async with rt.sessions.begin() as session:
+            record = await runs_repo.get(session, principal.tenant_id, run_id)
+            if record is None:
+                raise not_found()
+            if record.status == RunStatus.FINISHED:
+                raise DomainError(ErrorCode.INVALID_STATE, "the run has already finished")
+            if record.cancel_requested_at is not None:
+                return record
+            try:
+                return await runs_repo.write(
+                    session,
+                    tenant_id=principal.tenant_id,
+                    run_id=run_id,
+                    version=record.version,
+                    now=rt.clock.now(),
+                    values={"cancel_requested_at": rt.clock.now()},
+                    events=[("run.cancel_requested", {"by": principal.subject})],
+                )
+            except StaleWrite:
+                continue  # the stepper moved the run on; look again
+    raise DomainError(ErrorCode.UNAVAILABLE, "the run is too busy to cancel right now; retry")

@@ -1,0 +1,40 @@
+"""What the use cases run with: built once in the app's lifespan (or by a test)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.config import AgentConfig, AppConfig, ModelRouteConfig
+from app.domain.ports import Clock, ModelProvider, Tool
+from app.settings import Settings
+
+
+@dataclass
+class Runtime:
+    sessions: async_sessionmaker[AsyncSession]
+    clock: Clock
+    settings: Settings
+    config: AppConfig
+    tools: Mapping[str, Tool]
+    models: Mapping[str, ModelProvider]
+    tool_slots: asyncio.Semaphore = field(init=False)
+    _group_slots: dict[str, asyncio.Semaphore] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self.tool_slots = asyncio.Semaphore(self.settings.tool_concurrency)
+
+    def agent(self, name: str) -> AgentConfig | None:
+        return self.config.agents.get(name)
+
+    def route(self, name: str) -> ModelRouteConfig:
+        return self.config.models[name]
+
+    def group_slots(self, group: str, limit: int | None) -> asyncio.Semaphore:
+        """One semaphore per concurrency group, sized by the group's first declared limit."""
+        if group not in self._group_slots:
+            self._group_slots[group] = asyncio.Semaphore(limit or self.settings.tool_concurrency)
+        return self._group_slots[group]

@@ -1,0 +1,103 @@
+"""The application factory. `create_app(settings)` builds everything; the lifespan owns the
+database engine, the runtime (config, tools, model routes) and the driver."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.adapters.builtin_tools.tech_radar import SPECS, radar_tools
+from app.adapters.clock import SystemClock
+from app.adapters.scripted_model import ScriptedModel
+from app.api import errors
+from app.api.middleware import TraceAndErrorsMiddleware
+from app.api.routes import catalog, health, runs
+from app.config import DEMO_CONFIG_PATH, AppConfig, load_config
+from app.db.session import make_engine, make_sessionmaker
+from app.domain.ports import Clock, ModelProvider, Tool
+from app.engine.driver import Driver
+from app.engine.runtime import Runtime
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+ToolFactory = Callable[[async_sessionmaker[AsyncSession], Clock], Mapping[str, Tool]]
+
+DESCRIPTION = """Toolgate runs agents whose model only proposes: every proposal goes through a
+persisted state machine that validates, authorizes, executes under a deadline and budgets,
+and records everything. Errors are RFC 9457 problem documents; see `/problems/{slug}`."""
+
+
+def load_app_config(settings: Settings) -> AppConfig:
+    return load_config(settings.config or DEMO_CONFIG_PATH, builtin_tools=SPECS)
+
+
+def _models(config: AppConfig) -> dict[str, ModelProvider]:
+    # The config loader refuses every provider this build cannot run.
+    return {
+        name: ScriptedModel()
+        for name, route in config.models.items()
+        if route.provider == "scripted"
+    }
+
+
+def database_url(settings: Settings) -> str:
+    if settings.database_url is not None:
+        return settings.database_url.get_secret_value()
+    from app.db.embedded import start_embedded
+
+    url, _server = start_embedded(settings.data_dir)
+    return url
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    config: AppConfig | None = None,
+    clock: Clock | None = None,
+    tools: ToolFactory | None = None,
+    run_driver: bool = True,
+) -> FastAPI:
+    settings = settings or Settings()
+    config = config or load_app_config(settings)
+    clock = clock or SystemClock()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = make_engine(database_url(settings), pool_size=settings.db_pool_size)
+        sessions = make_sessionmaker(engine)
+        registry = dict((tools or radar_tools)(sessions, clock))
+        runtime = Runtime(
+            sessions=sessions,
+            clock=clock,
+            settings=settings,
+            config=config,
+            tools=registry,
+            models=_models(config),
+        )
+        driver = Driver(runtime)
+        app.state.runtime = runtime
+        app.state.driver = driver
+        if run_driver:
+            driver.start()
+        try:
+            yield
+        finally:
+            await driver.stop()
+            await engine.dispose()
+
+    app = FastAPI(title="Toolgate", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    errors.install(app)
+    app.include_router(runs.router)
+    app.include_router(catalog.router)
+    app.include_router(health.router)
+    app.add_middleware(TraceAndErrorsMiddleware)
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """For `uvicorn --factory app.main:app_from_env` (one app per worker process)."""
+    return create_app(Settings())

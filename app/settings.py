@@ -1,0 +1,38 @@
+"""Process settings from the environment (prefix TOOLGATE_). Built once, passed down."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _instance_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="TOOLGATE_", extra="ignore")
+
+    #: postgresql+asyncpg://...; unset: an embedded Postgres under `data_dir`.
+    database_url: SecretStr | None = None
+    #: YAML config; unset: the demo config shipped in the package.
+    config: Path | None = None
+    data_dir: Path = Path(".data")
+    #: How long a stepper's claim on a run lasts without renewal.
+    lease_s: float = Field(default=30.0, gt=0)
+    #: How often the driver looks for runs nobody is advancing.
+    driver_poll_s: float = Field(default=1.0, gt=0)
+    #: How often an in-flight step looks for a cancel from another process.
+    cancel_poll_s: float = Field(default=0.5, gt=0)
+    #: Runs one process advances at once.
+    max_active_runs: int = Field(default=64, ge=1)
+    #: Read-only tool calls one process executes at once.
+    tool_concurrency: int = Field(default=8, ge=1)
+    max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    idempotency_ttl_s: int = Field(default=86_400, ge=60)
+    instance_id: str = Field(default_factory=_instance_id)
+    db_pool_size: int = Field(default=10, ge=1)
