@@ -59,7 +59,7 @@ def create_app(
     config: AppConfig | None = None,
     clock: Clock | None = None,
     tools: ToolFactory | None = None,
-    run_driver: bool = True,
+    run_driver: bool | None = None,
 ) -> FastAPI:
     settings = settings or Settings()
     config = config or load_app_config(settings)
@@ -81,7 +81,7 @@ def create_app(
         driver = Driver(runtime)
         app.state.runtime = runtime
         app.state.driver = driver
-        if run_driver:
+        if settings.run_driver if run_driver is None else run_driver:
             driver.start()
         try:
             yield

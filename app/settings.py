@@ -36,3 +36,5 @@ class Settings(BaseSettings):
     idempotency_ttl_s: int = Field(default=86_400, ge=60)
     instance_id: str = Field(default_factory=_instance_id)
     db_pool_size: int = Field(default=10, ge=1)
+    #: Whether this process also runs the driver (`serve --no-driver` turns it off).
+    run_driver: bool = True

@@ -6,6 +6,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 
 from app.api.middleware import base_url_of, trace_id_of
 from app.api.problems import ProblemError, from_domain, problem_response
@@ -57,13 +58,39 @@ async def _validation(request: Request, exc: Exception) -> Response:
     )
 
 
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def _allowed_methods(request: Request) -> str | None:
+    """Every method the path answers to: Starlette names only the first route that
+    matched the path, so a path served by several routes (GET and POST /v1/runs) would
+    list one method. Probes the router with each method on a scratch scope."""
+    allowed = []
+    for method in _METHODS:
+        probe = {
+            "type": "http",
+            "method": method,
+            "path": request.scope["path"],
+            "root_path": request.scope.get("root_path", ""),
+            "headers": [],
+        }
+        if any(route.matches(probe)[0] == Match.FULL for route in request.app.router.routes):
+            allowed.append(method)
+    return ", ".join(allowed) or None
+
+
 async def _http(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     slug = _HTTP_SLUGS.get(exc.status_code, "internal" if exc.status_code >= 500 else "bad-request")
     detail = {404: "no such route", 405: "method not allowed on this path"}.get(
         exc.status_code, str(exc.detail)
     )
-    return render(request, ProblemError(slug, detail, headers=exc.headers))
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        allow = _allowed_methods(request)
+        if allow:
+            headers["Allow"] = allow
+    return render(request, ProblemError(slug, detail, headers=headers))
 
 
 async def _domain(request: Request, exc: Exception) -> Response:

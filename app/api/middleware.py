@@ -13,7 +13,23 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.api.problems import problem_response
 
 log = logging.getLogger("app.api")
-_TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
+_TRACEPARENT = re.compile(
+    r"^(?P<version>[0-9a-f]{2})-(?P<trace>[0-9a-f]{32})-(?P<parent>[0-9a-f]{16})"
+    r"-[0-9a-f]{2}(?P<rest>-.*)?$"
+)
+
+
+def trace_id_from(traceparent: str) -> str | None:
+    """The trace id of a valid W3C `traceparent`, else None: version `ff`, an all-zero
+    trace or parent id, or extra fields on version 00 make the header invalid."""
+    match = _TRACEPARENT.match(traceparent.strip())
+    if match is None or match["version"] == "ff":
+        return None
+    if match["version"] == "00" and match["rest"] is not None:
+        return None
+    if set(match["trace"]) == {"0"} or set(match["parent"]) == {"0"}:
+        return None
+    return match["trace"]
 
 
 def trace_id_of(scope: Scope) -> str:
@@ -51,8 +67,8 @@ class TraceAndErrorsMiddleware:
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
-        match = _TRACEPARENT.match(headers.get(b"traceparent", b"").decode("latin-1"))
-        trace_id = match.group(1) if match else secrets.token_hex(16)
+        traceparent = headers.get(b"traceparent", b"").decode("latin-1")
+        trace_id = trace_id_from(traceparent) or secrets.token_hex(16)
         scope.setdefault("state", {})["trace_id"] = trace_id
         started = False
 

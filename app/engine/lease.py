@@ -88,6 +88,9 @@ class Lease:
             done, _ = await asyncio.wait(
                 {task, stop}, timeout=max(0.0, timeout_s), return_when=asyncio.FIRST_COMPLETED
             )
+        except asyncio.CancelledError:
+            task.cancel()  # our own task is going away: the work must not outlive it
+            raise
         finally:
             stop.cancel()
         if task in done:

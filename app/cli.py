@@ -1,0 +1,224 @@
+"""`python -m app ...`: serve, worker, db upgrade, keys create, demo seed, openapi."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from app.settings import Settings
+
+
+def _resolve_database(settings: Settings) -> tuple[Settings, Any]:
+    """Starts the embedded Postgres when no URL is set, once, in this (parent) process,
+    and exports its URL so worker processes use the same server."""
+    if settings.database_url is not None:
+        return settings, None
+    from pydantic import SecretStr
+
+    from app.db.embedded import start_embedded
+
+    url, server = start_embedded(settings.data_dir)
+    os.environ["TOOLGATE_DATABASE_URL"] = url
+    return settings.model_copy(update={"database_url": SecretStr(url)}), server
+
+
+async def _with_engine(settings: Settings, work) -> Any:  # type: ignore[no-untyped-def]
+    from app.db.session import make_engine, make_sessionmaker
+
+    engine = make_engine(settings.database_url.get_secret_value())  # type: ignore[union-attr]
+    try:
+        return await work(engine, make_sessionmaker(engine))
+    finally:
+        await engine.dispose()
+
+
+def cmd_db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
+    from app.db import migrate
+
+    asyncio.run(_with_engine(settings, lambda engine, _s: migrate.upgrade(engine)))
+    print("database at head", file=sys.stderr)
+    return 0
+
+
+def cmd_keys_create(settings: Settings, args: argparse.Namespace) -> int:
+    from app.adapters.clock import SystemClock
+    from app.engine.keys import create_key
+
+    roles = [r.strip() for r in args.roles.split(",") if r.strip()]
+    scopes = [s.strip() for s in args.scopes.split(",") if s.strip()] if args.scopes else None
+
+    async def work(_engine, sessions):  # type: ignore[no-untyped-def]
+        return await create_key(
+            sessions,
+            SystemClock(),
+            tenant_id=args.tenant,
+            subject=args.subject,
+            roles=roles,
+            scopes=scopes,
+        )
+
+    try:
+        key_id, key = asyncio.run(_with_engine(settings, work))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(
+        json.dumps(
+            {
+                "id": key_id,
+                "key": key,
+                "tenant": args.tenant,
+                "subject": args.subject,
+                "roles": sorted(set(roles)),
+                "scopes": scopes,
+            }
+        )
+    )
+    return 0
+
+
+def cmd_demo_seed(settings: Settings, args: argparse.Namespace) -> int:
+    from app.adapters.builtin_tools.demo_data import seed
+    from app.adapters.clock import SystemClock
+
+    async def work(_engine, sessions):  # type: ignore[no-untyped-def]
+        async with sessions.begin() as session:
+            return await seed(session, tenant_id=args.tenant, now=SystemClock().now())
+
+    added = asyncio.run(_with_engine(settings, work))
+    print(json.dumps({"tenant": args.tenant, "added": added}))
+    return 0
+
+
+def cmd_openapi(_settings: Settings, _args: argparse.Namespace) -> int:
+    from app.openapi import openapi_json
+
+    sys.stdout.write(openapi_json())
+    return 0
+
+
+def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
+    import uvicorn
+
+    if args.no_driver:
+        os.environ["TOOLGATE_RUN_DRIVER"] = "false"
+    settings, server = _resolve_database(settings)
+    from app.main import load_app_config
+
+    load_app_config(settings)  # a bad config stops start-up here, naming its key path
+    uvicorn.run(
+        "app.main:app_from_env",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level="info",
+    )
+    del server
+    return 0
+
+
+def cmd_worker(settings: Settings, _args: argparse.Namespace) -> int:
+    settings, server = _resolve_database(settings)
+
+    async def work() -> None:
+        from app.main import create_app
+
+        app = create_app(settings, run_driver=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        async with app.router.lifespan_context(app):
+            print("worker: driving runs", file=sys.stderr)
+            await stop.wait()
+
+    asyncio.run(work())
+    del server
+    return 0
+
+
+def cmd_quickstart(settings: Settings, args: argparse.Namespace) -> int:
+    """What `make run` does: database (embedded if unset), migrations, demo data, a demo
+    key created once (kept under the data folder), then serve."""
+    settings, server = _resolve_database(settings)
+    cmd_db_upgrade(settings, args)
+    args.tenant = "demo"
+    cmd_demo_seed(settings, args)
+    key_file = settings.data_dir / "demo-key.json"
+    if not key_file.exists():
+        args.subject, args.roles, args.scopes = "demo-user", "caller,approver,admin", None
+        from contextlib import redirect_stdout
+        from io import StringIO
+
+        out = StringIO()
+        with redirect_stdout(out):
+            cmd_keys_create(settings, args)
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        key_file.write_text(out.getvalue())
+        key_file.chmod(0o600)
+    key = json.loads(key_file.read_text())["key"]
+    print(
+        f"\n  Demo tenant 'demo' is ready. API key (kept in {key_file}):\n\n    {key}\n",
+        file=sys.stderr,
+    )
+    args.no_driver = False
+    cmd_serve(settings, args)
+    del server
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="python -m app", description="Toolgate")
+    sub = root.add_subparsers(dest="command", required=True)
+
+    def serving(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--host", default="127.0.0.1")
+        p.add_argument("--port", type=int, default=8000)
+        p.add_argument("--workers", type=int, default=1)
+
+    serve = sub.add_parser("serve", help="the HTTP service (and the driver)")
+    serving(serve)
+    serve.add_argument("--no-driver", action="store_true")
+    serve.set_defaults(func=cmd_serve)
+    quick = sub.add_parser("quickstart", help="what `make run` does")
+    serving(quick)
+    quick.set_defaults(func=cmd_quickstart)
+    sub.add_parser("worker", help="the driver alone").set_defaults(func=cmd_worker)
+    db = sub.add_parser("db").add_subparsers(dest="db_command", required=True)
+    db.add_parser("upgrade", help="migrations to head").set_defaults(func=cmd_db_upgrade)
+    keys = sub.add_parser("keys").add_subparsers(dest="keys_command", required=True)
+    create = keys.add_parser("create", help="create an API key (printed once)")
+    create.add_argument("--tenant", required=True)
+    create.add_argument("--subject", required=True)
+    create.add_argument("--roles", required=True, help="comma-separated: caller,approver,admin")
+    create.add_argument("--scopes", default=None, help="comma-separated; default: all scopes")
+    create.set_defaults(func=cmd_keys_create)
+    demo = sub.add_parser("demo").add_subparsers(dest="demo_command", required=True)
+    seed = demo.add_parser("seed", help="load the demo radar (idempotent)")
+    seed.add_argument("--tenant", required=True)
+    seed.set_defaults(func=cmd_demo_seed)
+    sub.add_parser("openapi", help="print the OpenAPI document").set_defaults(func=cmd_openapi)
+    return root
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    settings = Settings()
+    if args.command not in ("openapi", "serve", "quickstart", "worker"):
+        settings, server = _resolve_database(settings)
+    try:
+        return int(args.func(settings, args))
+    except Exception as exc:  # a config error and the like: say it, no traceback
+        from app.config import ConfigError
+
+        if isinstance(exc, ConfigError):
+            print(f"config error: {exc}", file=sys.stderr)
+            return 2
+        raise
