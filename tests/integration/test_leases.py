@@ -1,0 +1,199 @@
+"""Several steppers on one database: a run cut off mid-step is finished by another
+stepper without repeating the step, and concurrent advances never run a step twice."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from sqlalchemy import func, select
+
+from app.adapters.builtin_tools.tech_radar import radar_tools
+from app.db import runs_repo
+from app.db.tables import turn
+from app.domain.tools import Principal
+from app.engine.runs import CreateRun, start_run
+from tests.conftest import DEFAULT_AGENT, Harness, make_config
+from tests.factories import final, seed_radar, tool_calls
+from tests.fakes import FakeClock, ProbeTool, probe_spec
+
+LEASE_S = 30
+
+
+async def crash(h: Harness, run_id: str) -> None:
+    """Stops this process's stepper mid-step without any further write, like a kill -9."""
+    task = h.driver._tasks[(("acme"), run_id)]
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+async def state(h: Harness, run_id: str) -> Any:
+    async with h.runtime.sessions() as session:
+        record = await runs_repo.get(session, "acme", run_id)
+        turns = (
+            await session.execute(
+                select(func.count()).select_from(turn).where(turn.c.run_id == run_id)
+            )
+        ).scalar_one()
+    return record, turns
+
+
+async def wait_until(predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        assert asyncio.get_running_loop().time() < deadline, "condition never held"
+        await asyncio.sleep(0.01)
+
+
+def probe_setup(probe: ProbeTool):  # type: ignore[no-untyped-def]
+    agent = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], "probe"]}
+    config = make_config({"tech-radar": agent}, extra_specs={"probe": probe.spec})
+
+    def tools(sessions, clock):  # type: ignore[no-untyped-def]
+        return {**radar_tools(sessions, clock), "probe": probe}
+
+    return config, tools
+
+
+async def test_model_call_cut_off_is_asked_again_by_another_stepper(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    a = await harness_factory(run_driver=False, clock_=FakeClock())
+    later = FakeClock()
+    later.advance(LEASE_S + 1)
+    b = await harness_factory(run_driver=False, clock_=later)
+    headers = await a.key()
+    response = await a.client.post(
+        "/v1/runs",
+        headers=headers,
+        json={
+            "agent": "tech-radar",
+            "input": "q",
+            "wait_s": 0.2,
+            "script": [final("answer", delay_ms=1500, usage=(10, 5))],
+        },
+    )
+    run_id = response.json()["id"]
+    assert response.json()["status"] == "running"
+    await crash(a, run_id)
+    record, turns = await state(a, run_id)
+    assert record.model_calls == 0 and turns == 0 and record.lease_token is not None
+
+    assert await b.driver.poll_once() == 1  # by b's clock the lease has expired
+    final_record = await b.driver.wait("acme", run_id, 10)
+    record, turns = await state(b, run_id)
+    assert final_record.termination_reason == "final"
+    assert record.model_calls == 1 and record.steps == 1 and turns == 1
+    assert record.input_tokens == 10
+
+
+async def test_step_cut_off_after_its_proposals_is_finished_without_repeating_it(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    stuck = ProbeTool(probe_spec(), gate=asyncio.Event())  # never opens: a's tool hangs
+    config, tools_a = probe_setup(stuck)
+    a = await harness_factory(run_driver=False, clock_=FakeClock(), config=config, tools=tools_a)
+    healthy = ProbeTool(probe_spec())
+    _, tools_b = probe_setup(healthy)
+    later = FakeClock()
+    later.advance(LEASE_S + 1)
+    b = await harness_factory(run_driver=False, clock_=later, config=config, tools=tools_b)
+    headers = await a.key()
+    response = await a.client.post(
+        "/v1/runs",
+        headers=headers,
+        json={
+            "agent": "tech-radar",
+            "input": "q",
+            "wait_s": 0,
+            "script": [tool_calls(("c1", "probe", {"q": "x"})), final("done [source:s1]")],
+        },
+    )
+    run_id = response.json()["id"]
+    await asyncio.wait_for(stuck.started.wait(), 10)
+    await crash(a, run_id)
+    record, turns = await state(a, run_id)
+    assert turns == 1 and record.model_calls == 1 and record.steps == 1
+
+    assert await b.driver.poll_once() == 1
+    finished = await b.driver.wait("acme", run_id, 10)
+    assert finished.termination_reason == "final"
+    record, turns = await state(b, run_id)
+    assert turns == 2 and record.model_calls == 2  # each script item consumed once
+    assert record.tool_calls == 1 and healthy.executions == 1
+    calls = (await b.client.get(f"/v1/runs/{run_id}/calls", headers=headers)).json()["items"]
+    assert [(c["call_id"], c["status"], c["attempts"], c["source_id"]) for c in calls] == [
+        ("c1", "succeeded", 2, "s1")
+    ]
+
+
+async def test_a_held_lease_is_not_taken(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    a = await harness_factory(run_driver=False)
+    b = await harness_factory(run_driver=False)
+    headers = await a.key()
+    response = await a.client.post(
+        "/v1/runs",
+        headers=headers,
+        json={
+            "agent": "tech-radar",
+            "input": "q",
+            "wait_s": 0.1,
+            "script": [final("slow", delay_ms=1000)],
+        },
+    )
+    run_id = response.json()["id"]
+    assert await b.driver.poll_once() == 0  # a holds an unexpired lease
+    finished = await b.driver.wait("acme", run_id, 10)  # b only watches
+    assert finished.termination_reason == "final"
+    record, turns = await state(a, run_id)
+    assert record.model_calls == 1 and turns == 1
+
+
+async def test_concurrent_advances_never_run_a_step_twice(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    a = await harness_factory(run_driver=False)
+    b = await harness_factory(run_driver=False)
+    await seed_radar(a)
+    headers = await a.key()
+    script = [
+        tool_calls(("c1", "search_technologies", {"query": "db"}), delay_ms=50),
+        tool_calls(("c1", "search_technologies", {"query": "kafka"}), delay_ms=50),
+        final("done [source:s1] [source:s2]", delay_ms=50),
+    ]
+    runs = []
+    for _ in range(3):
+        record = await start_run(
+            a.runtime,
+            principal=Principal("acme", "svc"),
+            request=CreateRun(agent="tech-radar", input="q", script=script),
+        )
+        runs.append(record.id)
+    responses = await asyncio.gather(
+        *[
+            h.client.post(f"/v1/runs/{run_id}/advance", headers=headers, json={"wait_s": 10})
+            for run_id in runs
+            for h in (a, b, a, b)
+        ]
+    )
+    assert all(r.status_code in (200, 409) for r in responses)
+    for run_id in runs:
+        record, turns = await state(a, run_id)
+        assert record.termination_reason == "final"
+        assert record.model_calls == 3 and record.steps == 3 and turns == 3
+        assert record.tool_calls == 2
+        items = (await a.client.get(f"/v1/runs/{run_id}/events?limit=200", headers=headers)).json()[
+            "items"
+        ]
+        steps = [e["data"]["step"] for e in items if e["type"] == "turn.completed"]
+        assert steps == [1, 2, 3]
+        started = [e for e in items if e["type"] == "call.started"]
+        assert len(started) == 2
+        assert [e["seq"] for e in items] == list(range(1, len(items) + 1))
+
+
+async def test_the_driver_picks_up_a_run_nobody_advances(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_factory(run_driver=True)
+    record = await start_run(
+        h.runtime,
+        principal=Principal("acme", "svc"),
+        request=CreateRun(agent="tech-radar", input="q", script=[final("ok")]),
+    )
+    finished = await h.driver.wait("acme", record.id, 10)
+    assert finished.termination_reason == "final"
