@@ -1,15 +1,20 @@
-"""Exception handlers: everything FastAPI and our use cases raise becomes a problem."""
+"""Exception handlers: everything FastAPI and our use cases raise becomes a problem; and
+`GET /problems/{slug}`, the documentation every problem's `type` points to."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import Match
 
 from app.api.middleware import base_url_of, trace_id_of
-from app.api.problems import ProblemError, from_domain, problem_response
+from app.api.problems import PROBLEM_TYPES, ProblemError, from_domain, problem_response
+from app.api.responses import problems
 from app.domain.errors import DomainError, FieldError
 
 _HTTP_SLUGS = {
@@ -22,6 +27,8 @@ _HTTP_SLUGS = {
     413: "payload-too-large",
     415: "unsupported-media-type",
     422: "validation-error",
+    429: "rate-limited",
+    500: "internal",
     503: "unavailable",
 }
 
@@ -38,11 +45,35 @@ def render(request: Request, problem: ProblemError) -> Response:
     )
 
 
-def _path(loc: tuple[int | str, ...]) -> str:
+def _path(loc: tuple[int | str, ...], body: Any) -> str:
     parts = list(loc)
+    source = parts[0] if parts else None
     if parts and parts[0] in ("body", "query", "path", "header"):
         parts = parts[1:]
+    if source == "body" and isinstance(body, dict | list):
+        parts = _without_union_members(parts, body)
     return ".".join(str(p) for p in parts) or "(body)"
+
+
+def _without_union_members(parts: list[int | str], node: Any) -> list[int | str]:
+    """Pydantic puts the union member it tried into `loc` (a discriminated union's tag,
+    e.g. `script.0.final.text`, or a member type such as `str`); the client only knows the
+    fields it sent. Walks the body as sent and drops the parts that name no key or index
+    of it — except a last part under an object, which names a missing field."""
+    kept: list[int | str] = []
+    for i, part in enumerate(parts):
+        if _has(node, part):
+            node = node[part]
+        elif not (i == len(parts) - 1 and isinstance(node, dict)):
+            continue
+        kept.append(part)
+    return kept
+
+
+def _has(node: Any, part: int | str) -> bool:
+    if isinstance(node, dict):
+        return part in node
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
 
 
 async def _validation(request: Request, exc: Exception) -> Response:
@@ -51,7 +82,8 @@ async def _validation(request: Request, exc: Exception) -> Response:
     if any(e.get("type") == "json_invalid" for e in errors):
         return render(request, ProblemError("bad-request", "the body is not valid JSON"))
     fields = [
-        FieldError(_path(tuple(e.get("loc", ()))), str(e.get("msg", "invalid"))) for e in errors
+        FieldError(_path(tuple(e.get("loc", ())), exc.body), str(e.get("msg", "invalid")))
+        for e in errors
     ]
     return render(
         request, ProblemError("validation-error", "some fields are invalid", errors=fields)
@@ -103,8 +135,42 @@ async def _problem(request: Request, exc: Exception) -> Response:
     return render(request, exc)
 
 
+class ProblemTypeOut(BaseModel):
+    type: str
+    code: str
+    status: int
+    title: str
+    meaning: str
+    action: str
+
+
+async def problem_type(slug: str, request: Request) -> ProblemTypeOut:
+    """What a problem type means and what a client should do about it."""
+    kind = PROBLEM_TYPES.get(slug)
+    if kind is None:
+        raise ProblemError("not-found", "no such problem type")
+    return ProblemTypeOut(
+        type=f"{base_url_of(request.scope).rstrip('/')}/problems/{slug}",
+        code=kind.slug,
+        status=kind.status,
+        title=kind.title,
+        meaning=kind.meaning,
+        action=kind.action,
+    )
+
+
 def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(StarletteHTTPException, _http)
     app.add_exception_handler(DomainError, _domain)
     app.add_exception_handler(ProblemError, _problem)
+    app.add_api_route(
+        "/problems/{slug}",
+        problem_type,
+        methods=["GET"],
+        response_model=ProblemTypeOut,
+        responses=problems(404, 422),
+        tags=["problems"],
+        summary="Documentation of a problem type",
+        include_in_schema=False,  # like /docs: a page for people, not an API operation
+    )

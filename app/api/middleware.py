@@ -1,6 +1,8 @@
-"""Pure ASGI middleware: a trace id for every request, and the outermost net that turns
-any unexpected exception into a problem response (Starlette's own error middleware
-re-raises after sending, so it cannot be the last word)."""
+"""Pure ASGI middleware: a trace id for every request; bodies refused before anything
+parses them (415 not JSON, 413 too large — checked on the declared length and again while
+reading); and the outermost net that turns any unexpected exception into a problem
+response (Starlette's own error middleware re-raises after sending, so it cannot be the
+last word)."""
 
 from __future__ import annotations
 
@@ -8,11 +10,17 @@ import logging
 import re
 import secrets
 
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.problems import problem_response
 
 log = logging.getLogger("app.api")
+DEFAULT_MAX_BODY_BYTES = 1_048_576
+_JSON_MEDIA_TYPE = re.compile(r"^application/(?:[a-z0-9!#$&^_.-]+\+)?json$")
+# SQLSTATE classes that mean "the database cannot serve us now", not "our query is wrong":
+# connection exceptions, insufficient resources (too many connections), shutdowns.
+_UNAVAILABLE_SQLSTATE_PREFIXES = ("08", "53", "57P01", "57P02", "57P03")
 _TRACEPARENT = re.compile(
     r"^(?P<version>[0-9a-f]{2})-(?P<trace>[0-9a-f]{32})-(?P<parent>[0-9a-f]{16})"
     r"-[0-9a-f]{2}(?P<rest>-.*)?$"
@@ -48,8 +56,62 @@ def is_unavailable(exc: BaseException) -> bool:
             bool(exc.connection_invalidated)
             or isinstance(exc, sa_exc.OperationalError)
             or ("connection" in type(exc.orig).__name__.lower())
+            or _unavailable_sqlstate(getattr(exc.orig, "sqlstate", None))
         )
-    return False
+    return _unavailable_sqlstate(getattr(exc, "sqlstate", None))
+
+
+def _unavailable_sqlstate(sqlstate: object) -> bool:
+    return isinstance(sqlstate, str) and sqlstate.startswith(_UNAVAILABLE_SQLSTATE_PREFIXES)
+
+
+def max_body_bytes_of(scope: Scope) -> int:
+    """The limit from the app's settings (the lifespan's runtime), else the default."""
+    runtime = getattr(getattr(scope.get("app"), "state", None), "runtime", None)
+    settings = getattr(runtime, "settings", None)
+    return int(getattr(settings, "max_body_bytes", DEFAULT_MAX_BODY_BYTES))
+
+
+def body_refusal(headers: dict[bytes, bytes], limit: int) -> tuple[str, str] | None:
+    """(slug, detail) when the declared body must be refused before it is read."""
+    length = headers.get(b"content-length", b"").strip()
+    chunked = b"transfer-encoding" in headers
+    if length and not length.isdigit():
+        return "bad-request", "Content-Length is not a number"
+    if not chunked and (not length or int(length) == 0):
+        return None  # no body: nothing to parse
+    raw_type = headers.get(b"content-type", b"").decode("latin-1")
+    media_type = raw_type.split(";", 1)[0].strip().lower()
+    if not _JSON_MEDIA_TYPE.match(media_type):
+        return "unsupported-media-type", "send the body as `Content-Type: application/json`"
+    if length and int(length) > limit:
+        return "payload-too-large", f"the request body is larger than {limit} bytes"
+    return None
+
+
+class PayloadTooLarge(HTTPException):
+    """Raised from `receive` once a body grows past the limit; FastAPI re-raises HTTP
+    exceptions met while reading, so the 413 handler renders it."""
+
+    def __init__(self) -> None:
+        super().__init__(status_code=413, detail="the request body is too large")
+
+
+def limit_body(receive: Receive, limit: int) -> Receive:
+    """`receive` that raises PayloadTooLarge once more than `limit` body bytes arrived
+    (a chunked body, or one longer than its Content-Length claimed)."""
+    seen = 0
+
+    async def limited() -> Message:
+        nonlocal seen
+        message = await receive()
+        if message["type"] == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                raise PayloadTooLarge()
+        return message
+
+    return limited
 
 
 def base_url_of(scope: Scope) -> str:
@@ -70,6 +132,11 @@ class TraceAndErrorsMiddleware:
         traceparent = headers.get(b"traceparent", b"").decode("latin-1")
         trace_id = trace_id_from(traceparent) or secrets.token_hex(16)
         scope.setdefault("state", {})["trace_id"] = trace_id
+        limit = max_body_bytes_of(scope)
+        refusal = body_refusal(headers, limit)
+        if refusal is not None:
+            await self._refuse(scope, receive, send, *refusal, trace_id=trace_id)
+            return
         started = False
 
         async def send_tracking(message: Message) -> None:
@@ -79,7 +146,17 @@ class TraceAndErrorsMiddleware:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_tracking)
+            await self.app(scope, limit_body(receive, limit), send_tracking)
+        except PayloadTooLarge:
+            if not started:
+                await self._refuse(
+                    scope,
+                    receive,
+                    send,
+                    "payload-too-large",
+                    "the request body is too large",
+                    trace_id=trace_id,
+                )
         except Exception as exc:
             unavailable = is_unavailable(exc)
             if unavailable:
@@ -88,13 +165,26 @@ class TraceAndErrorsMiddleware:
                 log.exception("unexpected error (trace %s)", trace_id)
             if started:
                 return
-            response = problem_response(
+            await self._refuse(
+                scope,
+                receive,
+                send,
                 "unavailable" if unavailable else "internal",
                 "the database is unreachable; retry shortly"
                 if unavailable
                 else "an unexpected error occurred; it has been logged",
-                base_url=base_url_of(scope),
-                instance=scope.get("path", ""),
                 trace_id=trace_id,
             )
-            await response(scope, receive, send)
+
+    @staticmethod
+    async def _refuse(
+        scope: Scope, receive: Receive, send: Send, slug: str, detail: str, *, trace_id: str
+    ) -> None:
+        response = problem_response(
+            slug,
+            detail,
+            base_url=base_url_of(scope),
+            instance=scope.get("path", ""),
+            trace_id=trace_id,
+        )
+        await response(scope, receive, send)

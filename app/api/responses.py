@@ -25,9 +25,9 @@ _DESCRIPTIONS = {
 
 
 def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """`responses=` for a route: the given statuses plus 500 and 503, as problem+json."""
+    """`responses=` for a route: the given statuses plus 422, 500 and 503, as problem+json."""
     result: dict[int | str, dict[str, Any]] = {}
-    for status in sorted({*statuses, 500, 503}):
+    for status in sorted({*statuses, 422, 500, 503}):
         slugs = sorted(p.slug for p in PROBLEM_TYPES.values() if p.status == status)
         result[status] = {
             "model": Problem,

@@ -69,11 +69,13 @@ def seconds_left(now: datetime, deadline: datetime) -> float:
 
 
 def exhausted(limits: Limits, usage: Usage) -> bool:
-    """Token, cost or tool-call budget used up: the run cannot take another step."""
+    """Token or cost budget used up: the run cannot take another step. Reaching
+    max_tool_calls exactly is not exhaustion: the model may still answer; a turn whose
+    calls would go above it ends the run (see `tool_calls_that_fit`)."""
     return (
         usage.tokens >= limits.max_tokens
         or usage.cost_usd >= limits.max_cost_usd
-        or usage.tool_calls >= limits.max_tool_calls
+        or usage.tool_calls > limits.max_tool_calls
     )
 
 

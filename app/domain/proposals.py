@@ -16,9 +16,11 @@ from jsonschema import Draft202012Validator
 from app.domain.errors import ObservationCode
 from app.domain.model import ProposedCall
 from app.domain.ports import Tool
-from app.domain.tools import Principal, args_hash
+from app.domain.tools import Principal, args_hash, canonical_json
 
 MAX_MESSAGE = 500
+#: How much of an unparseable argument string is kept on the record.
+MAX_RAW = 10_000
 
 
 @dataclass(frozen=True)
@@ -40,12 +42,24 @@ class CheckedCall:
     rejection: Rejection | None
 
 
+def _refuse_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON (and Postgres' jsonb refuses them).
+    raise ValueError(f"{name} is not valid JSON")
+
+
 def _parse_arguments(raw: Any) -> tuple[Any, Rejection | None]:
+    """The arguments as an object, or what to store instead and why they were refused."""
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
-        except ValueError:
-            return raw, Rejection(ObservationCode.INVALID_ARGUMENTS, "arguments are not valid JSON")
+            raw = json.loads(raw, parse_constant=_refuse_constant)
+        except (ValueError, RecursionError):
+            return raw[:MAX_RAW], Rejection(
+                ObservationCode.INVALID_ARGUMENTS, "arguments are not valid JSON"
+            )
+    try:
+        canonical_json(raw)
+    except (ValueError, TypeError, RecursionError):
+        return None, Rejection(ObservationCode.INVALID_ARGUMENTS, "arguments are not valid JSON")
     if not isinstance(raw, dict):
         return raw, Rejection(ObservationCode.INVALID_ARGUMENTS, "arguments must be an object")
     return raw, None

@@ -6,6 +6,8 @@ event loop, apart from the session's shared one."""
 from __future__ import annotations
 
 import asyncio
+import shutil
+import tempfile
 from pathlib import Path
 
 import httpx
@@ -58,12 +60,12 @@ def test_migrations_up_from_empty_and_down_to_base(db_server: tuple[str, str]) -
         asyncio.run(scenario(url))
 
 
-def test_embedded_postgres_serves_a_run_end_to_end(tmp_path: Path) -> None:
+def test_embedded_postgres_serves_a_run_end_to_end() -> None:
     """The path `make run` takes when TOOLGATE_DATABASE_URL is unset: pgserver on a socket
     under the data folder, started by the product's own code."""
 
-    async def scenario(url: str) -> None:
-        assert make_url(url).query["host"] == str((tmp_path / "pg").resolve())
+    async def scenario(url: str, data_dir: Path) -> None:
+        assert make_url(url).query["host"] == str((data_dir / "pg").resolve())
         engine = create_async_engine(url)
         await migrate.upgrade(engine)
         await engine.dispose()
@@ -90,8 +92,12 @@ def test_embedded_postgres_serves_a_run_end_to_end(tmp_path: Path) -> None:
                 assert response.status_code == 201
                 assert response.json()["termination_reason"] == "final"
 
-    url, server = start_embedded(tmp_path)
+    # Not pytest's tmp_path: pgserver opens permissions up the tree, and concurrent pytest
+    # sessions prune each other's numbered temp folders.
+    data_dir = Path(tempfile.mkdtemp(prefix="toolgate-embedded-"))
+    url, server = start_embedded(data_dir)
     try:
-        asyncio.run(scenario(url))
+        asyncio.run(scenario(url, data_dir))
     finally:
         server.cleanup()
+        shutil.rmtree(data_dir, ignore_errors=True)

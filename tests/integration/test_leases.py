@@ -38,13 +38,6 @@ async def state(h: Harness, run_id: str) -> Any:
     return record, turns
 
 
-async def wait_until(predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        assert asyncio.get_running_loop().time() < deadline, "condition never held"
-        await asyncio.sleep(0.01)
-
-
 def probe_setup(probe: ProbeTool):  # type: ignore[no-untyped-def]
     agent = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], "probe"]}
     config = make_config({"tech-radar": agent}, extra_specs={"probe": probe.spec})

@@ -359,6 +359,7 @@ async def test_read_only_calls_run_concurrently_and_sources_follow_proposal_orde
             if arguments["q"] == "slow":
                 slow_started.set()
                 await slow_may_finish.wait()
+                await asyncio.sleep(0.5)  # a generous margin: the fast result lands first
             else:
                 # Only possible if both calls are in flight at once.
                 await asyncio.wait_for(slow_started.wait(), timeout=10)
