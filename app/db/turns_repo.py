@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.runs_repo import StaleWrite
@@ -50,9 +50,7 @@ async def calls_page(
         tool_call.c.tenant_id == tenant_id, tool_call.c.run_id == run_id
     )
     if after is not None:
-        query = query.where(
-            (tool_call.c.step, tool_call.c.position) > after  # type: ignore[operator]
-        )
+        query = query.where(tuple_(tool_call.c.step, tool_call.c.position) > tuple_(*after))
     result = await session.execute(
         query.order_by(tool_call.c.step, tool_call.c.position).limit(limit)
     )

@@ -9,13 +9,13 @@ from app.domain.tools import ToolError, ToolSpec
 
 def may_retry(spec: ToolSpec, error: ToolError, *, attempts: int, seconds_left: float) -> bool:
     """Retry only a retryable error of a read-only or idempotent tool, within its attempts
-    and while the deadline leaves time for the backoff."""
+    and while the deadline leaves time for the longest backoff that may be drawn."""
     return (
         error.retryable
         and not error.fatal
         and spec.may_retry
         and attempts < spec.max_attempts
-        and seconds_left > backoff_s(attempts, jitter=0.0)
+        and seconds_left > backoff_s(attempts, jitter=1.0)
     )
 
 
@@ -28,7 +28,7 @@ def ends_run(spec: ToolSpec, error: ToolError) -> bool:
 def backoff_s(
     attempts: int, *, base: float = 0.1, cap: float = 5.0, jitter: float | None = None
 ) -> float:
-    """Exponential backoff with full jitter after `attempts` tries."""
+    """Exponential backoff after `attempts` tries, jittered between half and all of it."""
     ceiling = min(cap, base * (2 ** max(0, attempts - 1)))
     factor = random.random() if jitter is None else jitter
     return ceiling * (0.5 + 0.5 * factor)

@@ -75,9 +75,12 @@ async def call_model(lease: Lease, run: RunRecord, step: int) -> Finish | None:
         run = await _record_failure(lease, run, step, attempt, error)
         if not error.retryable or attempt >= route.max_attempts:
             return finish(TerminationReason.MODEL_FAILED, error.code, error.message)
+        # The scripted model replays a script: waiting between its items tests nothing.
         pause = backoff_s(attempt) if route.provider != "scripted" else 0.0
+        if pause >= seconds_left(rt.clock.now(), run.deadline_at):
+            return finish(TerminationReason.DEADLINE)
         if pause:
-            await lease.guarded(asyncio.sleep(pause), seconds_left(rt.clock.now(), run.deadline_at))
+            await lease.guarded(asyncio.sleep(pause), pause + 1)
 
 
 async def _record_failure(

@@ -77,10 +77,10 @@ def test_single_attempt_tool_is_never_retried() -> None:
 
 
 def test_no_retry_when_the_deadline_leaves_no_time_for_the_backoff() -> None:
-    # After 3 attempts the shortest backoff (jitter 0) is 0.2 s.
+    # After 3 attempts the longest backoff (full jitter) is 0.4 s: the pause must fit.
     spec = ToolSpec(name="read", description="reads", input_schema=SCHEMA, max_attempts=5)
-    assert may_retry(spec, RETRYABLE, attempts=3, seconds_left=0.21)
-    assert not may_retry(spec, RETRYABLE, attempts=3, seconds_left=0.2)
+    assert may_retry(spec, RETRYABLE, attempts=3, seconds_left=0.41)
+    assert not may_retry(spec, RETRYABLE, attempts=3, seconds_left=0.4)
     assert not may_retry(spec, RETRYABLE, attempts=3, seconds_left=0.0)
 
 

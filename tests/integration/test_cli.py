@@ -1,0 +1,145 @@
+"""`python -m app ...` against the test database."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.db.session import make_sessionmaker
+from app.db.tables import api_key, technology
+from app.engine.keys import authenticate, hash_key
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
+
+
+async def test_keys_create_prints_a_key_once_and_stores_only_its_hash(
+    db: AsyncEngine, database_url: str
+) -> None:
+    result = cli(
+        "keys",
+        "create",
+        "--tenant",
+        "acme",
+        "--subject",
+        "shop",
+        "--roles",
+        "caller,approver",
+        "--scopes",
+        "radar:read",
+        env={"TOOLGATE_DATABASE_URL": database_url},
+    )
+    assert result.returncode == 0, result.stderr
+    printed = json.loads(result.stdout)
+    key = printed["key"]
+    assert key.startswith("tg_") and printed["roles"] == ["approver", "caller"]
+    async with db.connect() as connection:
+        rows = (await connection.execute(select(api_key))).mappings().all()
+    assert len(rows) == 1 and rows[0]["key_hash"] == hash_key(key)
+    assert key not in json.dumps([dict(r) for r in rows], default=str)
+    principal = await authenticate(make_sessionmaker(db), key)
+    assert principal is not None and principal.tenant_id == "acme"
+    assert principal.scopes == frozenset({"radar:read"})
+
+
+def test_keys_create_refuses_an_unknown_role(database_url: str) -> None:
+    result = cli(
+        "keys",
+        "create",
+        "--tenant",
+        "acme",
+        "--subject",
+        "s",
+        "--roles",
+        "root",
+        env={"TOOLGATE_DATABASE_URL": database_url},
+    )
+    assert result.returncode == 2 and "roles" in result.stderr
+
+
+async def test_demo_seed_is_idempotent(db: AsyncEngine, database_url: str) -> None:
+    env = {"TOOLGATE_DATABASE_URL": database_url}
+    first = cli("demo", "seed", "--tenant", "t1", env=env)
+    second = cli("demo", "seed", "--tenant", "t1", env=env)
+    assert first.returncode == 0 and second.returncode == 0
+    assert json.loads(first.stdout)["added"] >= 5 and json.loads(second.stdout)["added"] == 0
+    async with db.connect() as connection:
+        count = (
+            await connection.execute(
+                select(func.count()).select_from(technology).where(technology.c.tenant_id == "t1")
+            )
+        ).scalar_one()
+        rings = dict(
+            (
+                await connection.execute(
+                    select(technology.c.name, technology.c.ring).where(
+                        technology.c.tenant_id == "t1"
+                    )
+                )
+            ).all()
+        )
+    assert count == json.loads(first.stdout)["added"]
+    assert rings["PostgreSQL"] == "adopt" and rings["Kafka"] == "trial"
+    assert rings["Kubernetes"] == "adopt" and rings["GraphQL"] == "assess"
+    assert rings["CORBA"] == "hold"
+
+
+def test_db_upgrade_is_repeatable(database_url: str) -> None:
+    result = cli("db", "upgrade", env={"TOOLGATE_DATABASE_URL": database_url})
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_bad_config_stops_start_up_naming_the_key_path(tmp_path: Path, database_url: str) -> None:
+    config = tmp_path / "bad.yaml"
+    config.write_text(
+        "models:\n  scripted: {provider: scripted}\n"
+        "agents:\n  a:\n    model: scripted\n    tools: [search_technologies]\n"
+        "    limits: {max_steps: 0}\n"
+    )
+    result = cli(
+        "serve",
+        "--port",
+        "1",
+        env={"TOOLGATE_CONFIG": str(config), "TOOLGATE_DATABASE_URL": database_url},
+    )
+    assert result.returncode == 2
+    assert "agents.a.limits.max_steps" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_unsupported_provider_is_refused_by_name(tmp_path: Path, database_url: str) -> None:
+    config = tmp_path / "openai.yaml"
+    config.write_text(
+        "models:\n  small: {provider: openai, model: gpt-4o-mini, api_key_env: OPENAI_API_KEY}\n"
+    )
+    result = cli(
+        "serve",
+        "--port",
+        "1",
+        env={"TOOLGATE_CONFIG": str(config), "TOOLGATE_DATABASE_URL": database_url},
+    )
+    assert result.returncode == 2 and "models.small" in result.stderr
+    assert "not supported" in result.stderr
+
+
+def test_openapi_command_prints_json() -> None:
+    result = cli("openapi")
+    assert result.returncode == 0
+    document = json.loads(result.stdout)
+    assert document["info"]["title"] == "Toolgate" and "/v1/runs" in document["paths"]

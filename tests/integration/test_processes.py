@@ -1,0 +1,179 @@
+"""Real server processes: a replica killed mid-step is finished by another, and the
+`make run` path (quickstart on an embedded Postgres) serves a demo run over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.adapters.clock import SystemClock
+from app.db.session import make_sessionmaker
+from app.db.tables import run as run_table
+from app.db.tables import turn
+from app.engine.keys import create_key
+from tests.factories import final
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def server(
+    args: list[str], env: dict[str, str], unset: tuple[str, ...] = ()
+) -> Iterator[subprocess.Popen[bytes]]:
+    environment = {k: v for k, v in os.environ.items() if k not in unset}
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app", *args],
+            cwd=ROOT,
+            env={**environment, **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+                try:
+                    process.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+
+
+async def wait_healthy(base: str, timeout_s: float = 60) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout_s
+    async with httpx.AsyncClient(base_url=base, timeout=2) as client:
+        while loop.time() < end:
+            with contextlib.suppress(httpx.HTTPError):
+                if (await client.get("/healthz")).status_code == 200:
+                    return
+            await asyncio.sleep(0.2)
+    raise AssertionError(f"{base} never became healthy")
+
+
+async def wait_finished(
+    base: str, headers: dict[str, str], run_id: str, timeout_s: float = 60
+) -> dict:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout_s
+    async with httpx.AsyncClient(base_url=base, timeout=5) as client:
+        while loop.time() < end:
+            body = (await client.get(f"/v1/runs/{run_id}", headers=headers)).json()
+            if body["status"] == "finished":
+                return body
+            await asyncio.sleep(0.2)
+    raise AssertionError("the run never finished")
+
+
+async def test_a_replica_killed_mid_step_is_finished_by_another(
+    db: AsyncEngine, database_url: str
+) -> None:
+    sessions = make_sessionmaker(db)
+    _, key = await create_key(
+        sessions, SystemClock(), tenant_id="acme", subject="svc", roles=["caller"], scopes=None
+    )
+    headers = {"Authorization": f"Bearer {key}"}
+    env = {
+        "TOOLGATE_DATABASE_URL": database_url,
+        "TOOLGATE_LEASE_S": "2",
+        "TOOLGATE_DRIVER_POLL_S": "0.2",
+    }
+    port_a, port_b = free_port(), free_port()
+    with server(["serve", "--port", str(port_a)], env) as a:
+        await wait_healthy(f"http://127.0.0.1:{port_a}")
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port_a}", timeout=10) as client:
+            response = await client.post(
+                "/v1/runs",
+                headers=headers,
+                json={
+                    "agent": "tech-radar",
+                    "input": "q",
+                    "wait_s": 0.5,
+                    "script": [final("survived", delay_ms=2000, usage=(7, 3))],
+                },
+            )
+        assert response.status_code == 201 and response.json()["status"] == "running"
+        run_id = response.json()["id"]
+        os.killpg(a.pid, signal.SIGKILL)  # mid model call, lease held
+        a.wait(timeout=10)
+    with server(["serve", "--port", str(port_b)], env):
+        base_b = f"http://127.0.0.1:{port_b}"
+        await wait_healthy(base_b)
+        body = await wait_finished(base_b, headers, run_id)
+    assert body["termination_reason"] == "final" and body["output"]["text"] == "survived"
+    assert body["usage"]["steps"] == 1 and body["usage"]["input_tokens"] == 7
+    async with sessions() as session:
+        model_calls = (
+            await session.execute(select(run_table.c.model_calls).where(run_table.c.id == run_id))
+        ).scalar_one()
+        turns = (
+            await session.execute(
+                select(func.count()).select_from(turn).where(turn.c.run_id == run_id)
+            )
+        ).scalar_one()
+    assert model_calls == 1 and turns == 1
+
+
+async def test_quickstart_serves_the_demo_on_an_embedded_postgres() -> None:
+    data_dir = Path(tempfile.mkdtemp(prefix="toolgate-quickstart-"))
+    port = free_port()
+    env = {"TOOLGATE_DATA_DIR": str(data_dir)}
+    try:
+        with server(["quickstart", "--port", str(port)], env, unset=("TOOLGATE_DATABASE_URL",)):
+            base = f"http://127.0.0.1:{port}"
+            await wait_healthy(base, timeout_s=120)
+            key = json.loads((data_dir / "demo-key.json").read_text())["key"]
+            headers = {"Authorization": f"Bearer {key}", "Idempotency-Key": "quickstart-1"}
+            async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+                assert (await client.get("/readyz")).status_code == 200
+                response = await client.post(
+                    "/v1/runs",
+                    headers=headers,
+                    json={
+                        "agent": "tech-radar",
+                        "input": "Which databases are in adopt?",
+                        "script": [
+                            {
+                                "type": "tool_calls",
+                                "calls": [
+                                    {
+                                        "id": "c1",
+                                        "name": "search_technologies",
+                                        "arguments": {"query": "postgres"},
+                                    }
+                                ],
+                            },
+                            final("PostgreSQL is in adopt [source:s1]"),
+                        ],
+                    },
+                )
+                assert response.status_code == 201, response.text
+                body = response.json()
+                assert body["termination_reason"] == "final"
+                calls = (await client.get(f"/v1/runs/{body['id']}/calls", headers=headers)).json()
+                names = [item["name"] for item in calls["items"][0]["output"]["items"]]
+                assert "PostgreSQL" in names
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
