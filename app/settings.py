@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     tool_concurrency: int = Field(default=8, ge=1)
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     idempotency_ttl_s: int = Field(default=86_400, ge=60)
+    #: How long an in-flight Idempotency-Key claim blocks retries; past it a crashed
+    #: holder's claim can be taken over. Longer than the longest wait_s (30 s).
+    idempotency_lock_s: float = Field(default=60.0, gt=30)
     instance_id: str = Field(default_factory=_instance_id)
     db_pool_size: int = Field(default=10, ge=1)
     #: Whether this process also runs the driver (`serve --no-driver` turns it off).

@@ -4,6 +4,7 @@ before each test that touches it (the use cases commit, so nothing rolls back)."
 from __future__ import annotations
 
 import contextlib
+import secrets
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -92,6 +93,13 @@ def settings(database_url: str) -> Settings:
     )
 
 
+async def _fresh_idempotency_key(request: httpx.Request) -> None:
+    """Creating a run needs an Idempotency-Key; tests about something else get a new one
+    per request (tests about the key use a client without this hook)."""
+    if request.method == "POST" and request.url.path == "/v1/runs":
+        request.headers.setdefault("Idempotency-Key", secrets.token_hex(8))
+
+
 class Harness:
     """A running app (lifespan included) and a client for it."""
 
@@ -150,7 +158,10 @@ async def harness_factory(  # type: ignore[no-untyped-def]
             await stack.enter_async_context(LifespanManager(app))
             client = await stack.enter_async_context(
                 httpx.AsyncClient(
-                    transport=httpx.ASGITransport(app=app), base_url="http://testserver", timeout=60
+                    transport=httpx.ASGITransport(app=app),
+                    base_url="http://testserver",
+                    timeout=60,
+                    event_hooks={"request": [_fresh_idempotency_key]},
                 )
             )
             return Harness(app, client)

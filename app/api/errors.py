@@ -81,6 +81,13 @@ async def _validation(request: Request, exc: Exception) -> Response:
     errors = exc.errors()
     if any(e.get("type") == "json_invalid" for e in errors):
         return render(request, ProblemError("bad-request", "the body is not valid JSON"))
+    if any(tuple(e.get("loc", ())) == ("header", "Idempotency-Key") for e in errors):
+        return render(
+            request,
+            ProblemError(
+                "idempotency-key-missing", "this operation requires an Idempotency-Key header"
+            ),
+        )
     fields = [
         FieldError(_path(tuple(e.get("loc", ())), exc.body), str(e.get("msg", "invalid")))
         for e in errors

@@ -16,6 +16,8 @@ from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.ids import new_id
 from app.domain.status import RunStatus
 from app.domain.tools import Principal, exposed_tools
+from app.engine import idempotency
+from app.engine.idempotency import Claim
 from app.engine.runtime import Runtime
 
 
@@ -42,8 +44,11 @@ def caps(rt: Runtime) -> Limits:
     return Limits(**rt.config.limits.model_dump())
 
 
-async def start_run(rt: Runtime, *, principal: Principal, request: CreateRun) -> RunRecord:
-    """Records a new queued run with its `run.created` event; stepping is the driver's."""
+async def start_run(
+    rt: Runtime, *, principal: Principal, request: CreateRun, claim: Claim | None = None
+) -> RunRecord:
+    """Records a new queued run with its `run.created` event, and binds the request's
+    Idempotency-Key claim to it in the same transaction; stepping is the driver's."""
     agent = rt.agent(request.agent)
     if agent is None:
         raise _invalid("agent", f"no agent named {request.agent!r}")
@@ -98,6 +103,8 @@ async def start_run(rt: Runtime, *, principal: Principal, request: CreateRun) ->
                 )
             ],
         )
+        if claim is not None:
+            await idempotency.bind(session, claim, run_id)
     return record
 
 

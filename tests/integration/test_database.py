@@ -86,7 +86,7 @@ def test_embedded_postgres_serves_a_run_end_to_end() -> None:
                 assert ready.status_code == 200
                 response = await client.post(
                     "/v1/runs",
-                    headers={"Authorization": f"Bearer {key}"},
+                    headers={"Authorization": f"Bearer {key}", "Idempotency-Key": "embedded-1"},
                     json={"agent": "tech-radar", "input": "hi", "script": [final("hello")]},
                 )
                 assert response.status_code == 201

@@ -94,7 +94,7 @@ async def test_a_replica_killed_mid_step_is_finished_by_another(
     _, key = await create_key(
         sessions, SystemClock(), tenant_id="acme", subject="svc", roles=["caller"], scopes=None
     )
-    headers = {"Authorization": f"Bearer {key}"}
+    headers = {"Authorization": f"Bearer {key}", "Idempotency-Key": "replica-1"}
     env = {
         "TOOLGATE_DATABASE_URL": database_url,
         "TOOLGATE_LEASE_S": "2",

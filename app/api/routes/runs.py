@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Response
+from fastapi import APIRouter, Header, Query, Request
+from starlette.responses import JSONResponse
 
 from app.api.deps import CallerDep, DriverDep, ReaderDep, RuntimeDep
+from app.api.idempotency import run_idempotent
 from app.api.responses import problems
 from app.api.schemas import (
     AdvanceIn,
@@ -17,19 +20,23 @@ from app.api.schemas import (
     RunPage,
 )
 from app.api.views import call_view, run_view
+from app.db.runs_repo import RunRecord
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
 from app.engine import runs
+from app.engine.driver import Driver
+from app.engine.idempotency import Claim
 
+log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
-IdempotencyKey = Annotated[
-    str | None,
-    Header(
-        alias="Idempotency-Key",
-        description="1–255 visible ASCII characters; a retry with the same key is safe.",
-        max_length=257,
-    ),
+_KEY_DOC = (
+    '1–255 visible ASCII characters (the quoted form `"abc"` is the same key). A retry '
+    "with the same key and body replays the first answer (`Idempotent-Replayed: true`)."
+)
+IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", description=_KEY_DOC)]
+RequiredIdempotencyKey = Annotated[
+    str, Header(alias="Idempotency-Key", description="Required. " + _KEY_DOC)
 ]
 Limit = Annotated[int, Query(ge=1, le=200, description="Items per page (default 50).")]
 
@@ -52,19 +59,29 @@ def _refuse_unsupported(body: CreateRunIn) -> None:
         raise DomainError(ErrorCode.VALIDATION, "some fields are not supported yet", errors)
 
 
-@router.post("", status_code=201, response_model=RunOut, responses=problems(400, 401, 403, 422))
+def run_json(record: RunRecord) -> dict[str, Any]:
+    return RunOut.model_validate(run_view(record)).model_dump(mode="json")
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=RunOut,
+    responses=problems(400, 401, 403, 409, 413, 415, 422),
+)
 async def create_run(
     body: CreateRunIn,
     principal: CallerDep,
     rt: RuntimeDep,
     driver: DriverDep,
-    response: Response,
-    idempotency_key: IdempotencyKey = None,
+    request: Request,
+    idempotency_key: RequiredIdempotencyKey,
 ) -> Any:
     """Creates a run and advances it for up to `wait_s`; the answer is the run as it
-    stands then, while its step goes on under its lease."""
+    stands then, while its step goes on under its lease. `Idempotency-Key` is required:
+    a retry with the same key and body answers the same run, never a second one."""
     _refuse_unsupported(body)
-    request = runs.CreateRun(
+    create = runs.CreateRun(
         agent=body.agent,
         input=body.input,
         tools=body.tools,
@@ -74,11 +91,30 @@ async def create_run(
         if body.script is not None
         else None,
     )
-    record = await runs.start_run(rt, principal=principal, request=request)
-    driver.kick(principal.tenant_id, record.id)
-    record = await driver.wait(principal.tenant_id, record.id, body.wait_s)
-    response.headers["Location"] = f"/v1/runs/{record.id}"
-    return run_view(record)
+
+    async def operation(claim: Claim | None) -> JSONResponse:
+        if claim is not None and claim.resource_id is not None:
+            # An earlier holder of this key created the run, then stopped: answer it.
+            record = await runs.get_run(rt, principal=principal, run_id=claim.resource_id)
+        else:
+            record = await runs.start_run(rt, principal=principal, request=create, claim=claim)
+        record = await _advance(driver, record, body.wait_s)
+        return JSONResponse(
+            run_json(record), status_code=201, headers={"Location": f"/v1/runs/{record.id}"}
+        )
+
+    return await run_idempotent(request, rt, principal, operation, required=True)
+
+
+async def _advance(driver: Driver, record: RunRecord, wait_s: float) -> RunRecord:
+    """Advances for up to `wait_s`. Once the run exists, a failure here is the run's
+    business (it is recorded there), never a 5xx that would invite a second run."""
+    driver.kick(record.tenant_id, record.id)
+    try:
+        return await driver.wait(record.tenant_id, record.id, wait_s)
+    except Exception:
+        log.warning("waiting on a run failed; answering it as it was", exc_info=True)
+        return record
 
 
 @router.get("", response_model=RunPage, responses=problems(400, 401, 403, 422))
@@ -133,39 +169,54 @@ async def list_calls(
 
 
 @router.post(
-    "/{run_id}/advance", response_model=RunOut, responses=problems(400, 401, 403, 404, 409, 422)
+    "/{run_id}/advance",
+    response_model=RunOut,
+    responses=problems(400, 401, 403, 404, 409, 413, 415, 422),
 )
 async def advance_run(
     run_id: str,
     principal: CallerDep,
     rt: RuntimeDep,
     driver: DriverDep,
+    request: Request,
     body: AdvanceIn | None = None,
     idempotency_key: IdempotencyKey = None,
 ) -> Any:
     """Advances a queued or running run for up to `wait_s`."""
-    record = await runs.get_run(rt, principal=principal, run_id=run_id)
-    if record.status not in ACTIVE_RUN_STATUSES:
-        raise DomainError(ErrorCode.INVALID_STATE, f"a {record.status} run cannot be advanced")
-    driver.kick(principal.tenant_id, run_id)
-    record = await driver.wait(principal.tenant_id, run_id, (body or AdvanceIn()).wait_s)
-    return run_view(record)
+
+    async def operation(_claim: Claim | None) -> JSONResponse:
+        record = await runs.get_run(rt, principal=principal, run_id=run_id)
+        if record.status not in ACTIVE_RUN_STATUSES:
+            raise DomainError(ErrorCode.INVALID_STATE, f"a {record.status} run cannot be advanced")
+        record = await _advance(driver, record, (body or AdvanceIn()).wait_s)
+        return JSONResponse(run_json(record))
+
+    return await run_idempotent(request, rt, principal, operation, required=False)
 
 
-@router.post("/{run_id}/cancel", response_model=RunOut, responses=problems(400, 401, 403, 404, 409))
+@router.post(
+    "/{run_id}/cancel",
+    response_model=RunOut,
+    responses=problems(400, 401, 403, 404, 409, 413, 415),
+)
 async def cancel_run(
     run_id: str,
     principal: CallerDep,
     rt: RuntimeDep,
     driver: DriverDep,
+    request: Request,
     idempotency_key: IdempotencyKey = None,
 ) -> Any:
-    """Cancels the run: it ends `cancelled` as soon as in-flight work can stop."""
-    await runs.request_cancel(rt, principal=principal, run_id=run_id)
-    driver.interrupt(principal.tenant_id, run_id)
-    driver.kick(principal.tenant_id, run_id)
-    record = await driver.wait(principal.tenant_id, run_id, CANCEL_WAIT_S)
-    return run_view(record)
+    """Cancels the run (a finished run: `409 invalid-state`); it ends `cancelled` as soon
+    as in-flight work can stop. The answer is the run after up to 5 s."""
+
+    async def operation(_claim: Claim | None) -> JSONResponse:
+        record = await runs.request_cancel(rt, principal=principal, run_id=run_id)
+        driver.interrupt(principal.tenant_id, run_id)
+        record = await _advance(driver, record, CANCEL_WAIT_S)
+        return JSONResponse(run_json(record))
+
+    return await run_idempotent(request, rt, principal, operation, required=False)
 
 
 CANCEL_WAIT_S = 5.0

@@ -1,0 +1,101 @@
+"""Idempotency-Key at the HTTP edge: read and check the header, fingerprint the request,
+then either replay a stored answer, refuse, or run the operation under a claim and store
+what it answered."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from fastapi import Request
+from starlette.responses import JSONResponse, Response
+
+from app.api.problems import ProblemError
+from app.domain.idempotency import KeySyntaxError, Verdict, fingerprint, parse_key
+from app.domain.tools import Principal
+from app.engine import idempotency
+from app.engine.idempotency import Claim, Replay
+from app.engine.runtime import Runtime
+
+log = logging.getLogger(__name__)
+HEADER = "Idempotency-Key"
+REPLAYED = "Idempotent-Replayed"
+#: Headers of a stored answer that a replay repeats.
+KEPT_HEADERS = ("location",)
+
+Operation = Callable[[Claim | None], Awaitable[JSONResponse]]
+
+
+def _key(request: Request, *, required: bool) -> str | None:
+    raw = request.headers.get(HEADER)
+    if raw is None:
+        if required:
+            raise ProblemError(
+                "idempotency-key-missing", f"this operation requires an {HEADER} header"
+            )
+        return None
+    try:
+        return parse_key(raw)
+    except KeySyntaxError as exc:
+        raise ProblemError("bad-request", str(exc)) from None
+
+
+async def _body(request: Request) -> Any:
+    raw = await request.body()
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise ProblemError("bad-request", "the body is not valid JSON") from None
+
+
+async def run_idempotent(
+    request: Request,
+    rt: Runtime,
+    principal: Principal,
+    operation: Operation,
+    *,
+    required: bool,
+) -> Response:
+    key = _key(request, required=required)
+    if key is None:
+        return await operation(None)
+    request_print = fingerprint(request.method, request.url.path, await _body(request))
+    outcome = await idempotency.begin(
+        rt, tenant_id=principal.tenant_id, key=key, fingerprint=request_print
+    )
+    if isinstance(outcome, Replay):
+        return JSONResponse(
+            outcome.body, status_code=outcome.status, headers={**outcome.headers, REPLAYED: "true"}
+        )
+    if outcome is Verdict.REUSED:
+        raise ProblemError(
+            "idempotency-key-reused", f"this {HEADER} was used for a different request"
+        )
+    if not isinstance(outcome, Claim):
+        raise ProblemError(
+            "idempotency-key-in-flight",
+            f"a request with this {HEADER} is still in progress",
+            headers={"Retry-After": "1"},
+        )
+    try:
+        response = await operation(outcome)
+    except Exception:
+        await idempotency.abandon(rt, outcome)
+        raise
+    headers = {k: v for k, v in response.headers.items() if k.lower() in KEPT_HEADERS}
+    try:
+        await idempotency.complete(
+            rt,
+            outcome,
+            status=response.status_code,
+            headers=headers,
+            body=json.loads(bytes(response.body)),
+        )
+    except Exception:
+        # The answer is still right; a retry finds the claim bound and answers again.
+        log.warning("could not store an idempotent answer", exc_info=True)
+    return response
