@@ -12,6 +12,7 @@ from datetime import timedelta
 from app.db import runs_repo
 from app.db.runs_repo import RunRecord
 from app.domain.status import ACTIVE_RUN_STATUSES
+from app.engine import idempotency
 from app.engine.lease import Lease
 from app.engine.runtime import Runtime
 from app.engine.stepper import claim, drive, new_lease_token
@@ -19,6 +20,8 @@ from app.engine.stepper import claim, drive, new_lease_token
 log = logging.getLogger(__name__)
 Key = tuple[str, str]
 POLL_FLOOR_S = 0.2
+#: How often expired Idempotency-Key records are deleted.
+PURGE_EVERY_S = 60.0
 
 
 class Driver:
@@ -92,11 +95,16 @@ class Driver:
         self._poller = asyncio.create_task(self._poll_forever(), name="driver-poller")
 
     async def _poll_forever(self) -> None:
+        loop = asyncio.get_running_loop()
+        next_purge = loop.time()
         while True:
             try:
                 await self.poll_once()
+                if loop.time() >= next_purge:
+                    await idempotency.purge_expired(self.rt)
+                    next_purge = loop.time() + PURGE_EVERY_S
             except Exception:
-                log.warning("the driver could not look for runnable runs", exc_info=True)
+                log.warning("the driver's housekeeping failed; trying again", exc_info=True)
             await asyncio.sleep(self.rt.settings.driver_poll_s)
 
     async def poll_once(self) -> int:

@@ -177,3 +177,44 @@ async def test_quickstart_serves_the_demo_on_an_embedded_postgres() -> None:
                 assert "PostgreSQL" in names
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+async def test_concurrent_identical_requests_create_one_run(
+    db: AsyncEngine, database_url: str
+) -> None:
+    sessions = make_sessionmaker(db)
+    _, key = await create_key(
+        sessions, SystemClock(), tenant_id="acme", subject="svc", roles=["caller"], scopes=None
+    )
+    headers = {"Authorization": f"Bearer {key}", "Idempotency-Key": "same-for-all"}
+    body = {
+        "agent": "tech-radar",
+        "input": "q",
+        "wait_s": 5,
+        "script": [final("one run", delay_ms=300)],
+    }
+    port = free_port()
+    with server(
+        ["serve", "--port", str(port), "--workers", "2"], {"TOOLGATE_DATABASE_URL": database_url}
+    ):
+        base = f"http://127.0.0.1:{port}"
+        await wait_healthy(base)
+        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+            answers = await asyncio.gather(
+                *[client.post("/v1/runs", headers=headers, json=body) for _ in range(12)]
+            )
+            statuses = sorted(r.status_code for r in answers)
+            assert set(statuses) <= {201, 409}, statuses
+            created = [r for r in answers if r.status_code == 201]
+            originals = [r for r in created if "idempotent-replayed" not in r.headers]
+            assert len(originals) == 1
+            assert len({r.json()["id"] for r in created}) == 1
+            for refused in (r for r in answers if r.status_code == 409):
+                assert refused.json()["code"] == "idempotency-key-in-flight"
+                assert "retry-after" in refused.headers
+            later = await client.post("/v1/runs", headers=headers, json=body)
+            assert later.status_code == 201 and later.headers["idempotent-replayed"] == "true"
+            assert later.json()["id"] == originals[0].json()["id"]
+    async with sessions() as session:
+        runs = (await session.execute(select(func.count()).select_from(run_table))).scalar_one()
+    assert runs == 1

@@ -1,0 +1,205 @@
+"""Idempotency-Key (SPEC §3.6) on POST /v1/runs and the other POSTs."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+from sqlalchemy import func, select, text
+
+from app.db.tables import idempotency_key, run
+from app.domain.idempotency import fingerprint
+from app.domain.tools import Principal
+from app.engine import idempotency
+from app.engine.idempotency import Claim
+from app.engine.runs import CreateRun, start_run
+from tests.conftest import Harness
+from tests.factories import final, run_body
+
+
+def raw_client(h: Harness) -> httpx.AsyncClient:
+    """A client that sends exactly the headers a test gives (no automatic key)."""
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=h.app), base_url="http://testserver")
+
+
+async def run_count(h: Harness) -> int:
+    async with h.runtime.sessions() as session:
+        return (await session.execute(select(func.count()).select_from(run))).scalar_one()
+
+
+async def post(
+    h: Harness, headers: dict[str, str], key: str | None, body: dict[str, Any]
+) -> httpx.Response:
+    extra = {"Idempotency-Key": key} if key is not None else {}
+    async with raw_client(h) as client:
+        return await client.post("/v1/runs", headers={**headers, **extra}, json=body)
+
+
+async def test_key_is_required_on_create(harness: Harness) -> None:
+    headers = await harness.key()
+    response = await post(harness, headers, None, run_body(final("x")))
+    assert response.status_code == 400
+    assert response.json()["code"] == "idempotency-key-missing"
+    assert response.headers["content-type"] == "application/problem+json"
+    assert await run_count(harness) == 0
+
+
+async def test_same_key_same_body_replays_the_first_answer(harness: Harness) -> None:
+    headers = await harness.key()
+    body = run_body(final("once"))
+    first = await post(harness, headers, "k-1", body)
+    second = await post(harness, headers, "k-1", body)
+    assert first.status_code == second.status_code == 201
+    assert "idempotent-replayed" not in first.headers
+    assert second.headers["idempotent-replayed"] == "true"
+    assert second.json() == first.json()
+    assert second.headers["location"] == first.headers["location"]
+    assert await run_count(harness) == 1
+
+
+async def test_quoted_and_bare_forms_are_one_key(harness: Harness) -> None:
+    headers = await harness.key()
+    body = run_body(final("once"))
+    first = await post(harness, headers, '"abc-123"', body)
+    second = await post(harness, headers, "abc-123", body)
+    assert second.headers["idempotent-replayed"] == "true"
+    assert second.json()["id"] == first.json()["id"]
+
+
+async def test_same_key_other_body_is_refused(harness: Harness) -> None:
+    headers = await harness.key()
+    await post(harness, headers, "k-2", run_body(final("one")))
+    response = await post(harness, headers, "k-2", run_body(final("two")))
+    assert response.status_code == 422
+    assert response.json()["code"] == "idempotency-key-reused"
+    assert await run_count(harness) == 1
+
+
+async def test_a_request_in_flight_answers_409_with_retry_after(harness: Harness) -> None:
+    headers = await harness.key()
+    body = run_body(final("slow", delay_ms=3000), wait_s=2)
+    first = asyncio.create_task(post(harness, headers, "k-3", body))
+    await asyncio.sleep(0.5)
+    second = await post(harness, headers, "k-3", body)
+    assert second.status_code == 409
+    assert second.json()["code"] == "idempotency-key-in-flight"
+    assert int(second.headers["retry-after"]) >= 1
+    assert (await first).status_code == 201
+    assert await run_count(harness) == 1
+
+
+async def test_refusals_store_nothing_and_the_key_stays_usable(harness: Harness) -> None:
+    headers = await harness.key()
+    approver = await harness.key(roles="approver")
+    refused = [
+        await post(harness, headers, "k-4", run_body(final("x"), agent="nobody")),  # 422
+        await post(harness, headers, "k-4", {**run_body(final("x")), "parent_run_id": "r"}),
+        await post(harness, {"Authorization": "Bearer tg_wrong"}, "k-4", run_body(final("x"))),
+        await post(harness, approver, "k-4", run_body(final("x"))),  # 403
+    ]
+    assert [r.status_code for r in refused] == [422, 422, 401, 403]
+    async with harness.runtime.sessions() as session:
+        stored = (
+            await session.execute(select(func.count()).select_from(idempotency_key))
+        ).scalar_one()
+    assert stored == 0
+    ok = await post(harness, headers, "k-4", run_body(final("finally")))
+    assert ok.status_code == 201 and "idempotent-replayed" not in ok.headers
+
+
+async def test_keys_are_scoped_to_the_tenant(harness: Harness) -> None:
+    acme = await harness.key(tenant="acme")
+    globex = await harness.key(tenant="globex")
+    body = run_body(final("x"))
+    a = await post(harness, acme, "shared", body)
+    b = await post(harness, globex, "shared", body)
+    assert a.status_code == b.status_code == 201
+    assert a.json()["id"] != b.json()["id"] and "idempotent-replayed" not in b.headers
+
+
+async def test_malformed_keys_are_bad_requests(harness: Harness) -> None:
+    headers = await harness.key()
+    for key in ["x" * 256, "", "has space", "tab\tkey", '"unterminated']:
+        response = await post(harness, headers, key, run_body(final("x")))
+        assert response.status_code == 400, key
+        assert response.json()["code"] in ("bad-request", "idempotency-key-missing"), key
+    assert await run_count(harness) == 0
+    assert (await post(harness, headers, "x" * 255, run_body(final("x")))).status_code == 201
+
+
+async def test_an_abandoned_claim_is_taken_over_after_its_lock(harness: Harness) -> None:
+    headers = await harness.key()
+    body = run_body(final("recovered"))
+    # A holder that claimed the key and crashed before creating anything.
+    crashed = await idempotency.begin(
+        harness.runtime,
+        tenant_id="acme",
+        key="k-5",
+        fingerprint=fingerprint("POST", "/v1/runs", body),
+    )
+    assert isinstance(crashed, Claim)
+    assert (await post(harness, headers, "k-5", body)).status_code == 409
+    harness.runtime.clock.advance(harness.runtime.settings.idempotency_lock_s + 1)
+    response = await post(harness, headers, "k-5", body)
+    assert response.status_code == 201 and response.json()["output"]["text"] == "recovered"
+    assert await run_count(harness) == 1
+
+
+async def test_a_claim_bound_to_a_created_run_never_creates_a_second(harness: Harness) -> None:
+    headers = await harness.key()
+    body = run_body(final("only one"))
+    claim = await idempotency.begin(
+        harness.runtime,
+        tenant_id="acme",
+        key="k-6",
+        fingerprint=fingerprint("POST", "/v1/runs", body),
+    )
+    assert isinstance(claim, Claim)
+    # The holder created the run (binding the key in that transaction), then crashed.
+    created = await start_run(
+        harness.runtime,
+        principal=Principal("acme", "svc"),
+        request=CreateRun(agent="tech-radar", input=body["input"], script=body["script"]),
+        claim=claim,
+    )
+    harness.runtime.clock.advance(harness.runtime.settings.idempotency_lock_s + 1)
+    response = await post(harness, headers, "k-6", body)
+    assert response.status_code == 201 and response.json()["id"] == created.id
+    assert response.json()["termination_reason"] == "final"
+    assert await run_count(harness) == 1
+    replay = await post(harness, headers, "k-6", body)
+    assert replay.headers["idempotent-replayed"] == "true" and replay.json()["id"] == created.id
+
+
+async def test_expired_keys_are_cleared_and_free_again(harness: Harness) -> None:
+    headers = await harness.key()
+    body = run_body(final("x"))
+    first = await post(harness, headers, "k-7", body)
+    harness.runtime.clock.advance(harness.runtime.settings.idempotency_ttl_s + 1)
+    again = await post(harness, headers, "k-7", run_body(final("a new request")))
+    assert again.status_code == 201 and again.json()["id"] != first.json()["id"]
+    harness.runtime.clock.advance(harness.runtime.settings.idempotency_ttl_s + 1)
+    assert await idempotency.purge_expired(harness.runtime) == 1
+    async with harness.runtime.sessions() as session:
+        left = (await session.execute(text("SELECT count(*) FROM idempotency_key"))).scalar_one()
+    assert left == 0
+
+
+async def test_cancel_honours_the_key(harness: Harness) -> None:
+    headers = await harness.key()
+    created = await post(
+        harness, headers, "k-8", run_body(final("slow", delay_ms=20_000), wait_s=0)
+    )
+    run_id = created.json()["id"]
+    async with raw_client(harness) as client:
+        first = await client.post(
+            f"/v1/runs/{run_id}/cancel", headers={**headers, "Idempotency-Key": "c-1"}
+        )
+        second = await client.post(
+            f"/v1/runs/{run_id}/cancel", headers={**headers, "Idempotency-Key": "c-1"}
+        )
+        third = await client.post(f"/v1/runs/{run_id}/cancel", headers=headers)
+    assert first.status_code == 200 and first.json()["termination_reason"] == "cancelled"
+    assert second.status_code == 200 and second.headers["idempotent-replayed"] == "true"
+    assert third.status_code == 409 and third.json()["code"] == "invalid-state"
