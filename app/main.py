@@ -10,12 +10,13 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app import openapi
 from app.adapters.builtin_tools.tech_radar import SPECS, radar_tools
 from app.adapters.clock import SystemClock
 from app.adapters.scripted_model import ScriptedModel
 from app.api import errors
 from app.api.middleware import TraceAndErrorsMiddleware
-from app.api.routes import catalog, health, runs
+from app.api.routes import catalog, health, problems, runs
 from app.config import DEMO_CONFIG_PATH, AppConfig, load_config
 from app.db.session import make_engine, make_sessionmaker
 from app.domain.ports import Clock, ModelProvider, Tool
@@ -94,7 +95,9 @@ def create_app(
     app.include_router(runs.router)
     app.include_router(catalog.router)
     app.include_router(health.router)
+    app.include_router(problems.router)
     app.add_middleware(TraceAndErrorsMiddleware)
+    openapi.install(app)
     return app
 
 

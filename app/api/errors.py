@@ -1,5 +1,4 @@
-"""Exception handlers: everything FastAPI and our use cases raise becomes a problem; and
-`GET /problems/{slug}`, the documentation every problem's `type` points to."""
+"""Exception handlers: everything FastAPI and our use cases raise becomes a problem."""
 
 from __future__ import annotations
 
@@ -7,14 +6,12 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import Match
 
 from app.api.middleware import base_url_of, trace_id_of
-from app.api.problems import PROBLEM_TYPES, ProblemError, from_domain, problem_response
-from app.api.responses import problems
+from app.api.problems import ProblemError, from_domain, problem_response
 from app.domain.errors import DomainError, FieldError
 
 _HTTP_SLUGS = {
@@ -142,42 +139,8 @@ async def _problem(request: Request, exc: Exception) -> Response:
     return render(request, exc)
 
 
-class ProblemTypeOut(BaseModel):
-    type: str
-    code: str
-    status: int
-    title: str
-    meaning: str
-    action: str
-
-
-async def problem_type(slug: str, request: Request) -> ProblemTypeOut:
-    """What a problem type means and what a client should do about it."""
-    kind = PROBLEM_TYPES.get(slug)
-    if kind is None:
-        raise ProblemError("not-found", "no such problem type")
-    return ProblemTypeOut(
-        type=f"{base_url_of(request.scope).rstrip('/')}/problems/{slug}",
-        code=kind.slug,
-        status=kind.status,
-        title=kind.title,
-        meaning=kind.meaning,
-        action=kind.action,
-    )
-
-
 def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(StarletteHTTPException, _http)
     app.add_exception_handler(DomainError, _domain)
     app.add_exception_handler(ProblemError, _problem)
-    app.add_api_route(
-        "/problems/{slug}",
-        problem_type,
-        methods=["GET"],
-        response_model=ProblemTypeOut,
-        responses=problems(404, 422),
-        tags=["problems"],
-        summary="Documentation of a problem type",
-        include_in_schema=False,  # like /docs: a page for people, not an API operation
-    )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from app.api.problems import PROBLEM_JSON, PROBLEM_TYPES
-from app.api.schemas import Problem
 
 _DESCRIPTIONS = {
     400: "Bad request",
@@ -30,7 +29,6 @@ def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
     for status in sorted({*statuses, 422, 500, 503}):
         slugs = sorted(p.slug for p in PROBLEM_TYPES.values() if p.status == status)
         result[status] = {
-            "model": Problem,
             "description": f"{_DESCRIPTIONS[status]} ({', '.join(slugs)})",
             "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
         }

@@ -155,7 +155,45 @@ class PendingApproval(BaseModel):
     expires_at: datetime
 
 
+RUN_OUT_EXAMPLE = {
+    "id": "run_5f0c3e6a9b1d4f2e8a7c6b5d4e3f2a1b",
+    "agent": "tech-radar",
+    "status": "finished",
+    "termination_reason": "final",
+    "output": {
+        "text": "PostgreSQL is in adopt [source:s1]",
+        "citations": [
+            {
+                "source_id": "s1",
+                "tool": "search_technologies",
+                "observed_at": "2026-11-29T10:00:01Z",
+                "source_version": "1",
+            }
+        ],
+    },
+    "error": None,
+    "parent_run_id": None,
+    "metadata": {"ticket": "T-1"},
+    "tools": ["search_technologies", "get_technology"],
+    "limits": {
+        "max_steps": 6,
+        "deadline_s": 30,
+        "max_tokens": 50000,
+        "max_cost_usd": 1,
+        "max_tool_calls": 20,
+    },
+    "usage": {"steps": 2, "input_tokens": 420, "output_tokens": 42, "cost_usd": 0, "tool_calls": 1},
+    "pending_approvals": [],
+    "created_at": "2026-11-29T10:00:00Z",
+    "updated_at": "2026-11-29T10:00:02Z",
+    "deadline_at": "2026-11-29T10:00:30Z",
+    "version": 9,
+}
+
+
 class RunOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [RUN_OUT_EXAMPLE]})
+
     id: str
     agent: str
     status: Literal["queued", "running", "awaiting_approval", "finished"]
@@ -256,6 +294,28 @@ class AgentPage(BaseModel):
 
 
 class Problem(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "type": "https://toolgate.example/problems/validation-error",
+                    "title": "Validation error",
+                    "status": 422,
+                    "detail": "some fields are invalid",
+                    "instance": "/v1/runs",
+                    "code": "validation-error",
+                    "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
+                    "errors": [
+                        {
+                            "path": "limits.max_steps",
+                            "message": "Input should be greater than or equal to 1",
+                        }
+                    ],
+                }
+            ]
+        }
+    )
+
     type: str
     title: str
     status: int

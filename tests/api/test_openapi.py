@@ -26,3 +26,43 @@ async def test_document_does_not_depend_on_the_config(harness_factory) -> None: 
     response = await h.client.get("/openapi.json")
     assert "zz-unusual-agent" not in response.text
     assert response.json() == json.loads(COMMITTED.read_text())
+
+
+def _operations(document: dict) -> list[tuple[str, str, dict]]:  # type: ignore[type-arg]
+    return [
+        (method.upper(), path, operation)
+        for path, operations in document["paths"].items()
+        for method, operation in operations.items()
+    ]
+
+
+def test_every_post_documents_the_idempotency_key() -> None:
+    document = json.loads(COMMITTED.read_text())
+    posts = [(p, op) for m, p, op in _operations(document) if m == "POST"]
+    assert posts
+    for path, operation in posts:
+        headers = [p["name"] for p in operation.get("parameters", []) if p["in"] == "header"]
+        assert "Idempotency-Key" in headers, path
+    create = document["paths"]["/v1/runs"]["post"]
+    [key] = [p for p in create["parameters"] if p["name"] == "Idempotency-Key"]
+    assert key["required"] is True
+
+
+def test_every_operation_documents_problem_responses_only_as_problem_json() -> None:
+    document = json.loads(COMMITTED.read_text())
+    assert "HTTPValidationError" not in json.dumps(document)
+    for method, path, operation in _operations(document):
+        errors = {s: r for s, r in operation["responses"].items() if s[0] in "45"}
+        assert "500" in errors and "503" in errors, (method, path)
+        for status, response in errors.items():
+            assert list(response["content"]) == ["application/problem+json"], (method, path, status)
+    problem = document["components"]["schemas"]["Problem"]
+    assert {"type", "title", "status", "detail", "instance", "code", "trace_id"} <= set(
+        problem["required"]
+    )
+
+
+def test_main_bodies_carry_examples() -> None:
+    schemas = json.loads(COMMITTED.read_text())["components"]["schemas"]
+    for name in ("CreateRunIn", "RunOut", "Problem"):
+        assert schemas[name].get("examples"), name

@@ -408,3 +408,40 @@ class _DriverError(Exception):
 )
 def test_only_database_outages_count_as_unavailable(exc: Exception, unavailable: bool) -> None:
     assert is_unavailable(exc) is unavailable
+
+
+SPEC_SLUGS = {
+    "bad-request": 400,
+    "idempotency-key-missing": 400,
+    "unauthenticated": 401,
+    "forbidden": 403,
+    "not-found": 404,
+    "method-not-allowed": 405,
+    "invalid-state": 409,
+    "idempotency-key-in-flight": 409,
+    "preview-mismatch": 409,
+    "preview-not-approved": 409,
+    "version-conflict": 409,
+    "preview-expired": 410,
+    "payload-too-large": 413,
+    "unsupported-media-type": 415,
+    "validation-error": 422,
+    "idempotency-key-reused": 422,
+    "rate-limited": 429,
+    "quota-exceeded": 429,
+    "internal": 500,
+    "unavailable": 503,
+}
+
+
+@pytest.mark.parametrize(("slug", "status"), sorted(SPEC_SLUGS.items()))
+async def test_every_spec_slug_has_a_page(harness: Harness, slug: str, status: int) -> None:
+    page = await harness.client.get(f"/problems/{slug}")
+    assert page.status_code == 200 and page.headers["content-type"] == "application/json"
+    body = page.json()
+    assert body["code"] == slug and body["status"] == status
+    assert body["type"].endswith(f"/problems/{slug}")
+    assert len(body["meaning"]) > 10 and len(body["action"]) > 10
+    browser = await harness.client.get(f"/problems/{slug}", headers={"Accept": "text/html"})
+    assert browser.status_code == 200 and browser.headers["content-type"].startswith("text/html")
+    assert f"<code>{slug}</code>" in browser.text and body["title"] in browser.text

@@ -15,7 +15,7 @@ from app.db.migrate import current_revision, head_revision
 router = APIRouter(tags=["health"])
 
 
-@router.get("/healthz")
+@router.get("/healthz", responses=problems())
 async def healthz() -> dict[str, str]:
     """The process is alive. Touches no database."""
     return {"status": "ok"}
