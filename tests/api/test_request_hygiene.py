@@ -1,0 +1,92 @@
+"""Metadata size and echo, limits clamping, and unsupported fields (SPEC §3.1)."""
+
+from __future__ import annotations
+
+from tests.conftest import Harness
+from tests.factories import final, run_body
+
+
+async def test_metadata_up_to_4_kib_is_echoed(harness: Harness) -> None:
+    headers = await harness.key()
+    metadata = {"ticket": "T-1", "blob": "x" * 3900}
+    response = await harness.client.post(
+        "/v1/runs", headers=headers, json=run_body(final("ok"), metadata=metadata)
+    )
+    assert response.status_code == 201 and response.json()["metadata"] == metadata
+    again = await harness.client.get(f"/v1/runs/{response.json()['id']}", headers=headers)
+    assert again.json()["metadata"] == metadata
+
+
+async def test_metadata_over_4_kib_is_refused(harness: Harness) -> None:
+    headers = await harness.key()
+    response = await harness.client.post(
+        "/v1/runs", headers=headers, json=run_body(final("ok"), metadata={"blob": "x" * 4100})
+    )
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["path"] == "metadata"
+
+
+async def test_limits_above_the_caps_are_clamped_and_below_one_refused(harness: Harness) -> None:
+    headers = await harness.key()
+    response = await harness.client.post(
+        "/v1/runs",
+        headers=headers,
+        json=run_body(
+            final("ok"),
+            limits={
+                "max_steps": 1000,
+                "deadline_s": 99999,
+                "max_tokens": 10**9,
+                "max_cost_usd": 1000,
+                "max_tool_calls": 5,
+            },
+        ),
+    )
+    assert response.status_code == 201
+    assert response.json()["limits"] == {
+        "max_steps": 8,
+        "deadline_s": 120.0,
+        "max_tokens": 50000,
+        "max_cost_usd": 1.0,
+        "max_tool_calls": 5,
+    }
+    for field, value in [
+        ("max_steps", 0),
+        ("max_tokens", -1),
+        ("max_tool_calls", 0),
+        ("max_cost_usd", 0),
+        ("deadline_s", 0),
+        ("max_steps", 1.5),
+    ]:
+        refused = await harness.client.post(
+            "/v1/runs", headers=headers, json=run_body(final("ok"), limits={field: value})
+        )
+        assert refused.status_code == 422, field
+        assert refused.json()["errors"][0]["path"] == f"limits.{field}"
+
+
+async def test_a_tool_outside_the_agent_set_cannot_be_chosen(harness: Harness) -> None:
+    headers = await harness.key()
+    response = await harness.client.post(
+        "/v1/runs",
+        headers=headers,
+        json=run_body(final("ok"), tools=["search_technologies", "move_technology_ring"]),
+    )
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["path"] == "tools.1"
+    narrowed = await harness.client.post(
+        "/v1/runs", headers=headers, json=run_body(final("ok"), tools=["get_technology"])
+    )
+    assert narrowed.status_code == 201 and narrowed.json()["tools"] == ["get_technology"]
+
+
+async def test_a_script_is_only_for_scripted_agents_and_items_are_checked(harness: Harness) -> None:
+    headers = await harness.key()
+    bad = await harness.client.post(
+        "/v1/runs", headers=headers, json=run_body({"type": "final", "text": "x", "surprise": 1})
+    )
+    assert bad.status_code == 422 and bad.json()["errors"][0]["path"].startswith("script.0")
+    negative = await harness.client.post(
+        "/v1/runs", headers=headers, json=run_body({"type": "final", "text": "x", "delay_ms": -5})
+    )
+    assert negative.status_code == 422
