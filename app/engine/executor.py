@@ -60,7 +60,6 @@ async def _run_call(lease: Lease, run: RunRecord, call: Mapping[str, Any]) -> bo
         # The earlier holder may have sent it: never re-send a side effect blindly.
         await _record_failure(
             lease,
-            run,
             call,
             ToolError(
                 "outcome_unknown", "the call's outcome is unknown after an interruption", fatal=True
@@ -68,7 +67,7 @@ async def _run_call(lease: Lease, run: RunRecord, call: Mapping[str, Any]) -> bo
         )
         return False
     while True:
-        call = await _record_start(lease, run, call)
+        call = await _record_start(lease, call)
         try:
             result = await _invoke(lease, run, tool, call)
         except ToolError as error:
@@ -76,11 +75,11 @@ async def _run_call(lease: Lease, run: RunRecord, call: Mapping[str, Any]) -> bo
             if may_retry(tool.spec, error, attempts=call["attempts"], seconds_left=left):
                 await lease.guarded(asyncio.sleep(backoff_s(call["attempts"])), left)
                 continue
-            await _record_failure(lease, run, call, error, ends=ends_run(tool.spec, error))
+            await _record_failure(lease, call, error, ends=ends_run(tool.spec, error))
             return not ends_run(tool.spec, error)
         except DeadlineReached:
             return False
-        await _record_success(lease, run, call, result)
+        await _record_success(lease, call, result)
         return True
 
 
@@ -125,122 +124,74 @@ def _check_output(tool: Tool, output: Any) -> None:
             raise ToolError("invalid_output", "the tool's output does not match its output schema")
 
 
-async def _record_start(lease: Lease, run: RunRecord, call: Mapping[str, Any]) -> Mapping[str, Any]:
-    rt = lease.rt
-    now = rt.clock.now()
-    first = call["attempts"] == 0
-    check_call_transition(CallStatus(call["status"]), CallStatus.EXECUTING)
-    async with rt.sessions.begin() as session:
+async def _settle(
+    lease: Lease,
+    call: Mapping[str, Any],
+    target: CallStatus,
+    values: Mapping[str, Any],
+    event: str,
+    data: Mapping[str, Any],
+    run_values: Mapping[str, Any] | None = None,
+) -> Mapping[str, Any]:
+    """One transition of a call with its event, in one transaction under the lease."""
+    check_call_transition(CallStatus(call["status"]), target)
+    async with lease.rt.sessions.begin() as session:
         updated = await turns_repo.update_call(
             session,
-            tenant_id=run.tenant_id,
+            tenant_id=lease.tenant_id,
             call_pk=call["id"],
             version=call["version"],
-            now=now,
-            values={"status": CallStatus.EXECUTING, "attempts": call["attempts"] + 1},
+            now=lease.rt.clock.now(),
+            values={"status": target, **values},
         )
-        # usage.tool_calls counts a call once, however many attempts it takes.
-        values = {"tool_calls": runs_repo.run_column("tool_calls") + 1} if first else {}
-        await runs_repo.write(
-            session,
-            tenant_id=run.tenant_id,
-            run_id=run.id,
-            lease_token=lease.token,
-            now=now,
-            values=values,
-            events=[
-                (
-                    "call.started",
-                    {
-                        "step": call["step"],
-                        "call_id": call["call_id"],
-                        "tool": call["tool"],
-                        "attempt": updated["attempts"],
-                    },
-                )
-            ],
-        )
+        about = {"step": call["step"], "call_id": call["call_id"], "tool": call["tool"]}
+        await lease.write(session, values=run_values, events=[(event, {**about, **data})])
     return updated
 
 
-async def _record_success(
-    lease: Lease, run: RunRecord, call: Mapping[str, Any], result: ToolResult
-) -> None:
-    now = lease.rt.clock.now()
-    check_call_transition(CallStatus(call["status"]), CallStatus.SUCCEEDED)
-    async with lease.rt.sessions.begin() as session:
-        await turns_repo.update_call(
-            session,
-            tenant_id=run.tenant_id,
-            call_pk=call["id"],
-            version=call["version"],
-            now=now,
-            values={
-                "status": CallStatus.SUCCEEDED,
-                "output": result.output,
-                "error": None,
-                "observed_at": result.observed_at,
-                "source_version": result.source_version,
-            },
-        )
-        await runs_repo.write(
-            session,
-            tenant_id=run.tenant_id,
-            run_id=run.id,
-            lease_token=lease.token,
-            now=now,
-            events=[
-                (
-                    "call.succeeded",
-                    {
-                        "step": call["step"],
-                        "call_id": call["call_id"],
-                        "tool": call["tool"],
-                        "attempts": call["attempts"],
-                    },
-                )
-            ],
-        )
+async def _record_start(lease: Lease, call: Mapping[str, Any]) -> Mapping[str, Any]:
+    attempt = call["attempts"] + 1
+    # usage.tool_calls counts a call once, however many attempts it takes.
+    counted = {"tool_calls": runs_repo.run_column("tool_calls") + 1} if attempt == 1 else None
+    return await _settle(
+        lease,
+        call,
+        CallStatus.EXECUTING,
+        {"attempts": attempt},
+        "call.started",
+        {"attempt": attempt},
+        counted,
+    )
+
+
+async def _record_success(lease: Lease, call: Mapping[str, Any], result: ToolResult) -> None:
+    values = {
+        "output": result.output,
+        "error": None,
+        "observed_at": result.observed_at,
+        "source_version": result.source_version,
+    }
+    await _settle(
+        lease, call, CallStatus.SUCCEEDED, values, "call.succeeded", {"attempts": call["attempts"]}
+    )
 
 
 async def _record_failure(
-    lease: Lease, run: RunRecord, call: Mapping[str, Any], error: ToolError, *, ends: bool = True
+    lease: Lease, call: Mapping[str, Any], error: ToolError, *, ends: bool = True
 ) -> None:
-    now = lease.rt.clock.now()
-    check_call_transition(CallStatus(call["status"]), CallStatus.FAILED)
     body = {
         "code": error.code,
         "retryable": error.retryable,
         "message": error.message[:MAX_MESSAGE],
     }
-    async with lease.rt.sessions.begin() as session:
-        await turns_repo.update_call(
-            session,
-            tenant_id=run.tenant_id,
-            call_pk=call["id"],
-            version=call["version"],
-            now=now,
-            values={"status": CallStatus.FAILED, "error": body, "ends_run": ends},
-        )
-        await runs_repo.write(
-            session,
-            tenant_id=run.tenant_id,
-            run_id=run.id,
-            lease_token=lease.token,
-            now=now,
-            events=[
-                (
-                    "call.failed",
-                    {
-                        "step": call["step"],
-                        "call_id": call["call_id"],
-                        "tool": call["tool"],
-                        **body,
-                        "ends_run": ends,
-                    },
-                )
-            ],
-        )
+    await _settle(
+        lease,
+        call,
+        CallStatus.FAILED,
+        {"error": body, "ends_run": ends},
+        "call.failed",
+        {**body, "ends_run": ends},
+    )
 
 
 async def _number_sources(lease: Lease, run: RunRecord, step: int) -> None:
@@ -263,12 +214,8 @@ async def _number_sources(lease: Lease, run: RunRecord, step: int) -> None:
                 now=now,
                 values={"source_id": sid},
             )
-        await runs_repo.write(
+        await lease.write(
             session,
-            tenant_id=run.tenant_id,
-            run_id=run.id,
-            lease_token=lease.token,
-            now=now,
             values={"next_source": record.next_source + len(todo)},
             events=[
                 (

@@ -52,12 +52,8 @@ async def finish_run(
     final = decision.reason.value == "final"
     error = None if final else {"code": decision.error_code, "message": decision.message}
     events.append(("run.finished", {"termination_reason": decision.reason.value, "error": error}))
-    return await runs_repo.write(
+    return await lease.write(
         session,
-        tenant_id=lease.tenant_id,
-        run_id=lease.run_id,
-        lease_token=lease.token,
-        now=now,
         values={
             "status": RunStatus.FINISHED,
             "termination_reason": decision.reason.value,

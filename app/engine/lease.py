@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import runs_repo
 from app.engine.runtime import Runtime
@@ -36,6 +38,25 @@ class Lease:
     cancel_seen: bool = False
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task[None] | None = None
+
+    async def write(
+        self,
+        session: AsyncSession,
+        *,
+        values: Mapping[str, Any] | None = None,
+        events: Sequence[runs_repo.Event] = (),
+    ) -> runs_repo.RunRecord:
+        """Changes the run under this lease: conditional on its token, so a stepper that
+        lost the lease writes nothing (StaleWrite)."""
+        return await runs_repo.write(
+            session,
+            tenant_id=self.tenant_id,
+            run_id=self.run_id,
+            lease_token=self.token,
+            now=self.rt.clock.now(),
+            values=values,
+            events=events,
+        )
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._beat(), name=f"lease:{self.run_id}")

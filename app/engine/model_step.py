@@ -87,12 +87,8 @@ async def _record_failure(
     lease: Lease, run: RunRecord, step: int, attempt: int, error: ModelError
 ) -> RunRecord:
     async with lease.rt.sessions.begin() as session:
-        return await runs_repo.write(
+        return await lease.write(
             session,
-            tenant_id=run.tenant_id,
-            run_id=run.id,
-            lease_token=lease.token,
-            now=lease.rt.clock.now(),
             values={"model_calls": run.model_calls + 1, "step_attempts": attempt},
             events=[
                 (
@@ -228,12 +224,8 @@ async def _record_turn(
                 session, {**turn, "kind": "tool_calls", "extra_rejections": extra}
             )
             await turns_repo.insert_calls(session, rows)
-            await runs_repo.write(
+            await lease.write(
                 session,
-                tenant_id=run.tenant_id,
-                run_id=run.id,
-                lease_token=lease.token,
-                now=now,
                 values=values,
                 events=[completed, *events],
             )
@@ -250,22 +242,14 @@ async def _record_turn(
         await turns_repo.insert_turn(
             session, {**turn, "kind": "final", "text": reply.text, "rejection": rejection}
         )
-        await runs_repo.write(
+        await lease.write(
             session,
-            tenant_id=run.tenant_id,
-            run_id=run.id,
-            lease_token=lease.token,
-            now=now,
             values=values,
             events=[completed],
         )
         if rejection:
-            await runs_repo.write(
+            await lease.write(
                 session,
-                tenant_id=run.tenant_id,
-                run_id=run.id,
-                lease_token=lease.token,
-                now=now,
                 events=[("final.rejected", {"step": step, **rejection})],
             )
             return

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from app.db import runs_repo, turns_repo
 from app.db.runs_repo import RunRecord, StaleWrite
@@ -29,6 +29,9 @@ class CreateRun:
     limits: Mapping[str, Any] | None = None
     metadata: Mapping[str, Any] | None = None
     script: Sequence[Mapping[str, Any]] | None = None
+
+
+T = TypeVar("T")
 
 
 def _invalid(path: str, message: str) -> DomainError:
@@ -132,6 +135,14 @@ def decode_cursor(cursor: str) -> Any:
         raise _invalid("cursor", "not a cursor this service gave out") from exc
 
 
+def _page(rows: list[T], limit: int, position: Callable[[T], Any]) -> tuple[list[T], str | None]:
+    """A page from `limit + 1` rows: the extra row only says whether there is more."""
+    if len(rows) <= limit:
+        return rows, None
+    rows = rows[:limit]
+    return rows, encode_cursor(position(rows[-1]))
+
+
 async def list_runs(
     rt: Runtime,
     *,
@@ -157,12 +168,7 @@ async def list_runs(
             after=after,
             limit=limit + 1,
         )
-    more = len(rows) > limit
-    rows = rows[:limit]
-    next_cursor = (
-        encode_cursor([rows[-1].created_at.isoformat(), rows[-1].id]) if more and rows else None
-    )
-    return rows, next_cursor
+    return _page(rows, limit, lambda r: [r.created_at.isoformat(), r.id])
 
 
 async def list_events(
@@ -179,9 +185,7 @@ async def list_events(
         rows = await runs_repo.events_page(
             session, tenant_id=principal.tenant_id, run_id=run_id, after=after, limit=limit + 1
         )
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return rows, encode_cursor(rows[-1]["seq"]) if more and rows else None
+    return _page(rows, limit, lambda r: r["seq"])
 
 
 async def list_calls(
@@ -199,10 +203,7 @@ async def list_calls(
         rows = await turns_repo.calls_page(
             session, tenant_id=principal.tenant_id, run_id=run_id, after=after, limit=limit + 1
         )
-    more = len(rows) > limit
-    rows = rows[:limit]
-    next_cursor = encode_cursor([rows[-1]["step"], rows[-1]["position"]]) if more and rows else None
-    return rows, next_cursor
+    return _page(rows, limit, lambda r: [r["step"], r["position"]])
 
 
 async def request_cancel(rt: Runtime, *, principal: Principal, run_id: str) -> RunRecord:
