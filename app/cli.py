@@ -112,6 +112,9 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     from app.main import load_app_config
 
     load_app_config(settings)  # a bad config stops start-up here, naming its key path
+    # uvicorn re-raises the signal that stopped it; exiting through SystemExit instead
+    # lets the embedded Postgres (if any) stop with us.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     uvicorn.run(
         "app.main:app_from_env",
         factory=True,

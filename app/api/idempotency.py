@@ -47,9 +47,14 @@ async def _body(request: Request) -> Any:
     if not raw:
         return None
     try:
-        return json.loads(raw)
-    except ValueError:
+        return json.loads(raw, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
         raise ProblemError("bad-request", "the body is not valid JSON") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON; Python's parser accepts them, Postgres' jsonb does not.
+    raise ValueError(name)
 
 
 async def run_idempotent(

@@ -8,11 +8,14 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 # alembic.ini and migrations/ sit at the top of the repository (or beside the package in
 # the image); find them relative to this file, never to the working directory.
 ROOT = Path(__file__).resolve().parents[2]
+#: Advisory lock held while migrating (an arbitrary constant of ours).
+LOCK_KEY = 7_261_100_001
 
 
 def alembic_config() -> Config:
@@ -29,6 +32,8 @@ async def _run(engine: AsyncEngine, fn, *args: str) -> None:  # type: ignore[no-
     config = alembic_config()
 
     def work(sync_connection) -> None:  # type: ignore[no-untyped-def]
+        # Replicas starting together migrate one after another, not over each other.
+        sync_connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})
         config.attributes["connection"] = sync_connection
         fn(config, *args)
 

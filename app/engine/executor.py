@@ -56,6 +56,12 @@ async def _run_call(lease: Lease, run: RunRecord, call: Mapping[str, Any]) -> bo
     """Runs one call to an outcome; False when the run must not go on with later calls."""
     rt = lease.rt
     tool = rt.tools[call["tool"]]
+    if call["status"] == CallStatus.EXECUTING and call["attempts"] >= tool.spec.max_attempts:
+        # Interrupted on every attempt (e.g. it takes its process down): stop retrying.
+        await _record_failure(
+            lease, call, ToolError("interrupted", "the call was interrupted on every attempt")
+        )
+        return False
     if call["status"] == CallStatus.EXECUTING and not tool.spec.may_retry:
         # The earlier holder may have sent it: never re-send a side effect blindly.
         await _record_failure(

@@ -203,3 +203,20 @@ async def test_cancel_honours_the_key(harness: Harness) -> None:
     assert first.status_code == 200 and first.json()["termination_reason"] == "cancelled"
     assert second.status_code == 200 and second.headers["idempotent-replayed"] == "true"
     assert third.status_code == 409 and third.json()["code"] == "invalid-state"
+
+
+async def test_nan_in_a_body_is_a_bad_request_not_a_crash(harness: Harness) -> None:
+    headers = await harness.key()
+    raw = (
+        '{"agent": "tech-radar", "input": "q", "script": [{"type": "tool_calls", "calls": '
+        '[{"id": "c1", "name": "search_technologies", '
+        '"arguments": {"query": "x", "limit": NaN}}]}]}'
+    )
+    async with raw_client(harness) as client:
+        response = await client.post(
+            "/v1/runs",
+            headers={**headers, "Idempotency-Key": "nan-1", "Content-Type": "application/json"},
+            content=raw,
+        )
+    assert response.status_code == 400 and response.json()["code"] == "bad-request"
+    assert await run_count(harness) == 0

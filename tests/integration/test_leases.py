@@ -190,3 +190,32 @@ async def test_the_driver_picks_up_a_run_nobody_advances(harness_factory) -> Non
     )
     finished = await h.driver.wait("acme", record.id, 10)
     assert finished.termination_reason == "final"
+
+
+async def test_a_call_interrupted_on_every_attempt_is_not_retried_forever(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    stuck = ProbeTool(probe_spec(max_attempts=1), gate=asyncio.Event())
+    config, tools_a = probe_setup(stuck)
+    a = await harness_factory(run_driver=False, clock_=FakeClock(), config=config, tools=tools_a)
+    healthy = ProbeTool(probe_spec(max_attempts=1))
+    _, tools_b = probe_setup(healthy)
+    later = FakeClock()
+    later.advance(LEASE_S + 1)
+    b = await harness_factory(run_driver=False, clock_=later, config=config, tools=tools_b)
+    headers = await a.key()
+    response = await a.client.post(
+        "/v1/runs",
+        headers=headers,
+        json={
+            "agent": "tech-radar",
+            "input": "q",
+            "wait_s": 0,
+            "script": [tool_calls(("c1", "probe", {"q": "x"})), final("never")],
+        },
+    )
+    run_id = response.json()["id"]
+    await asyncio.wait_for(stuck.started.wait(), 10)
+    await crash(a, run_id)
+    assert await b.driver.poll_once() == 1
+    finished = await b.driver.wait("acme", run_id, 10)
+    assert finished.termination_reason == "tool_failed"
+    assert finished.error["code"] == "interrupted" and healthy.executions == 0

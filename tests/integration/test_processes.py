@@ -175,6 +175,13 @@ async def test_quickstart_serves_the_demo_on_an_embedded_postgres() -> None:
                 calls = (await client.get(f"/v1/runs/{body['id']}/calls", headers=headers)).json()
                 names = [item["name"] for item in calls["items"][0]["output"]["items"]]
                 assert "PostgreSQL" in names
+        # SIGTERM stopped the service, and the embedded Postgres with it.
+        postmaster = data_dir / "pg" / "postmaster.pid"
+        for _ in range(50):
+            if not postmaster.exists():
+                break
+            await asyncio.sleep(0.2)
+        assert not postmaster.exists(), "the embedded Postgres outlived the service"
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
 

@@ -1,0 +1,47 @@
+# Toolgate service image.
+#
+# The image always gets TOOLGATE_DATABASE_URL (see docker-compose.yml), so the embedded
+# Postgres extra (pgserver) is not installed. Layout: /srv holds app/, migrations/ and
+# alembic.ini side by side, and the package is installed *editable* from /srv, so
+# app/db/migrate.py (ROOT = Path(__file__).resolve().parents[2]) resolves ROOT to /srv and
+# finds alembic.ini and migrations/ there.
+
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /srv
+
+# Dependencies first (their own layer, rebuilt only when pyproject.toml changes): the
+# [project] dependencies as pyproject pins them, nothing else.
+COPY pyproject.toml ./
+RUN python -c "import tomllib; deps = tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']; open('/tmp/requirements.txt', 'w').write('\n'.join(deps) + '\n')" \
+ && pip install -r /tmp/requirements.txt \
+ && rm /tmp/requirements.txt
+
+# The code, then the package itself (editable: imports resolve to /srv/app).
+COPY alembic.ini ./
+COPY migrations/ ./migrations/
+COPY app/ ./app/
+RUN pip install --no-deps -e . \
+ && python -c "from app.db.migrate import ROOT, head_revision; assert str(ROOT) == '/srv', ROOT; assert head_revision(), 'no migrations found'" \
+ && python -m compileall -q app migrations
+
+# Run as an unprivileged user; the code stays owned by root and read-only for it.
+RUN groupadd --system --gid 10001 toolgate \
+ && useradd --system --uid 10001 --gid toolgate --home-dir /srv --shell /usr/sbin/nologin toolgate
+USER toolgate
+
+EXPOSE 8000
+
+# Liveness only (/healthz touches no database); slim has no curl, so Python asks.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2).status == 200 else 1)"]
+
+# Migrations to head, then the service (with its background driver). `exec` replaces the
+# shell, so the server is PID 1 and `docker stop` (SIGTERM) reaches it: it shuts down
+# gracefully and hands its run leases back.
+CMD ["sh", "-c", "python -m app db upgrade && exec python -m app serve --host 0.0.0.0 --port 8000"]
