@@ -16,7 +16,7 @@ from app.api.problems import ProblemError
 from app.domain.idempotency import KeySyntaxError, Verdict, fingerprint, parse_key
 from app.domain.tools import Principal
 from app.engine import idempotency
-from app.engine.idempotency import Claim, Replay
+from app.engine.idempotency import Claim, ClaimLost, Replay
 from app.engine.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -88,6 +88,13 @@ async def run_idempotent(
         )
     try:
         response = await operation(outcome)
+    except ClaimLost:
+        # Our claim was taken over (we were slower than its lock): the other holder answers.
+        raise ProblemError(
+            "idempotency-key-in-flight",
+            f"a request with this {HEADER} is still in progress",
+            headers={"Retry-After": "1"},
+        ) from None
     except Exception:
         await idempotency.abandon(rt, outcome)
         raise

@@ -6,6 +6,7 @@ last word)."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
 import secrets
@@ -49,7 +50,11 @@ def is_unavailable(exc: BaseException) -> bool:
     timeouts, a dropped connection."""
     from sqlalchemy import exc as sa_exc
 
-    if isinstance(exc, (OSError, TimeoutError, sa_exc.TimeoutError, sa_exc.InterfaceError)):
+    # Connection refused/reset, a connect or pool timeout: network errnos only, not every
+    # OSError, and not InterfaceError (misusing a connection is a bug, not an outage).
+    if isinstance(exc, (ConnectionError, TimeoutError, sa_exc.TimeoutError)):
+        return True
+    if isinstance(exc, OSError) and exc.errno in _NETWORK_ERRNOS:
         return True
     if isinstance(exc, sa_exc.DBAPIError):
         return (
@@ -59,6 +64,18 @@ def is_unavailable(exc: BaseException) -> bool:
             or _unavailable_sqlstate(getattr(exc.orig, "sqlstate", None))
         )
     return _unavailable_sqlstate(getattr(exc, "sqlstate", None))
+
+
+_NETWORK_ERRNOS = frozenset(
+    {
+        errno.ECONNREFUSED,
+        errno.ECONNRESET,
+        errno.EHOSTUNREACH,
+        errno.ENETUNREACH,
+        errno.ETIMEDOUT,
+        errno.ENOENT,
+    }  # ENOENT: a Unix socket that is not there (yet)
+)
 
 
 def _unavailable_sqlstate(sqlstate: object) -> bool:

@@ -7,9 +7,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from app.domain.tools import canonical_json
+from app.domain.tools import canonical_json, json_depth
 
 METADATA_MAX_BYTES = 4096
+#: How deep free-form JSON (metadata, script arguments) may nest.
+MAX_JSON_DEPTH = 32
+#: Tokens one scripted turn may report.
+MAX_TOKENS = 10**9
 
 
 class _In(BaseModel):
@@ -25,8 +29,8 @@ class LimitsIn(_In):
 
 
 class Usage(BaseModel):
-    input_tokens: int = Field(default=0, ge=0)
-    output_tokens: int = Field(default=0, ge=0)
+    input_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS)
+    output_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS)
 
 
 class ScriptCall(_In):
@@ -106,7 +110,11 @@ class CreateRunIn(_In):
     @field_validator("metadata")
     @classmethod
     def _metadata_size(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value is not None and len(canonical_json(value).encode()) > METADATA_MAX_BYTES:
+        if value is None:
+            return value
+        if json_depth(value) > MAX_JSON_DEPTH:
+            raise ValueError(f"metadata may nest at most {MAX_JSON_DEPTH} levels")
+        if len(canonical_json(value).encode()) > METADATA_MAX_BYTES:
             raise ValueError("metadata must be at most 4 KiB as JSON")
         return value
 

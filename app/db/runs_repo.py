@@ -102,6 +102,7 @@ async def write(
     version: int | None = None,
     values: Mapping[str, Any] | None = None,
     events: Sequence[Event] = (),
+    only_if: Sequence[Any] = (),
 ) -> RunRecord:
     """Changes the run and appends its events, each event's seq taken from the run's
     counter in the same statement; conditional on the lease token and/or version."""
@@ -110,7 +111,8 @@ async def write(
         conditions.append(run.c.lease_token == lease_token)
     if version is not None:
         conditions.append(run.c.version == version)
-    if lease_token is None and version is None:
+    conditions.extend(only_if)
+    if lease_token is None and version is None and not only_if:
         raise ValueError("an unconditional run write is a bug")
     result = await session.execute(
         update(run)
@@ -129,6 +131,26 @@ async def write(
     record = RunRecord(row)
     await _append_events(session, record, events, now)
     return record
+
+
+async def mark_cancel_requested(
+    session: AsyncSession, *, tenant_id: str, run_id: str, now: datetime, by: str
+) -> RunRecord | None:
+    """Records a cancel request on an unfinished run not yet asked to cancel: conditional
+    on that state (not on the version, which a busy stepper keeps moving). None when the
+    run is finished, already asked, or absent."""
+    try:
+        return await write(
+            session,
+            tenant_id=tenant_id,
+            run_id=run_id,
+            now=now,
+            values={"cancel_requested_at": now},
+            events=[("run.cancel_requested", {"by": by})],
+            only_if=[run.c.status != RunStatus.FINISHED, run.c.cancel_requested_at.is_(None)],
+        )
+    except StaleWrite:
+        return None
 
 
 async def claim(
@@ -156,12 +178,19 @@ async def claim(
             lease_expires_at=expires_at,
             status=RunStatus.RUNNING,
             version=run.c.version + 1,
+            event_seq=run.c.event_seq + 1,
             updated_at=now,
         )
         .returning(run)
     )
     row = result.mappings().one_or_none()
-    return RunRecord(row) if row else None
+    if row is None:
+        return None
+    record = RunRecord(row)
+    # A claim is a transition like any other: the timeline shows who picks a run up when
+    # (the first time, or again after a holder stopped).
+    await _append_events(session, record, [("run.claimed", {"after_step": record.steps})], now)
+    return record
 
 
 async def renew(
@@ -181,6 +210,19 @@ async def renew(
     )
     row = result.mappings().one_or_none()
     return RunRecord(row) if row else None
+
+
+async def peek(
+    session: AsyncSession, *, tenant_id: str, run_id: str
+) -> tuple[str | None, datetime | None]:
+    """The run's lease token and cancel request: what a stepper polls for."""
+    result = await session.execute(
+        select(run.c.lease_token, run.c.cancel_requested_at).where(
+            run.c.tenant_id == tenant_id, run.c.id == run_id
+        )
+    )
+    row = result.one_or_none()
+    return (row.lease_token, row.cancel_requested_at) if row else (None, None)
 
 
 async def release(session: AsyncSession, *, tenant_id: str, run_id: str, token: str) -> None:

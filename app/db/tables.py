@@ -1,5 +1,6 @@
-"""Tables. `tenant_id` leads every key and index, except the API-key lookup by hash and
-the driver's queue index over runnable runs (the tenant is not known there)."""
+"""Tables. `tenant_id` leads every key and index, except the API-key lookup by hash, the
+driver's queue index over runnable runs, and the purge of expired Idempotency-Keys (the
+tenant is not known, or not relevant, there)."""
 
 from __future__ import annotations
 
@@ -78,6 +79,8 @@ run = Table(
     # Model attempts already made in the current step (reset when a turn is recorded).
     Column("step_attempts", Integer, nullable=False, server_default="0"),
     Column("next_source", Integer, nullable=False, server_default="1"),
+    # Steps that failed unexpectedly in a row; past a few the run ends instead of looping.
+    Column("step_failures", Integer, nullable=False, server_default="0"),
     Column("created_by", String(200), nullable=False),
     Column("creator_scopes", ARRAY(Text)),
     Column("parent_run_id", String(64)),
@@ -120,8 +123,8 @@ turn = Table(
     Column("rejection", JSONB),
     Column("extra_rejections", JSONB, nullable=False, server_default="[]"),
     Column("attempts", Integer, nullable=False),
-    Column("input_tokens", Integer, nullable=False),
-    Column("output_tokens", Integer, nullable=False),
+    Column("input_tokens", BigInteger, nullable=False),
+    Column("output_tokens", BigInteger, nullable=False),
     Column("cost_usd", Numeric(18, 8), nullable=False, server_default="0"),
     _ts("created_at"),
     PrimaryKeyConstraint("tenant_id", "run_id", "step"),
@@ -190,7 +193,8 @@ idempotency_key = Table(
     _ts("created_at"),
     _ts("expires_at"),
     PrimaryKeyConstraint("tenant_id", "key"),
-    Index("ix_idempotency_key_tenant_expires", "tenant_id", "expires_at"),
+    # The third exception to "tenant_id leads": the purge of expired keys spans tenants.
+    Index("ix_idempotency_key_expires", "expires_at"),
 )
 
 technology = Table(

@@ -16,11 +16,13 @@ from jsonschema import Draft202012Validator
 from app.domain.errors import ObservationCode
 from app.domain.model import ProposedCall
 from app.domain.ports import Tool
-from app.domain.tools import Principal, args_hash, canonical_json
+from app.domain.tools import Principal, args_hash, canonical_json, contains_nul, json_depth
 
 MAX_MESSAGE = 500
 #: How much of an unparseable argument string is kept on the record.
 MAX_RAW = 10_000
+#: How deeply arguments may nest.
+MAX_DEPTH = 32
 
 
 @dataclass(frozen=True)
@@ -53,12 +55,19 @@ def _parse_arguments(raw: Any) -> tuple[Any, Rejection | None]:
         try:
             raw = json.loads(raw, parse_constant=_refuse_constant)
         except (ValueError, RecursionError):
-            return raw[:MAX_RAW], Rejection(
+            return raw[:MAX_RAW].replace("\x00", ""), Rejection(
                 ObservationCode.INVALID_ARGUMENTS, "arguments are not valid JSON"
             )
+    problem = None
+    if json_depth(raw) > MAX_DEPTH:
+        problem = f"arguments nest deeper than {MAX_DEPTH} levels"
+    elif contains_nul(raw):
+        problem = "arguments contain a NUL character"
+    if problem is not None:
+        return None, Rejection(ObservationCode.INVALID_ARGUMENTS, problem)
     try:
         canonical_json(raw)
-    except (ValueError, TypeError, RecursionError):
+    except (ValueError, TypeError):
         return None, Rejection(ObservationCode.INVALID_ARGUMENTS, "arguments are not valid JSON")
     if not isinstance(raw, dict):
         return raw, Rejection(ObservationCode.INVALID_ARGUMENTS, "arguments must be an object")

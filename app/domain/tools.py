@@ -87,6 +87,39 @@ def canonical_json(value: Any) -> str:
     )
 
 
+def json_depth(value: Any) -> int:
+    """How deeply a JSON value nests (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            deepest = max(deepest, depth)
+            continue
+        deepest = max(deepest, depth + 1)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def contains_nul(value: Any) -> bool:
+    """Whether any string (or key) in a JSON value holds U+0000, which Postgres refuses."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def sha256_tag(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 

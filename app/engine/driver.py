@@ -130,7 +130,9 @@ class Driver:
                     expires_at=expires,
                 )
                 if record is not None:
-                    claimed.append(((tenant_id, run_id), Lease(self.rt, tenant_id, run_id, token)))
+                    claimed.append(
+                        ((tenant_id, run_id), Lease(self.rt, tenant_id, run_id, token, expires))
+                    )
         for key, lease in claimed:
             self._start(key, self._drive(key, lease))
         return len(claimed)

@@ -19,12 +19,18 @@ from app.domain.citations import number_sources
 from app.domain.ports import Tool, ToolContext
 from app.domain.retry import backoff_s, ends_run, may_retry
 from app.domain.status import CallStatus, check_call_transition
-from app.domain.tools import ToolError, ToolResult
-from app.engine.lease import Lease
+from app.domain.tools import ToolError, ToolResult, contains_nul, json_depth
+from app.engine.lease import Interrupted, Lease
 from app.engine.model_step import principal_of
 
 log = logging.getLogger(__name__)
 MAX_MESSAGE = 500
+MAX_OUTPUT_DEPTH = 64
+
+
+OUTCOME_UNKNOWN = ToolError(
+    "outcome_unknown", "the call's outcome is unknown and it may not be sent again", fatal=True
+)
 
 
 class DeadlineReached(Exception):
@@ -38,7 +44,14 @@ async def execute_calls(lease: Lease, run: RunRecord, step: int) -> None:
     todo = [c for c in calls if c["status"] in (CallStatus.PENDING, CallStatus.EXECUTING)]
     reads = [c for c in todo if rt.tools[c["tool"]].spec.read_only]
     writes = [c for c in todo if not rt.tools[c["tool"]].spec.read_only]
-    await asyncio.gather(*(_bounded(lease, run, c) for c in reads))
+    # Every call runs to its own outcome; an interruption (cancel, lost lease) stops the
+    # others through the lease's stop signal, and is raised once all have settled.
+    outcomes = await asyncio.gather(
+        *(_bounded(lease, run, c) for c in reads), return_exceptions=True
+    )
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
     for call in writes:
         if not await _run_call(lease, run, call):
             break
@@ -56,23 +69,18 @@ async def _run_call(lease: Lease, run: RunRecord, call: Mapping[str, Any]) -> bo
     """Runs one call to an outcome; False when the run must not go on with later calls."""
     rt = lease.rt
     tool = rt.tools[call["tool"]]
+    if call["status"] == CallStatus.EXECUTING and not tool.spec.may_retry:
+        # The earlier holder may have sent it: never re-send a side effect blindly.
+        await _record_failure(lease, call, OUTCOME_UNKNOWN)
+        return False
     if call["status"] == CallStatus.EXECUTING and call["attempts"] >= tool.spec.max_attempts:
         # Interrupted on every attempt (e.g. it takes its process down): stop retrying.
         await _record_failure(
             lease, call, ToolError("interrupted", "the call was interrupted on every attempt")
         )
         return False
-    if call["status"] == CallStatus.EXECUTING and not tool.spec.may_retry:
-        # The earlier holder may have sent it: never re-send a side effect blindly.
-        await _record_failure(
-            lease,
-            call,
-            ToolError(
-                "outcome_unknown", "the call's outcome is unknown after an interruption", fatal=True
-            ),
-        )
-        return False
     while True:
+        lease.check()  # nothing new starts once the run is stopping
         call = await _record_start(lease, call)
         try:
             result = await _invoke(lease, run, tool, call)
@@ -106,12 +114,12 @@ async def _invoke(lease: Lease, run: RunRecord, tool: Tool, call: Mapping[str, A
     except TimeoutError:
         if timeout >= left:
             raise DeadlineReached() from None
+        if not tool.spec.may_retry:
+            raise OUTCOME_UNKNOWN from None  # it may have happened: never sent twice
         raise ToolError("timeout", "the tool did not answer in time", retryable=True) from None
-    except ToolError:
+    except (ToolError, Interrupted):
         raise
-    except Exception as exc:
-        if isinstance(exc, asyncio.CancelledError):
-            raise
+    except Exception:
         log.exception("tool %s raised unexpectedly", tool.spec.name)
         raise ToolError("internal", "the tool failed unexpectedly") from None
     _check_output(tool, result.output)
@@ -119,6 +127,8 @@ async def _invoke(lease: Lease, run: RunRecord, tool: Tool, call: Mapping[str, A
 
 
 def _check_output(tool: Tool, output: Any) -> None:
+    if contains_nul(output) or json_depth(output) > MAX_OUTPUT_DEPTH:
+        raise ToolError("invalid_output", "the tool's output is not storable JSON")
     size = len(json.dumps(output, separators=(",", ":")).encode())
     if size > tool.spec.max_output_bytes:
         raise ToolError(
@@ -188,7 +198,7 @@ async def _record_failure(
     body = {
         "code": error.code,
         "retryable": error.retryable,
-        "message": error.message[:MAX_MESSAGE],
+        "message": error.message.replace("\x00", "")[:MAX_MESSAGE],
     }
     await _settle(
         lease,

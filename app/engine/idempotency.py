@@ -12,9 +12,12 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import idempotency_repo
-from app.db.runs_repo import StaleWrite
 from app.domain.idempotency import StoredKey, Verdict, judge
 from app.engine.runtime import Runtime
+
+
+class ClaimLost(Exception):
+    """Another request took the key over (this one outlived its lock); nothing was made."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ async def bind(session: AsyncSession, claim: Claim, resource_id: str) -> None:
         token=claim.token,
         values={"resource_id": resource_id},
     ):
-        raise StaleWrite(claim.key)
+        raise ClaimLost(claim.key)
 
 
 async def complete(

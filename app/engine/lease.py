@@ -8,7 +8,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -30,10 +30,14 @@ class LeaseLost(Exception):
 
 @dataclass
 class Lease:
+    """Held from a successful claim. `expires_at` is this holder's own view of its expiry:
+    past it, nothing new is started even if the database has not said "lost" yet."""
+
     rt: Runtime
     tenant_id: str
     run_id: str
     token: str
+    expires_at: datetime
     lost: bool = False
     cancel_seen: bool = False
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
@@ -67,6 +71,11 @@ class Lease:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
+    def check(self) -> None:
+        """Raises Interrupted when the run is stopping (cancel seen, lease lost or lapsed)."""
+        if self._stop.is_set() or self.rt.clock.now() >= self.expires_at:
+            raise Interrupted()
+
     def interrupt(self) -> None:
         """Stops in-flight work of this run at once (a cancel seen in this process)."""
         self.cancel_seen = True
@@ -77,28 +86,58 @@ class Lease:
             self._stop.clear()
 
     async def _beat(self) -> None:
+        """Looks for a cancel every cancel_poll_s (a read), and renews the lease every
+        lease_s / 3 (a write); either finding the lease gone stops the run's work."""
         settings = self.rt.settings
-        interval = min(settings.cancel_poll_s, settings.lease_s / 3)
+        renew_every = settings.lease_s / 3
+        loop = asyncio.get_running_loop()
+        next_renewal = loop.time() + renew_every
         while True:
-            await asyncio.sleep(interval)
+            await asyncio.sleep(min(settings.cancel_poll_s, renew_every))
             try:
-                async with self.rt.sessions.begin() as session:
-                    record = await runs_repo.renew(
-                        session,
-                        tenant_id=self.tenant_id,
-                        run_id=self.run_id,
-                        token=self.token,
-                        expires_at=self.rt.clock.now() + timedelta(seconds=settings.lease_s),
-                    )
-            except Exception:  # the database blinked: keep the lease until it expires
-                log.warning("lease renewal failed for a run", exc_info=True)
-                continue
-            if record is None:
-                self.lost = True
-                self._stop.set()
+                if loop.time() >= next_renewal:
+                    await self._renew()
+                    next_renewal = loop.time() + renew_every
+                else:
+                    await self._look()
+            except Exception:  # the database blinked: the lease holds until it expires
+                log.warning("lease upkeep failed for a run", exc_info=True)
+            if self.lost:
                 return
-            if record.cancel_requested_at is not None and not self.cancel_seen:
-                self.interrupt()
+
+    async def _renew(self) -> None:
+        expires_at = self.rt.clock.now() + timedelta(seconds=self.rt.settings.lease_s)
+        async with self.rt.sessions.begin() as session:
+            record = await runs_repo.renew(
+                session,
+                tenant_id=self.tenant_id,
+                run_id=self.run_id,
+                token=self.token,
+                expires_at=expires_at,
+            )
+        if record is None:
+            self._lose()
+            return
+        self.expires_at = expires_at
+        self._notice(record.cancel_requested_at)
+
+    async def _look(self) -> None:
+        async with self.rt.sessions() as session:
+            token, cancel_requested_at = await runs_repo.peek(
+                session, tenant_id=self.tenant_id, run_id=self.run_id
+            )
+        if token != self.token:
+            self._lose()
+        else:
+            self._notice(cancel_requested_at)
+
+    def _lose(self) -> None:
+        self.lost = True
+        self._stop.set()
+
+    def _notice(self, cancel_requested_at: datetime | None) -> None:
+        if cancel_requested_at is not None and not self.cancel_seen:
+            self.interrupt()
 
     async def guarded(self, work: Awaitable[T], timeout_s: float) -> T:
         """Awaits `work` unless the run is stopped first (Interrupted) or `timeout_s`

@@ -7,6 +7,8 @@ import asyncio
 import logging
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from app.db import runs_repo, turns_repo
 from app.db.runs_repo import RunRecord
 from app.domain.budget import seconds_left, tool_calls_that_fit
@@ -181,8 +183,8 @@ async def _record_turn(
     instructions: str,
     exposed: list[Any],
 ) -> None:
-    rt = lease.rt
-    now = rt.clock.now()
+    """One transaction: the run's counters first (conditional on the lease, so a stepper
+    that lost it stops here), then the turn and its proposals."""
     usage = reply.usage
     turn = {
         "tenant_id": run.tenant_id,
@@ -195,9 +197,9 @@ async def _record_turn(
         "attempts": attempt,
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
-        "created_at": now,
+        "created_at": lease.rt.clock.now(),
     }
-    values = {
+    counters = {
         "model_calls": run.model_calls + 1,
         "step_attempts": 0,
         "steps": run.steps + 1,
@@ -214,44 +216,58 @@ async def _record_turn(
             "output_tokens": usage.output_tokens,
         },
     )
-    async with rt.sessions.begin() as session:
+    async with lease.rt.sessions.begin() as session:
         if isinstance(reply, ToolCallsProposal):
-            checked = check_calls(
-                reply.calls, exposed={t.spec.name: t for t in exposed}, principal=principal_of(run)
-            )
-            rows, extra, events = _call_rows(run, step, checked, now)
-            await turns_repo.insert_turn(
-                session, {**turn, "kind": "tool_calls", "extra_rejections": extra}
-            )
-            await turns_repo.insert_calls(session, rows)
-            await lease.write(
-                session,
-                values=values,
-                events=[completed, *events],
-            )
-            return
-        sources = await history.sources(session, run)
-        unknown = unknown_citations(reply.text, sources)
-        rejection = None
-        if unknown:
-            rejection = {
-                "code": ObservationCode.INVALID_CITATION,
-                "retryable": True,
-                "message": f"cited sources this run never produced: {', '.join(unknown)}",
-            }
-        await turns_repo.insert_turn(
-            session, {**turn, "kind": "final", "text": reply.text, "rejection": rejection}
-        )
-        await lease.write(
-            session,
-            values=values,
-            events=[completed],
-        )
-        if rejection:
-            await lease.write(
-                session,
-                events=[("final.rejected", {"step": step, **rejection})],
-            )
-            return
+            await _record_proposals(session, lease, run, reply, turn, counters, completed, exposed)
+        else:
+            await _record_final(session, lease, run, reply, turn, counters, completed)
+
+
+async def _record_proposals(
+    session: AsyncSession,
+    lease: Lease,
+    run: RunRecord,
+    reply: ToolCallsProposal,
+    turn: dict[str, Any],
+    counters: dict[str, Any],
+    completed: runs_repo.Event,
+    exposed: list[Any],
+) -> None:
+    checked = check_calls(
+        reply.calls, exposed={t.spec.name: t for t in exposed}, principal=principal_of(run)
+    )
+    rows, extra, events = _call_rows(run, turn["step"], checked, turn["created_at"])
+    await lease.write(session, values=counters, events=[completed, *events])
+    await turns_repo.insert_turn(session, {**turn, "kind": "tool_calls", "extra_rejections": extra})
+    await turns_repo.insert_calls(session, rows)
+
+
+async def _record_final(
+    session: AsyncSession,
+    lease: Lease,
+    run: RunRecord,
+    reply: FinalAnswer,
+    turn: dict[str, Any],
+    counters: dict[str, Any],
+    completed: runs_repo.Event,
+) -> None:
+    """A final answer ends the run unless it cites a source the run never produced; then
+    it is rejected (and counted as a step) and the model hears why."""
+    sources = await history.sources(session, run)
+    unknown = unknown_citations(reply.text, sources)
+    rejection = None
+    events = [completed]
+    if unknown:
+        rejection = {
+            "code": ObservationCode.INVALID_CITATION,
+            "retryable": True,
+            "message": f"cited sources this run never produced: {', '.join(unknown)}",
+        }
+        events.append(("final.rejected", {"step": turn["step"], **rejection}))
+    await lease.write(session, values=counters, events=events)
+    await turns_repo.insert_turn(
+        session, {**turn, "kind": "final", "text": reply.text, "rejection": rejection}
+    )
+    if rejection is None:
         output = {"text": reply.text, "citations": history.citations(reply.text, sources)}
-        await finish_run(session, lease, finish(TerminationReason.FINAL, None, None), output=output)
+        await finish_run(session, lease, finish(TerminationReason.FINAL), output=output)

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from app.db import runs_repo, turns_repo
-from app.db.runs_repo import RunRecord, StaleWrite
+from app.db.runs_repo import RunRecord
 from app.domain.budget import Limits, deadline_at, narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.ids import new_id
@@ -176,7 +176,7 @@ async def list_events(
 ) -> tuple[list[Mapping[str, Any]], str | None]:
     if cursor:
         raw = decode_cursor(cursor)
-        if not isinstance(raw, int):
+        if not isinstance(raw, int) or not 0 <= raw < 2**31:
             raise _invalid("cursor", "not a cursor this service gave out")
         after = max(after, raw)
     async with rt.sessions() as session:
@@ -194,7 +194,11 @@ async def list_calls(
     after = None
     if cursor:
         raw = decode_cursor(cursor)
-        if not (isinstance(raw, list) and len(raw) == 2 and all(isinstance(x, int) for x in raw)):
+        if not (
+            isinstance(raw, list)
+            and len(raw) == 2
+            and all(isinstance(x, int) and 0 <= x < 2**31 for x in raw)
+        ):
             raise _invalid("cursor", "not a cursor this service gave out")
         after = (raw[0], raw[1])
     async with rt.sessions() as session:
@@ -209,25 +213,19 @@ async def list_calls(
 async def request_cancel(rt: Runtime, *, principal: Principal, run_id: str) -> RunRecord:
     """Marks the run cancelled-on-request; its stepper (in any process) ends it as soon as
     in-flight work can stop. Cancelling a finished run is `invalid_state`."""
-    for _ in range(5):
-        async with rt.sessions.begin() as session:
-            record = await runs_repo.get(session, principal.tenant_id, run_id)
-            if record is None:
-                raise not_found()
-            if record.status == RunStatus.FINISHED:
-                raise DomainError(ErrorCode.INVALID_STATE, "the run has already finished")
-            if record.cancel_requested_at is not None:
-                return record
-            try:
-                return await runs_repo.write(
-                    session,
-                    tenant_id=principal.tenant_id,
-                    run_id=run_id,
-                    version=record.version,
-                    now=rt.clock.now(),
-                    values={"cancel_requested_at": rt.clock.now()},
-                    events=[("run.cancel_requested", {"by": principal.subject})],
-                )
-            except StaleWrite:
-                continue  # the stepper moved the run on; look again
-    raise DomainError(ErrorCode.UNAVAILABLE, "the run is too busy to cancel right now; retry")
+    async with rt.sessions.begin() as session:
+        record = await runs_repo.mark_cancel_requested(
+            session,
+            tenant_id=principal.tenant_id,
+            run_id=run_id,
+            now=rt.clock.now(),
+            by=principal.subject,
+        )
+        if record is not None:
+            return record
+        record = await runs_repo.get(session, principal.tenant_id, run_id)
+    if record is None:
+        raise not_found()
+    if record.status == RunStatus.FINISHED:
+        raise DomainError(ErrorCode.INVALID_STATE, "the run has already finished")
+    return record  # asked before: the same request again

@@ -6,6 +6,7 @@ by one function per step type, so any process can pick a run up where another st
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 from collections.abc import Callable
@@ -13,8 +14,8 @@ from datetime import timedelta
 
 from app.db import runs_repo, turns_repo
 from app.db.runs_repo import RunRecord, StaleWrite
-from app.domain.status import RunStatus
-from app.domain.steps import CallModel, ExecuteCalls, Finish, NextStep, decide
+from app.domain.status import RunStatus, TerminationReason
+from app.domain.steps import CallModel, ExecuteCalls, Finish, NextStep, decide, finish
 from app.engine import history
 from app.engine.executor import execute_calls
 from app.engine.finish import finish_run
@@ -23,6 +24,8 @@ from app.engine.model_step import call_model
 from app.engine.runtime import Runtime
 
 log = logging.getLogger(__name__)
+#: Unexpected failures of one step in a row before the run ends.
+MAX_STEP_FAILURES = 3
 
 
 def new_lease_token() -> str:
@@ -32,6 +35,7 @@ def new_lease_token() -> str:
 async def claim(rt: Runtime, tenant_id: str, run_id: str) -> Lease | None:
     token = new_lease_token()
     now = rt.clock.now()
+    expires_at = now + timedelta(seconds=rt.settings.lease_s)
     async with rt.sessions.begin() as session:
         record = await runs_repo.claim(
             session,
@@ -40,9 +44,9 @@ async def claim(rt: Runtime, tenant_id: str, run_id: str) -> Lease | None:
             owner=rt.settings.instance_id,
             token=token,
             now=now,
-            expires_at=now + timedelta(seconds=rt.settings.lease_s),
+            expires_at=expires_at,
         )
-    return Lease(rt, tenant_id, run_id, token) if record else None
+    return Lease(rt, tenant_id, run_id, token, expires_at) if record else None
 
 
 async def _next(lease: Lease) -> tuple[RunRecord, NextStep]:
@@ -78,20 +82,57 @@ async def _loop(lease: Lease, on_progress: Callable[[], None]) -> None:
         if run.status != RunStatus.RUNNING:
             return
         try:
-            match step:
-                case Finish():
-                    await _finish(lease, run, step)
-                case CallModel(step=number):
-                    decision = await call_model(lease, run, number)
-                    if decision is not None:
-                        await _finish(lease, run, decision)
-                case ExecuteCalls(step=number):
-                    await execute_calls(lease, run, number)
+            lease.check()
+            await _handle(lease, run, step)
         except Interrupted:
-            if lease.lost:
+            if lease.lost or lease.rt.clock.now() >= lease.expires_at:
                 return
             lease.rearm()
+        except (StaleWrite, asyncio.CancelledError):
+            raise
+        except Exception:
+            log.exception("a step failed unexpectedly (run %s)", run.id)
+            await _step_failed(lease, run, step)
+            return  # hand the run back: the driver tries again shortly
+        else:
+            if run.step_failures:
+                async with lease.rt.sessions.begin() as session:
+                    await lease.write(session, values={"step_failures": 0})
         on_progress()
+
+
+async def _handle(lease: Lease, run: RunRecord, step: NextStep) -> None:
+    match step:
+        case Finish():
+            await _finish(lease, run, step)
+        case CallModel(step=number):
+            decision = await call_model(lease, run, number)
+            if decision is not None:
+                await _finish(lease, run, decision)
+        case ExecuteCalls(step=number):
+            await execute_calls(lease, run, number)
+
+
+async def _step_failed(lease: Lease, run: RunRecord, step: NextStep) -> None:
+    """Counts an unexpected failure (a bug, or the database failing mid-step). A step that
+    keeps failing ends the run, blaming the side that failed, rather than looping until
+    its deadline with the cause unrecorded."""
+    failures = run.step_failures + 1
+    async with lease.rt.sessions.begin() as session:
+        if failures >= MAX_STEP_FAILURES and not isinstance(step, Finish):
+            reason = (
+                TerminationReason.MODEL_FAILED
+                if isinstance(step, CallModel)
+                else TerminationReason.TOOL_FAILED
+            )
+            message = "the step failed unexpectedly several times; the failure is logged"
+            await finish_run(session, lease, finish(reason, "internal", message))
+            return
+        await lease.write(
+            session,
+            values={"step_failures": failures},
+            events=[("step.failed", {"decision": type(step).__name__, "failures": failures})],
+        )
 
 
 async def drive(lease: Lease, on_progress: Callable[[], None] = lambda: None) -> None:
@@ -105,7 +146,10 @@ async def drive(lease: Lease, on_progress: Callable[[], None] = lambda: None) ->
         log.info("a run's lease moved to another stepper; stopping here")
     finally:
         await lease.close()
-    async with lease.rt.sessions.begin() as session:
-        await runs_repo.release(
-            session, tenant_id=lease.tenant_id, run_id=lease.run_id, token=lease.token
-        )
+    try:
+        async with lease.rt.sessions.begin() as session:
+            await runs_repo.release(
+                session, tenant_id=lease.tenant_id, run_id=lease.run_id, token=lease.token
+            )
+    except Exception:  # the lease then simply expires
+        log.warning("could not hand a run's lease back", exc_info=True)

@@ -41,6 +41,26 @@ RequiredIdempotencyKey = Annotated[
 Limit = Annotated[int, Query(ge=1, le=200, description="Items per page (default 50).")]
 
 _UNSUPPORTED = ("parent_run_id", "continue_from")
+MAX_SEQ = 2**31 - 1
+
+
+def _nul_path(value: Any, path: str) -> str | None:
+    """The path of the first string holding U+0000 (Postgres refuses it), if any."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, child in items:
+        if isinstance(key, str) and "\x00" in key:
+            return f"{path}.{key!r}".lstrip(".")
+        found = _nul_path(child, f"{path}.{key}".lstrip("."))
+        if found:
+            return found
+    return None
 
 
 def _refuse_unsupported(body: CreateRunIn) -> None:
@@ -55,8 +75,11 @@ def _refuse_unsupported(body: CreateRunIn) -> None:
         errors.append(
             FieldError("consistency", "snapshot reads are not supported by this build yet")
         )
+    nul = _nul_path(body.model_dump(mode="json", exclude_none=True), "")
+    if nul is not None:
+        errors.append(FieldError(nul, "must not contain a NUL character"))
     if errors:
-        raise DomainError(ErrorCode.VALIDATION, "some fields are not supported yet", errors)
+        raise DomainError(ErrorCode.VALIDATION, "some fields are invalid", errors)
 
 
 def run_json(record: RunRecord) -> dict[str, Any]:
@@ -144,7 +167,9 @@ async def list_events(
     run_id: str,
     principal: ReaderDep,
     rt: RuntimeDep,
-    after: Annotated[int, Query(ge=0, description="Only events with a greater seq.")] = 0,
+    after: Annotated[
+        int, Query(ge=0, le=MAX_SEQ, description="Only events with a greater seq.")
+    ] = 0,
     limit: Limit = 50,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> Any:

@@ -1,0 +1,134 @@
+"""What must not go wrong: a cancel that stops a turn's remaining calls, side effects never
+sent twice, a step that keeps failing, and input Postgres cannot store."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from app.adapters.builtin_tools.tech_radar import radar_tools
+from tests.conftest import DEFAULT_AGENT, Harness, make_config
+from tests.factories import final, run_body, tool_calls
+from tests.fakes import ProbeTool, probe_spec
+
+
+async def probe_harness(harness_factory, probe: Any, **settings: Any) -> Harness:  # type: ignore[no-untyped-def]
+    agent = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], probe.spec.name]}
+    config = make_config({"tech-radar": agent}, extra_specs={probe.spec.name: probe.spec})
+
+    def tools(sessions, clock):  # type: ignore[no-untyped-def]
+        return {**radar_tools(sessions, clock), probe.spec.name: probe}
+
+    return await harness_factory(config=config, tools=tools, settings_override=settings)
+
+
+async def events_of(h: Harness, headers: dict[str, str], run_id: str) -> list[dict[str, Any]]:
+    response = await h.client.get(f"/v1/runs/{run_id}/events?limit=200", headers=headers)
+    return response.json()["items"]
+
+
+async def test_cancel_while_a_tool_runs_stops_the_turns_other_calls(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    probe = ProbeTool(probe_spec(), gate=asyncio.Event())
+    h = await probe_harness(harness_factory, probe, tool_concurrency=1)
+    headers = await h.key()
+    calls = [(f"c{i}", "probe", {"q": str(i)}) for i in range(4)]
+    run = (
+        await h.client.post(
+            "/v1/runs", headers=headers, json=run_body(tool_calls(*calls), final("never"), wait_s=0)
+        )
+    ).json()
+    await asyncio.wait_for(probe.started.wait(), 10)
+    cancelled = await h.client.post(f"/v1/runs/{run['id']}/cancel", headers=headers)
+    assert cancelled.json()["termination_reason"] == "cancelled"
+    assert probe.executions == 1
+    recorded = (await h.client.get(f"/v1/runs/{run['id']}/calls", headers=headers)).json()["items"]
+    assert {c["status"] for c in recorded} == {"cancelled"}
+    kinds = [e["type"] for e in await events_of(h, headers, run["id"])]
+    after_cancel = kinds[kinds.index("run.cancel_requested") :]
+    assert "call.started" not in after_cancel and "call.failed" not in after_cancel
+
+
+async def test_a_side_effect_that_times_out_is_never_sent_again(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    probe = ProbeTool(
+        probe_spec("write_probe", side_effects=True, timeout_s=0.3), gate=asyncio.Event()
+    )
+    h = await probe_harness(harness_factory, probe)
+    headers = await h.key()
+    run = (
+        await h.client.post(
+            "/v1/runs",
+            headers=headers,
+            json=run_body(tool_calls(("c1", "write_probe", {"q": "x"})), final("never")),
+        )
+    ).json()
+    assert run["termination_reason"] == "tool_failed"
+    assert run["error"]["code"] == "outcome_unknown"
+    assert probe.executions == 1
+
+
+class BrokenCheck(ProbeTool):
+    def check(self, arguments):  # type: ignore[no-untyped-def]
+        raise RuntimeError("a bug in a tool's semantic check")
+
+
+async def test_a_step_that_keeps_failing_ends_the_run_with_its_cause(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    h = await probe_harness(harness_factory, BrokenCheck(probe_spec()))
+    headers = await h.key()
+    run = (
+        await h.client.post(
+            "/v1/runs",
+            headers=headers,
+            json=run_body(tool_calls(("c1", "probe", {"q": "x"})), final("never"), wait_s=15),
+        )
+    ).json()
+    assert run["termination_reason"] == "model_failed", run
+    assert run["error"]["code"] == "internal"
+    kinds = [e["type"] for e in await events_of(h, headers, run["id"])]
+    assert kinds.count("step.failed") == 2 and kinds.count("run.claimed") == 3
+    assert "RuntimeError" not in str(run) and "bug" not in str(run)
+
+
+async def test_strings_postgres_cannot_store_are_refused(harness: Harness) -> None:
+    headers = await harness.key()
+    cases = [
+        ({**run_body(final("x")), "input": "a\u0000b"}, "input"),
+        (run_body(final("a\u0000b")), "script.0.text"),
+        (run_body(final("x"), metadata={"k": "v\u0000"}), "metadata.k"),
+        (
+            run_body(tool_calls(("c1", "search_technologies", {"query": "\u0000"}))),
+            "script.0.calls.0.arguments.query",
+        ),
+    ]
+    for body, path in cases:
+        response = await harness.client.post("/v1/runs", headers=headers, json=body)
+        assert response.status_code == 422, path
+        assert response.json()["errors"][0]["path"] == path
+
+
+async def test_deeply_nested_metadata_is_refused(harness: Harness) -> None:
+    headers = await harness.key()
+    deep: Any = "x"
+    for _ in range(40):
+        deep = {"k": deep}
+    response = await harness.client.post(
+        "/v1/runs", headers=headers, json=run_body(final("x"), metadata=deep)
+    )
+    assert response.status_code == 422 and response.json()["errors"][0]["path"] == "metadata"
+
+
+async def test_out_of_range_event_positions_are_validation_errors(harness: Harness) -> None:
+    headers = await harness.key()
+    run = (await harness.client.post("/v1/runs", headers=headers, json=run_body(final("x")))).json()
+    response = await harness.client.get(
+        f"/v1/runs/{run['id']}/events?after={2**40}", headers=headers
+    )
+    assert response.status_code == 422 and response.json()["errors"][0]["path"] == "after"
+
+
+async def test_huge_token_counts_are_refused(harness: Harness) -> None:
+    headers = await harness.key()
+    response = await harness.client.post(
+        "/v1/runs", headers=headers, json=run_body(final("x", usage=(3_000_000_000, 0)))
+    )
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["path"] == "script.0.usage.input_tokens"
