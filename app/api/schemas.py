@@ -7,20 +7,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from app.api.examples import RUN_EXAMPLE, RUN_OUT_EXAMPLE
+from app.api.script_items import ScriptItem, StrictIn
 from app.domain.tools import canonical_json, json_depth
 
 METADATA_MAX_BYTES = 4096
 #: How deep free-form JSON (metadata, script arguments) may nest.
 MAX_JSON_DEPTH = 32
-#: Tokens one scripted turn may report.
-MAX_TOKENS = 10**9
 
 
-class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class LimitsIn(_In):
+class LimitsIn(StrictIn):
     max_steps: int | None = Field(default=None, ge=1)
     deadline_s: float | None = Field(default=None, gt=0)
     max_tokens: int | None = Field(default=None, ge=1)
@@ -28,65 +24,7 @@ class LimitsIn(_In):
     max_tool_calls: int | None = Field(default=None, ge=1)
 
 
-class Usage(BaseModel):
-    input_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS)
-    output_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS)
-
-
-class ScriptCall(_In):
-    id: str = Field(min_length=1, max_length=200)
-    name: str = Field(min_length=1, max_length=200)
-    arguments: dict[str, Any] | str = Field(default_factory=dict)
-
-
-class ScriptToolCalls(_In):
-    type: Literal["tool_calls"]
-    calls: list[ScriptCall]
-    usage: Usage | None = None
-    delay_ms: int = Field(default=0, ge=0, le=600_000)
-
-
-class ScriptFinal(_In):
-    type: Literal["final"]
-    text: str
-    usage: Usage | None = None
-    delay_ms: int = Field(default=0, ge=0, le=600_000)
-
-
-class ScriptError(_In):
-    type: Literal["error"]
-    code: str = Field(min_length=1, max_length=100)
-    retryable: bool = False
-    message: str | None = Field(default=None, max_length=500)
-    delay_ms: int = Field(default=0, ge=0, le=600_000)
-
-
-ScriptItem = Annotated[ScriptToolCalls | ScriptFinal | ScriptError, Field(discriminator="type")]
-
-RUN_EXAMPLE = {
-    "agent": "tech-radar",
-    "input": "Which databases are in the adopt ring?",
-    "limits": {"max_steps": 6, "deadline_s": 30},
-    "metadata": {"ticket": "T-1"},
-    "wait_s": 10,
-    "script": [
-        {
-            "type": "tool_calls",
-            "calls": [
-                {"id": "c1", "name": "search_technologies", "arguments": {"query": "database"}}
-            ],
-            "usage": {"input_tokens": 120, "output_tokens": 20},
-        },
-        {
-            "type": "final",
-            "text": "PostgreSQL is in adopt [source:s1]",
-            "usage": {"input_tokens": 300, "output_tokens": 22},
-        },
-    ],
-}
-
-
-class CreateRunIn(_In):
+class CreateRunIn(StrictIn):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [RUN_EXAMPLE]})
 
     agent: str = Field(min_length=1, max_length=64)
@@ -119,7 +57,7 @@ class CreateRunIn(_In):
         return value
 
 
-class AdvanceIn(_In):
+class AdvanceIn(StrictIn):
     wait_s: float = Field(default=10, ge=0, le=30)
 
 
@@ -161,42 +99,6 @@ class PendingApproval(BaseModel):
     call_id: str
     tool: str
     expires_at: datetime
-
-
-RUN_OUT_EXAMPLE = {
-    "id": "run_5f0c3e6a9b1d4f2e8a7c6b5d4e3f2a1b",
-    "agent": "tech-radar",
-    "status": "finished",
-    "termination_reason": "final",
-    "output": {
-        "text": "PostgreSQL is in adopt [source:s1]",
-        "citations": [
-            {
-                "source_id": "s1",
-                "tool": "search_technologies",
-                "observed_at": "2026-11-29T10:00:01Z",
-                "source_version": "1",
-            }
-        ],
-    },
-    "error": None,
-    "parent_run_id": None,
-    "metadata": {"ticket": "T-1"},
-    "tools": ["search_technologies", "get_technology"],
-    "limits": {
-        "max_steps": 6,
-        "deadline_s": 30,
-        "max_tokens": 50000,
-        "max_cost_usd": 1,
-        "max_tool_calls": 20,
-    },
-    "usage": {"steps": 2, "input_tokens": 420, "output_tokens": 42, "cost_usd": 0, "tool_calls": 1},
-    "pending_approvals": [],
-    "created_at": "2026-11-29T10:00:00Z",
-    "updated_at": "2026-11-29T10:00:02Z",
-    "deadline_at": "2026-11-29T10:00:30Z",
-    "version": 9,
-}
 
 
 class RunOut(BaseModel):

@@ -1,0 +1,63 @@
+"""Examples for the OpenAPI document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+RUN_EXAMPLE: dict[str, Any] = {
+    "agent": "tech-radar",
+    "input": "Which databases are in the adopt ring?",
+    "limits": {"max_steps": 6, "deadline_s": 30},
+    "metadata": {"ticket": "T-1"},
+    "wait_s": 10,
+    "script": [
+        {
+            "type": "tool_calls",
+            "calls": [
+                {"id": "c1", "name": "search_technologies", "arguments": {"query": "database"}}
+            ],
+            "usage": {"input_tokens": 120, "output_tokens": 20},
+        },
+        {
+            "type": "final",
+            "text": "PostgreSQL is in adopt [source:s1]",
+            "usage": {"input_tokens": 300, "output_tokens": 22},
+        },
+    ],
+}
+
+
+RUN_OUT_EXAMPLE: dict[str, Any] = {
+    "id": "run_5f0c3e6a9b1d4f2e8a7c6b5d4e3f2a1b",
+    "agent": "tech-radar",
+    "status": "finished",
+    "termination_reason": "final",
+    "output": {
+        "text": "PostgreSQL is in adopt [source:s1]",
+        "citations": [
+            {
+                "source_id": "s1",
+                "tool": "search_technologies",
+                "observed_at": "2026-11-29T10:00:01Z",
+                "source_version": "1",
+            }
+        ],
+    },
+    "error": None,
+    "parent_run_id": None,
+    "metadata": {"ticket": "T-1"},
+    "tools": ["search_technologies", "get_technology"],
+    "limits": {
+        "max_steps": 6,
+        "deadline_s": 30,
+        "max_tokens": 50000,
+        "max_cost_usd": 1,
+        "max_tool_calls": 20,
+    },
+    "usage": {"steps": 2, "input_tokens": 420, "output_tokens": 42, "cost_usd": 0, "tool_calls": 1},
+    "pending_approvals": [],
+    "created_at": "2026-11-29T10:00:00Z",
+    "updated_at": "2026-11-29T10:00:02Z",
+    "deadline_at": "2026-11-29T10:00:30Z",
+    "version": 9,
+}

@@ -1,0 +1,52 @@
+"""The scripted model's items as a request carries them (SPEC §5)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: Tokens one scripted turn may report.
+MAX_TOKENS = 10**9
+
+
+class StrictIn(BaseModel):
+    """A request body part: unknown fields are errors, never ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Usage(BaseModel):
+    input_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS)
+    output_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS)
+
+
+class ScriptCall(StrictIn):
+    id: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=200)
+    arguments: dict[str, Any] | str = Field(default_factory=dict)
+
+
+class ScriptToolCalls(StrictIn):
+    type: Literal["tool_calls"]
+    calls: list[ScriptCall]
+    usage: Usage | None = None
+    delay_ms: int = Field(default=0, ge=0, le=600_000)
+
+
+class ScriptFinal(StrictIn):
+    type: Literal["final"]
+    text: str
+    usage: Usage | None = None
+    delay_ms: int = Field(default=0, ge=0, le=600_000)
+
+
+class ScriptError(StrictIn):
+    type: Literal["error"]
+    code: str = Field(min_length=1, max_length=100)
+    retryable: bool = False
+    message: str | None = Field(default=None, max_length=500)
+    delay_ms: int = Field(default=0, ge=0, le=600_000)
+
+
+ScriptItem = Annotated[ScriptToolCalls | ScriptFinal | ScriptError, Field(discriminator="type")]
