@@ -103,6 +103,7 @@ async def write(
     values: Mapping[str, Any] | None = None,
     events: Sequence[Event] = (),
     only_if: Sequence[Any] = (),
+    expect_status: RunStatus | None = None,
 ) -> RunRecord:
     """Changes the run and appends its events, each event's seq taken from the run's
     counter in the same statement; conditional on the lease token and/or version."""
@@ -112,6 +113,8 @@ async def write(
     if version is not None:
         conditions.append(run.c.version == version)
     conditions.extend(only_if)
+    if expect_status is not None:
+        conditions.append(run.c.status == expect_status)
     if lease_token is None and version is None and not only_if:
         raise ValueError("an unconditional run write is a bug")
     result = await session.execute(

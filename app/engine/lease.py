@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import runs_repo
+from app.domain.status import RunStatus, check_run_transition
 from app.engine.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,12 @@ class Lease:
         events: Sequence[runs_repo.Event] = (),
     ) -> runs_repo.RunRecord:
         """Changes the run under this lease: conditional on its token, so a stepper that
-        lost the lease writes nothing (StaleWrite)."""
+        lost the lease writes nothing (StaleWrite). A status change is checked against the
+        transition table from `running`, the only status a lease holder advances, and the
+        write is conditional on that status too."""
+        target = (values or {}).get("status")
+        if target is not None:
+            check_run_transition(RunStatus.RUNNING, RunStatus(target))
         return await runs_repo.write(
             session,
             tenant_id=self.tenant_id,
@@ -60,6 +66,7 @@ class Lease:
             now=self.rt.clock.now(),
             values=values,
             events=events,
+            expect_status=RunStatus.RUNNING,
         )
 
     def start(self) -> None:

@@ -24,7 +24,7 @@ from app.engine.keys import create_key
 from app.main import create_app
 from app.settings import Settings
 from tests.conftest import make_config
-from tests.dbserver import fresh_database
+from tests.dbserver import embedded_server, fresh_database
 from tests.factories import final
 
 
@@ -101,3 +101,21 @@ def test_embedded_postgres_serves_a_run_end_to_end() -> None:
     finally:
         server.cleanup()
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def test_the_fixtures_embedded_path_gives_a_fresh_migratable_database() -> None:
+    """The fixture's last resort (no server URL, no Docker): pgserver, then a fresh
+    database on it, as a session without TOOLGATE_TEST_DATABASE_URL would use."""
+
+    async def scenario(url: str) -> None:
+        engine = create_async_engine(url)
+        try:
+            assert await _tables(engine) == set()
+            await migrate.upgrade(engine)
+            assert {t.name for t in metadata.sorted_tables} <= await _tables(engine)
+        finally:
+            await engine.dispose()
+
+    with embedded_server() as server_url, fresh_database(server_url) as url:
+        assert make_url(url).query["host"].startswith("/")
+        asyncio.run(scenario(url))
