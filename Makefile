@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint openapi clean
+.PHONY: run test lint openapi bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,15 +19,19 @@ run: $(STAMP)
 
 ## The whole suite against a real Postgres (see tests/dbserver.py for where it comes from).
 test: $(STAMP)
-	$(BIN)/ruff check app tests migrations
+	$(BIN)/ruff check app tests migrations bench
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check app tests migrations
-	$(BIN)/ruff format --check app tests migrations
+	$(BIN)/ruff check app tests migrations bench
+	$(BIN)/ruff format --check app tests migrations bench
 
 openapi: $(STAMP)
 	$(BIN)/python -m app openapi > openapi/openapi.json
+
+## Throughput, latency and memory against a real server process (figures, not pass/fail).
+bench: $(STAMP)
+	$(BIN)/python bench/bench_runs.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
