@@ -81,6 +81,18 @@ def make_config(
     return parse_config(data, builtin_tools={**SPECS, **(extra_specs or {})})
 
 
+def with_probe(probe: Any) -> tuple[Any, Callable[..., Any]]:
+    """A config whose tech-radar agent also has the fake tool, and a registry holding it."""
+    name = probe.spec.name
+    agent = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], name]}
+    config = make_config({"tech-radar": agent}, extra_specs={name: probe.spec})
+
+    def tools(sessions, clock):  # type: ignore[no-untyped-def]
+        return {**radar_tools(sessions, clock), name: probe}
+
+    return config, tools
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
@@ -146,7 +158,11 @@ async def harness_factory(  # type: ignore[no-untyped-def]
             settings_override: dict[str, Any] | None = None,
             clock_: Any = None,
             run_driver: bool = True,
+            probe: Any = None,
         ) -> Harness:
+            """`probe`: a fake tool added to the registry and to the tech-radar agent."""
+            if probe is not None:
+                config, tools = with_probe(probe)
             app_settings = settings.model_copy(update=settings_override or {})
             app = create_app(
                 app_settings,

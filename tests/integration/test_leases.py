@@ -8,12 +8,11 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from app.adapters.builtin_tools.tech_radar import radar_tools
 from app.db import runs_repo
 from app.db.tables import turn
 from app.domain.tools import Principal
 from app.engine.runs import CreateRun, start_run
-from tests.conftest import DEFAULT_AGENT, Harness, make_config
+from tests.conftest import Harness
 from tests.factories import final, seed_radar, tool_calls
 from tests.fakes import FakeClock, ProbeTool, probe_spec
 
@@ -38,34 +37,33 @@ async def state(h: Harness, run_id: str) -> Any:
     return record, turns
 
 
-def probe_setup(probe: ProbeTool):  # type: ignore[no-untyped-def]
-    agent = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], "probe"]}
-    config = make_config({"tech-radar": agent}, extra_specs={"probe": probe.spec})
+async def two_steppers(  # type: ignore[no-untyped-def]
+    harness_factory, probe_a: Any = None, probe_b: Any = None
+) -> tuple[Harness, Harness]:
+    """a: a process that will crash; b: another process, whose clock is past a's lease."""
+    a = await harness_factory(run_driver=False, clock_=FakeClock(), probe=probe_a)
+    later = FakeClock()
+    later.advance(LEASE_S + 1)
+    b = await harness_factory(run_driver=False, clock_=later, probe=probe_b)
+    return a, b
 
-    def tools(sessions, clock):  # type: ignore[no-untyped-def]
-        return {**radar_tools(sessions, clock), "probe": probe}
 
-    return config, tools
+async def start(h: Harness, headers: dict[str, str], *script: Any, wait_s: float) -> Any:
+    response = await h.client.post(
+        "/v1/runs",
+        headers=headers,
+        json={"agent": "tech-radar", "input": "q", "wait_s": wait_s, "script": list(script)},
+    )
+    assert response.status_code == 201
+    return response.json()
 
 
 async def test_model_call_cut_off_is_asked_again_by_another_stepper(harness_factory) -> None:  # type: ignore[no-untyped-def]
-    a = await harness_factory(run_driver=False, clock_=FakeClock())
-    later = FakeClock()
-    later.advance(LEASE_S + 1)
-    b = await harness_factory(run_driver=False, clock_=later)
+    a, b = await two_steppers(harness_factory)
     headers = await a.key()
-    response = await a.client.post(
-        "/v1/runs",
-        headers=headers,
-        json={
-            "agent": "tech-radar",
-            "input": "q",
-            "wait_s": 0.2,
-            "script": [final("answer", delay_ms=1500, usage=(10, 5))],
-        },
-    )
-    run_id = response.json()["id"]
-    assert response.json()["status"] == "running"
+    run = await start(a, headers, final("answer", delay_ms=1500, usage=(10, 5)), wait_s=0.2)
+    run_id = run["id"]
+    assert run["status"] == "running"
     await crash(a, run_id)
     record, turns = await state(a, run_id)
     assert record.model_calls == 0 and turns == 0 and record.lease_token is not None
@@ -82,25 +80,11 @@ async def test_step_cut_off_after_its_proposals_is_finished_without_repeating_it
     harness_factory,
 ) -> None:  # type: ignore[no-untyped-def]
     stuck = ProbeTool(probe_spec(), gate=asyncio.Event())  # never opens: a's tool hangs
-    config, tools_a = probe_setup(stuck)
-    a = await harness_factory(run_driver=False, clock_=FakeClock(), config=config, tools=tools_a)
     healthy = ProbeTool(probe_spec())
-    _, tools_b = probe_setup(healthy)
-    later = FakeClock()
-    later.advance(LEASE_S + 1)
-    b = await harness_factory(run_driver=False, clock_=later, config=config, tools=tools_b)
+    a, b = await two_steppers(harness_factory, stuck, healthy)
     headers = await a.key()
-    response = await a.client.post(
-        "/v1/runs",
-        headers=headers,
-        json={
-            "agent": "tech-radar",
-            "input": "q",
-            "wait_s": 0,
-            "script": [tool_calls(("c1", "probe", {"q": "x"})), final("done [source:s1]")],
-        },
-    )
-    run_id = response.json()["id"]
+    script = [tool_calls(("c1", "probe", {"q": "x"})), final("done [source:s1]")]
+    run_id = (await start(a, headers, *script, wait_s=0))["id"]
     await asyncio.wait_for(stuck.started.wait(), 10)
     await crash(a, run_id)
     record, turns = await state(a, run_id)
@@ -122,17 +106,7 @@ async def test_a_held_lease_is_not_taken(harness_factory) -> None:  # type: igno
     a = await harness_factory(run_driver=False)
     b = await harness_factory(run_driver=False)
     headers = await a.key()
-    response = await a.client.post(
-        "/v1/runs",
-        headers=headers,
-        json={
-            "agent": "tech-radar",
-            "input": "q",
-            "wait_s": 0.1,
-            "script": [final("slow", delay_ms=1000)],
-        },
-    )
-    run_id = response.json()["id"]
+    run_id = (await start(a, headers, final("slow", delay_ms=1000), wait_s=0.1))["id"]
     assert await b.driver.poll_once() == 0  # a holds an unexpired lease
     finished = await b.driver.wait("acme", run_id, 10)  # b only watches
     assert finished.termination_reason == "final"
@@ -194,25 +168,11 @@ async def test_the_driver_picks_up_a_run_nobody_advances(harness_factory) -> Non
 
 async def test_a_call_interrupted_on_every_attempt_is_not_retried_forever(harness_factory) -> None:  # type: ignore[no-untyped-def]
     stuck = ProbeTool(probe_spec(max_attempts=1), gate=asyncio.Event())
-    config, tools_a = probe_setup(stuck)
-    a = await harness_factory(run_driver=False, clock_=FakeClock(), config=config, tools=tools_a)
     healthy = ProbeTool(probe_spec(max_attempts=1))
-    _, tools_b = probe_setup(healthy)
-    later = FakeClock()
-    later.advance(LEASE_S + 1)
-    b = await harness_factory(run_driver=False, clock_=later, config=config, tools=tools_b)
+    a, b = await two_steppers(harness_factory, stuck, healthy)
     headers = await a.key()
-    response = await a.client.post(
-        "/v1/runs",
-        headers=headers,
-        json={
-            "agent": "tech-radar",
-            "input": "q",
-            "wait_s": 0,
-            "script": [tool_calls(("c1", "probe", {"q": "x"})), final("never")],
-        },
-    )
-    run_id = response.json()["id"]
+    script = [tool_calls(("c1", "probe", {"q": "x"})), final("never")]
+    run_id = (await start(a, headers, *script, wait_s=0))["id"]
     await asyncio.wait_for(stuck.started.wait(), 10)
     await crash(a, run_id)
     assert await b.driver.poll_once() == 1

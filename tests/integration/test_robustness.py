@@ -6,20 +6,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from app.adapters.builtin_tools.tech_radar import radar_tools
-from tests.conftest import DEFAULT_AGENT, Harness, make_config
+from tests.conftest import Harness
 from tests.factories import final, run_body, tool_calls
 from tests.fakes import ProbeTool, probe_spec
-
-
-async def probe_harness(harness_factory, probe: Any, **settings: Any) -> Harness:  # type: ignore[no-untyped-def]
-    agent = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], probe.spec.name]}
-    config = make_config({"tech-radar": agent}, extra_specs={probe.spec.name: probe.spec})
-
-    def tools(sessions, clock):  # type: ignore[no-untyped-def]
-        return {**radar_tools(sessions, clock), probe.spec.name: probe}
-
-    return await harness_factory(config=config, tools=tools, settings_override=settings)
 
 
 async def events_of(h: Harness, headers: dict[str, str], run_id: str) -> list[dict[str, Any]]:
@@ -29,7 +18,7 @@ async def events_of(h: Harness, headers: dict[str, str], run_id: str) -> list[di
 
 async def test_cancel_while_a_tool_runs_stops_the_turns_other_calls(harness_factory) -> None:  # type: ignore[no-untyped-def]
     probe = ProbeTool(probe_spec(), gate=asyncio.Event())
-    h = await probe_harness(harness_factory, probe, tool_concurrency=1)
+    h = await harness_factory(probe=probe, settings_override={"tool_concurrency": 1})
     headers = await h.key()
     calls = [(f"c{i}", "probe", {"q": str(i)}) for i in range(4)]
     run = (
@@ -52,7 +41,7 @@ async def test_a_side_effect_that_times_out_is_never_sent_again(harness_factory)
     probe = ProbeTool(
         probe_spec("write_probe", side_effects=True, timeout_s=0.3), gate=asyncio.Event()
     )
-    h = await probe_harness(harness_factory, probe)
+    h = await harness_factory(probe=probe)
     headers = await h.key()
     run = (
         await h.client.post(
@@ -72,7 +61,7 @@ class BrokenCheck(ProbeTool):
 
 
 async def test_a_step_that_keeps_failing_ends_the_run_with_its_cause(harness_factory) -> None:  # type: ignore[no-untyped-def]
-    h = await probe_harness(harness_factory, BrokenCheck(probe_spec()))
+    h = await harness_factory(probe=BrokenCheck(probe_spec()))
     headers = await h.key()
     run = (
         await h.client.post(

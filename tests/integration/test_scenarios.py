@@ -32,20 +32,6 @@ async def calls(h: Harness, headers: dict[str, str], run_id: str) -> list[dict[s
     return response.json()["items"]
 
 
-async def probe_harness(harness_factory, probe: ProbeTool, **agent_overrides: Any) -> Harness:  # type: ignore[no-untyped-def]
-    agent = {
-        **DEFAULT_AGENT,
-        "tools": [*DEFAULT_AGENT["tools"], probe.spec.name],
-        **agent_overrides,
-    }
-    config = make_config({"tech-radar": agent}, extra_specs={probe.spec.name: probe.spec})
-
-    def tools(sessions, clock):  # type: ignore[no-untyped-def]
-        return {**radar_tools(sessions, clock), probe.spec.name: probe}
-
-    return await harness_factory(config=config, tools=tools)
-
-
 async def test_one_query_then_final(harness: Harness) -> None:
     await seed_radar(harness)
     headers = await harness.key()
@@ -116,7 +102,7 @@ async def test_unknown_tool_is_rejected_and_not_executed(harness_factory) -> Non
 
 async def test_invalid_arguments_are_not_executed(harness_factory) -> None:  # type: ignore[no-untyped-def]
     probe = ProbeTool(probe_spec())
-    h = await probe_harness(harness_factory, probe)
+    h = await harness_factory(probe=probe)
     headers = await h.key()
     run = await create(
         h,
@@ -140,7 +126,7 @@ async def test_invalid_arguments_are_not_executed(harness_factory) -> None:  # t
 
 async def test_arguments_as_json_string_are_parsed(harness_factory) -> None:  # type: ignore[no-untyped-def]
     probe = ProbeTool(probe_spec())
-    h = await probe_harness(harness_factory, probe)
+    h = await harness_factory(probe=probe)
     headers = await h.key()
     run = await create(
         h, headers, run_body(tool_calls(("c1", "probe", '{"q": "hi"}')), final("ok"))
@@ -152,7 +138,7 @@ async def test_arguments_as_json_string_are_parsed(harness_factory) -> None:  # 
 
 async def test_duplicate_call_id_is_rejected(harness_factory) -> None:  # type: ignore[no-untyped-def]
     probe = ProbeTool(probe_spec())
-    h = await probe_harness(harness_factory, probe)
+    h = await harness_factory(probe=probe)
     headers = await h.key()
     run = await create(
         h,
@@ -314,7 +300,7 @@ async def test_deadline_interrupts_a_slow_model(harness: Harness) -> None:
 
 async def test_tool_call_budget_cancels_calls_that_do_not_fit(harness_factory) -> None:  # type: ignore[no-untyped-def]
     probe = ProbeTool(probe_spec())
-    h = await probe_harness(harness_factory, probe)
+    h = await harness_factory(probe=probe)
     headers = await h.key()
     run = await create(
         h,
@@ -367,7 +353,7 @@ async def test_read_only_calls_run_concurrently_and_sources_follow_proposal_orde
             return ToolResult({"q": arguments["q"]})
 
     probe = Ordered(probe_spec())
-    h = await probe_harness(harness_factory, probe)
+    h = await harness_factory(probe=probe)
     headers = await h.key()
     run = await create(
         h,
@@ -391,7 +377,7 @@ async def test_read_only_calls_run_concurrently_and_sources_follow_proposal_orde
 
 async def test_retryable_tool_error_is_retried_by_the_executor(harness_factory) -> None:  # type: ignore[no-untyped-def]
     probe = ProbeTool(probe_spec(), failures=[ToolError("flaky", "try again", retryable=True)])
-    h = await probe_harness(harness_factory, probe)
+    h = await harness_factory(probe=probe)
     headers = await h.key()
     run = await create(
         h, headers, run_body(tool_calls(("c1", "probe", {"q": "x"})), final("ok [source:s1]"))
@@ -405,7 +391,7 @@ async def test_retryable_tool_error_is_retried_by_the_executor(harness_factory) 
 async def test_tool_retries_exhausted_end_the_run_tool_failed(harness_factory) -> None:  # type: ignore[no-untyped-def]
     flaky = ToolError("flaky", "try again", retryable=True)
     probe = ProbeTool(probe_spec(max_attempts=2), failures=[flaky, flaky, flaky])
-    h = await probe_harness(harness_factory, probe)
+    h = await harness_factory(probe=probe)
     headers = await h.key()
     run = await create(
         h, headers, run_body(tool_calls(("c1", "probe", {"q": "x"})), final("never"))
