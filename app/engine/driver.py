@@ -29,7 +29,8 @@ class Driver:
         self.rt = rt
         self._tasks: dict[Key, asyncio.Task[None]] = {}
         self._leases: dict[Key, Lease] = {}
-        self._progress: dict[Key, asyncio.Event] = {}
+        #: One event per waiting request, set on each step this process commits.
+        self._waiters: dict[Key, set[asyncio.Event]] = {}
         self._poller: asyncio.Task[None] | None = None
 
     # -- advancing -------------------------------------------------------------------
@@ -62,8 +63,7 @@ class Driver:
         await drive(lease, on_progress=lambda: self._notify(key))
 
     def _notify(self, key: Key) -> None:
-        event = self._progress.pop(key, None)
-        if event is not None:
+        for event in self._waiters.get(key, ()):
             event.set()
 
     def interrupt(self, tenant_id: str, run_id: str) -> None:
@@ -78,17 +78,25 @@ class Driver:
         key = (tenant_id, run_id)
         loop = asyncio.get_running_loop()
         end = loop.time() + wait_s
-        while True:
-            event = self._progress.setdefault(key, asyncio.Event())
-            async with self.rt.sessions() as session:
-                record = await runs_repo.get(session, tenant_id, run_id)
-            assert record is not None
-            left = end - loop.time()
-            if record.status not in ACTIVE_RUN_STATUSES or left <= 0:
-                return record
-            # Another process may be advancing it: look again even without a local signal.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(event.wait(), timeout=min(left, POLL_FLOOR_S))
+        event = asyncio.Event()
+        waiters = self._waiters.setdefault(key, set())
+        waiters.add(event)
+        try:
+            while True:
+                event.clear()
+                async with self.rt.sessions() as session:
+                    record = await runs_repo.get(session, tenant_id, run_id)
+                assert record is not None
+                left = end - loop.time()
+                if record.status not in ACTIVE_RUN_STATUSES or left <= 0:
+                    return record
+                # Another process may be advancing it: look again even without a signal.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(event.wait(), timeout=min(left, POLL_FLOOR_S))
+        finally:
+            waiters.discard(event)
+            if not waiters:
+                self._waiters.pop(key, None)
 
     # -- polling ---------------------------------------------------------------------
     def start(self) -> None:

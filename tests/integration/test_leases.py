@@ -164,6 +164,7 @@ async def test_the_driver_picks_up_a_run_nobody_advances(harness_factory) -> Non
     )
     finished = await h.driver.wait("acme", record.id, 10)
     assert finished.termination_reason == "final"
+    assert h.driver._waiters == {}  # nothing kept per run once nobody waits
 
 
 async def test_a_call_interrupted_on_every_attempt_is_not_retried_forever(harness_factory) -> None:  # type: ignore[no-untyped-def]
