@@ -143,3 +143,22 @@ def test_openapi_command_prints_json() -> None:
     assert result.returncode == 0
     document = json.loads(result.stdout)
     assert document["info"]["title"] == "Toolgate" and "/v1/runs" in document["paths"]
+
+
+def test_a_tool_that_requires_approval_is_refused_by_name(
+    tmp_path: Path, database_url: str
+) -> None:
+    config = tmp_path / "approval.yaml"
+    config.write_text(
+        "models:\n  scripted: {provider: scripted}\n"
+        "agents:\n  radar:\n    model: scripted\n"
+        "    tools: [search_technologies, move_technology_ring]\n"
+    )
+    result = cli(
+        "serve",
+        "--port",
+        "1",
+        env={"TOOLGATE_CONFIG": str(config), "TOOLGATE_DATABASE_URL": database_url},
+    )
+    assert result.returncode == 2
+    assert "agents.radar.tools.1" in result.stderr and "requires approval" in result.stderr

@@ -84,7 +84,30 @@ GET_SPEC = ToolSpec(
     concurrency_group="radar",
 )
 
-SPECS: dict[str, ToolSpec] = {s.name: s for s in (SEARCH_SPEC, GET_SPEC)}
+#: Declared so that a config naming it is refused for what it is (a tool that requires
+#: approval, which this build cannot run yet), not as an unknown name. Not executable here.
+MOVE_SPEC = ToolSpec(
+    name="move_technology_ring",
+    description="Move a technology to another ring of the radar (requires approval).",
+    input_schema={
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["technology_id", "ring", "rationale"],
+        "properties": {
+            "technology_id": {"type": "string", "minLength": 1, "maxLength": 64},
+            "ring": {"type": "string", "enum": RINGS},
+            "rationale": {"type": "string", "minLength": 1, "maxLength": 500},
+        },
+    },
+    risk=Risk.HIGH,
+    requires_approval=True,
+    side_effects=True,
+    permissions=("radar:write",),
+    concurrency_group="radar",
+)
+
+#: Every built-in tool the config may name; `radar_tools` builds the ones this build runs.
+SPECS: dict[str, ToolSpec] = {s.name: s for s in (SEARCH_SPEC, GET_SPEC, MOVE_SPEC)}
 
 
 def _summary(description: str) -> str:
