@@ -103,7 +103,11 @@ def parse_config(data: Any, *, builtin_tools: Mapping[str, ToolSpec]) -> AppConf
         data = {}
     if isinstance(data, dict):
         # `tools:` with every entry commented out reads as null; mean "absent", not an error.
-        data = {key: value for key, value in data.items() if value is not None}
+        data = {
+            key: value
+            for key, value in data.items()
+            if value is not None or key not in AppConfig.model_fields
+        }
     try:
         config = AppConfig.model_validate(data)
     except ValidationError as exc:

@@ -6,7 +6,7 @@ import os
 import socket
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -39,5 +39,13 @@ class Settings(BaseSettings):
     idempotency_lock_s: float = Field(default=60.0, gt=30)
     instance_id: str = Field(default_factory=_instance_id)
     db_pool_size: int = Field(default=10, ge=1)
+    #: The service's public base URL (behind a proxy), for problem `type` URIs.
+    public_url: str | None = None
     #: Whether this process also runs the driver (`serve --no-driver` turns it off).
     run_driver: bool = True
+
+    @model_validator(mode="after")
+    def _key_outlives_its_lock(self) -> Settings:
+        if self.idempotency_ttl_s <= self.idempotency_lock_s:
+            raise ValueError("TOOLGATE_IDEMPOTENCY_TTL_S must exceed TOOLGATE_IDEMPOTENCY_LOCK_S")
+        return self

@@ -89,7 +89,12 @@ def max_body_bytes_of(scope: Scope) -> int:
     return int(getattr(settings, "max_body_bytes", DEFAULT_MAX_BODY_BYTES))
 
 
-def body_refusal(headers: dict[bytes, bytes], limit: int) -> tuple[str, str] | None:
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+def body_refusal(
+    headers: dict[bytes, bytes], limit: int, method: str = "POST"
+) -> tuple[str, str] | None:
     """(slug, detail) when the declared body must be refused before it is read."""
     length = headers.get(b"content-length", b"").strip()
     chunked = b"transfer-encoding" in headers
@@ -99,7 +104,7 @@ def body_refusal(headers: dict[bytes, bytes], limit: int) -> tuple[str, str] | N
         return None  # no body: nothing to parse
     raw_type = headers.get(b"content-type", b"").decode("latin-1")
     media_type = raw_type.split(";", 1)[0].strip().lower()
-    if not _JSON_MEDIA_TYPE.match(media_type):
+    if method in _BODY_METHODS and not _JSON_MEDIA_TYPE.match(media_type):
         return "unsupported-media-type", "send the body as `Content-Type: application/json`"
     if length and int(length) > limit:
         return "payload-too-large", f"the request body is larger than {limit} bytes"
@@ -132,6 +137,12 @@ def limit_body(receive: Receive, limit: int) -> Receive:
 
 
 def base_url_of(scope: Scope) -> str:
+    """Where problem `type` URIs point: TOOLGATE_PUBLIC_URL when the operator set it (behind
+    a proxy), else this request's own scheme and host."""
+    runtime = getattr(getattr(scope.get("app"), "state", None), "runtime", None)
+    public = getattr(getattr(runtime, "settings", None), "public_url", None)
+    if public:
+        return str(public).rstrip("/")
     headers = dict(scope.get("headers") or [])
     host = headers.get(b"host", b"").decode("latin-1") or "localhost"
     return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}"
@@ -150,7 +161,7 @@ class TraceAndErrorsMiddleware:
         trace_id = trace_id_from(traceparent) or secrets.token_hex(16)
         scope.setdefault("state", {})["trace_id"] = trace_id
         limit = max_body_bytes_of(scope)
-        refusal = body_refusal(headers, limit)
+        refusal = body_refusal(headers, limit, scope.get("method", "GET"))
         if refusal is not None:
             await self._refuse(scope, receive, send, *refusal, trace_id=trace_id)
             return

@@ -16,7 +16,7 @@ class StrictIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Usage(BaseModel):
+class Usage(StrictIn):
     input_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS)
     output_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS)
 

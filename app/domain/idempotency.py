@@ -56,7 +56,7 @@ class StoredKey:
 def judge(stored: StoredKey, *, fingerprint: str, now: datetime) -> Verdict:
     """What a request meets when its key already has a record. An in-flight claim whose
     holder stopped renewing it (crash) may be taken over once its lock has passed."""
-    if stored.expires_at <= now:
+    if stored.expires_at <= now and (stored.done or stored.locked_until <= now):
         return Verdict.EXPIRED
     if stored.fingerprint != fingerprint:
         return Verdict.REUSED

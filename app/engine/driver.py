@@ -47,8 +47,11 @@ class Driver:
         task.add_done_callback(lambda t, k=key: self._done(k, t))
 
     def _done(self, key: Key, task: asyncio.Task[None]) -> None:
-        self._tasks.pop(key, None)
-        self._leases.pop(key, None)
+        # Only forget what this task owned: a request's kick and the poller may race to
+        # start the same run, and the loser must not unregister the winner.
+        if self._tasks.get(key) is task:
+            del self._tasks[key]
+            self._leases.pop(key, None)
         self._notify(key)
         if not task.cancelled() and task.exception() is not None:
             log.error("advancing a run failed", exc_info=task.exception())
@@ -60,7 +63,11 @@ class Driver:
 
     async def _drive(self, key: Key, lease: Lease) -> None:
         self._leases[key] = lease
-        await drive(lease, on_progress=lambda: self._notify(key))
+        try:
+            await drive(lease, on_progress=lambda: self._notify(key))
+        finally:
+            if self._leases.get(key) is lease:
+                del self._leases[key]
 
     def _notify(self, key: Key) -> None:
         for event in self._waiters.get(key, ()):
