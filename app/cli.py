@@ -9,7 +9,10 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from app.settings import Settings
 
@@ -51,7 +54,13 @@ def cmd_keys_create(settings: Settings, args: argparse.Namespace) -> int:
     from app.engine.keys import create_key
 
     roles = [r.strip() for r in args.roles.split(",") if r.strip()]
-    scopes = [s.strip() for s in args.scopes.split(",") if s.strip()] if args.scopes else None
+    # --scopes "" means no scopes at all; leaving it out means every scope.
+    scopes = (
+        None if args.scopes is None else [s.strip() for s in args.scopes.split(",") if s.strip()]
+    )
+    if not args.tenant.strip() or not args.subject.strip():
+        print("error: --tenant and --subject must not be empty", file=sys.stderr)
+        return 2
 
     async def work(_engine, sessions):  # type: ignore[no-untyped-def]
         return await create_key(
@@ -147,6 +156,40 @@ def cmd_worker(settings: Settings, _args: argparse.Namespace) -> int:
     return 0
 
 
+def _demo_key(settings: Settings, key_file: Path) -> str:
+    """The demo key kept under the data folder, made anew when that file is missing or its
+    key does not open this database (a reset or another database)."""
+    from app.adapters.clock import SystemClock
+    from app.engine.keys import authenticate, create_key
+
+    kept = json.loads(key_file.read_text())["key"] if key_file.exists() else None
+
+    async def work(_engine, sessions):  # type: ignore[no-untyped-def]
+        if kept is not None and await authenticate(sessions, kept) is not None:
+            return kept
+        _, key = await create_key(
+            sessions,
+            SystemClock(),
+            tenant_id="demo",
+            subject="demo-user",
+            roles=["caller", "approver", "admin"],
+            scopes=None,
+        )
+        return key
+
+    key = asyncio.run(_with_engine(settings, work))
+    key_file.parent.mkdir(parents=True, exist_ok=True)
+    # Written private from the start (never readable by others, not even for a moment),
+    # then moved into place.
+    partial = key_file.with_suffix(".tmp")
+    partial.unlink(missing_ok=True)
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        json.dump({"tenant": "demo", "subject": "demo-user", "key": key}, out)
+    os.replace(partial, key_file)
+    return key
+
+
 def cmd_quickstart(settings: Settings, args: argparse.Namespace) -> int:
     """What `make run` does: database (embedded if unset), migrations, demo data, a demo
     key created once (kept under the data folder), then serve."""
@@ -155,18 +198,7 @@ def cmd_quickstart(settings: Settings, args: argparse.Namespace) -> int:
     args.tenant = "demo"
     cmd_demo_seed(settings, args)
     key_file = settings.data_dir / "demo-key.json"
-    if not key_file.exists():
-        args.subject, args.roles, args.scopes = "demo-user", "caller,approver,admin", None
-        from contextlib import redirect_stdout
-        from io import StringIO
-
-        out = StringIO()
-        with redirect_stdout(out):
-            cmd_keys_create(settings, args)
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-        key_file.write_text(out.getvalue())
-        key_file.chmod(0o600)
-    key = json.loads(key_file.read_text())["key"]
+    key = _demo_key(settings, key_file)
     print(
         f"\n  Demo tenant 'demo' is ready. API key (kept in {key_file}):\n\n    {key}\n",
         file=sys.stderr,
@@ -213,7 +245,14 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as exc:  # name the variable, no traceback
+        for error in exc.errors():
+            where = ".".join(str(p) for p in error["loc"]) or "settings"
+            name = f"TOOLGATE_{where.upper()}" if error["loc"] else where
+            print(f"settings error: {name}: {error['msg']}", file=sys.stderr)
+        return 2
     if args.command not in ("openapi", "serve", "quickstart", "worker"):
         settings, server = _resolve_database(settings)
     try:

@@ -162,3 +162,50 @@ def test_a_tool_that_requires_approval_is_refused_by_name(
     )
     assert result.returncode == 2
     assert "agents.radar.tools.1" in result.stderr and "requires approval" in result.stderr
+
+
+async def test_empty_scopes_mean_no_scopes_and_empty_names_are_refused(
+    db: AsyncEngine, database_url: str
+) -> None:
+    env = {"TOOLGATE_DATABASE_URL": database_url}
+    result = cli(
+        "keys",
+        "create",
+        "--tenant",
+        "acme",
+        "--subject",
+        "s",
+        "--roles",
+        "caller",
+        "--scopes",
+        "",
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    principal = await authenticate(make_sessionmaker(db), json.loads(result.stdout)["key"])
+    assert principal is not None and principal.scopes == frozenset()
+    empty = cli("keys", "create", "--tenant", " ", "--subject", "s", "--roles", "caller", env=env)
+    assert empty.returncode == 2 and "--tenant" in empty.stderr
+
+
+def test_a_bad_setting_names_its_variable() -> None:
+    result = cli("openapi", env={"TOOLGATE_LEASE_S": "abc"})
+    assert result.returncode == 2
+    assert "TOOLGATE_LEASE_S" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_demo_key_is_kept_private_and_renewed_when_it_no_longer_opens_the_database(
+    tmp_path: Path, database_url: str
+) -> None:
+    from pydantic import SecretStr
+
+    from app.cli import _demo_key
+    from app.settings import Settings
+
+    settings = Settings(database_url=SecretStr(database_url), data_dir=tmp_path)
+    key_file = tmp_path / "demo-key.json"
+    key_file.write_text(json.dumps({"key": "tg_from_a_database_that_was_reset"}))
+    key = _demo_key(settings, key_file)
+    assert key != "tg_from_a_database_that_was_reset" and key.startswith("tg_")
+    assert oct(key_file.stat().st_mode & 0o777) == "0o600"
+    assert _demo_key(settings, key_file) == key  # kept while it still opens the database
