@@ -60,6 +60,13 @@ def narrow_limits(caps: Limits, *overrides: dict[str, Any] | None) -> Limits:
     return Limits.from_dict(current)
 
 
+def model_cost(
+    input_tokens: int, output_tokens: int, *, input_per_mtok: float, output_per_mtok: float
+) -> float:
+    """What one model call costs at the route's prices (USD per million tokens)."""
+    return (input_tokens * input_per_mtok + output_tokens * output_per_mtok) / 1_000_000
+
+
 def deadline_at(created_at: datetime, limits: Limits) -> datetime:
     return created_at + timedelta(seconds=limits.deadline_s)
 

@@ -168,7 +168,16 @@ async def _settle(
 async def _record_start(lease: Lease, call: Mapping[str, Any]) -> Mapping[str, Any]:
     attempt = call["attempts"] + 1
     # usage.tool_calls counts a call once, however many attempts it takes.
-    counted = {"tool_calls": runs_repo.run_column("tool_calls") + 1} if attempt == 1 else None
+    # A tool's cost is charged when it is first sent, like the count.
+    spec = lease.rt.tools[call["tool"]].spec
+    counted = (
+        {
+            "tool_calls": runs_repo.run_column("tool_calls") + 1,
+            "cost_usd": runs_repo.run_column("cost_usd") + spec.cost_usd,
+        }
+        if attempt == 1
+        else None
+    )
     return await _settle(
         lease,
         call,

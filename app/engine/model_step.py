@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import runs_repo, turns_repo
 from app.db.runs_repo import RunRecord
-from app.domain.budget import seconds_left, tool_calls_that_fit
+from app.domain.budget import model_cost, seconds_left, tool_calls_that_fit
 from app.domain.citations import unknown_citations
 from app.domain.context import build_messages
 from app.domain.errors import ObservationCode
@@ -186,6 +186,13 @@ async def _record_turn(
     """One transaction: the run's counters first (conditional on the lease, so a stepper
     that lost it stops here), then the turn and its proposals."""
     usage = reply.usage
+    route = lease.rt.route(run.route)
+    cost = model_cost(
+        usage.input_tokens,
+        usage.output_tokens,
+        input_per_mtok=route.input_cost_per_mtok,
+        output_per_mtok=route.output_cost_per_mtok,
+    )
     turn = {
         "tenant_id": run.tenant_id,
         "run_id": run.id,
@@ -197,6 +204,7 @@ async def _record_turn(
         "attempts": attempt,
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
+        "cost_usd": cost,
         "created_at": lease.rt.clock.now(),
     }
     counters = {
@@ -205,6 +213,7 @@ async def _record_turn(
         "steps": run.steps + 1,
         "input_tokens": run.input_tokens + usage.input_tokens,
         "output_tokens": run.output_tokens + usage.output_tokens,
+        "cost_usd": runs_repo.run_column("cost_usd") + cost,
     }
     completed = (
         "turn.completed",
@@ -214,6 +223,7 @@ async def _record_turn(
             "kind": "final" if isinstance(reply, FinalAnswer) else "tool_calls",
             "input_tokens": usage.input_tokens,
             "output_tokens": usage.output_tokens,
+            "cost_usd": cost,
         },
     )
     async with lease.rt.sessions.begin() as session:

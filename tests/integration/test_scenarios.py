@@ -376,7 +376,8 @@ async def test_read_only_calls_run_concurrently_and_sources_follow_proposal_orde
 
 
 async def test_retryable_tool_error_is_retried_by_the_executor(harness_factory) -> None:  # type: ignore[no-untyped-def]
-    probe = ProbeTool(probe_spec(), failures=[ToolError("flaky", "try again", retryable=True)])
+    flaky = ToolError("flaky", "try again", retryable=True)
+    probe = ProbeTool(probe_spec(cost_usd=0.25), failures=[flaky])
     h = await harness_factory(probe=probe)
     headers = await h.key()
     run = await create(
@@ -386,6 +387,7 @@ async def test_retryable_tool_error_is_retried_by_the_executor(harness_factory) 
     [call] = await calls(h, headers, run["id"])
     assert call["attempts"] == 2 and call["status"] == "succeeded"
     assert probe.executions == 2 and run["usage"]["tool_calls"] == 1
+    assert run["usage"]["cost_usd"] == 0.25  # a tool's cost is charged once per call
 
 
 async def test_tool_retries_exhausted_end_the_run_tool_failed(harness_factory) -> None:  # type: ignore[no-untyped-def]
@@ -407,3 +409,44 @@ async def test_single_shot_agent(harness_factory) -> None:  # type: ignore[no-un
     run = await create(h, headers, run_body(final("a summary", usage=(50, 10)), agent="summarize"))
     assert run["termination_reason"] == "final" and run["usage"]["steps"] == 1
     assert run["tools"] == []
+
+
+async def test_cost_budget_counts_model_prices(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    from app.adapters.builtin_tools.tech_radar import SPECS
+    from app.config import parse_config
+
+    config = parse_config(
+        {
+            "models": {
+                "priced": {
+                    "provider": "scripted",
+                    "input_cost_per_mtok": 500,
+                    "output_cost_per_mtok": 1000,
+                }
+            },
+            "agents": {"tech-radar": {**DEFAULT_AGENT, "model": "priced"}},
+        },
+        builtin_tools=SPECS,
+    )
+    h = await harness_factory(config=config)
+    await seed_radar(h)
+    headers = await h.key()
+    search = ("c1", "search_technologies", {"query": "db"})
+    run = await create(
+        h,
+        headers,
+        run_body(
+            tool_calls(search, usage=(600, 100)),  # 0.3 + 0.1 = $0.40
+            tool_calls(search, usage=(600, 100)),  # $0.80 in all: at the $0.75 cap
+            final("never"),
+            limits={"max_cost_usd": 0.75},
+        ),
+    )
+    assert run["termination_reason"] == "budget", run
+    assert run["usage"]["steps"] == 2 and abs(run["usage"]["cost_usd"] - 0.8) < 1e-9
+    costs = [
+        e["data"]["cost_usd"]
+        for e in await events(h, headers, run["id"])
+        if e["type"] == "turn.completed"
+    ]
+    assert costs == [0.4, 0.4]
