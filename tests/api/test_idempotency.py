@@ -14,6 +14,7 @@ from app.domain.tools import Principal
 from app.engine import idempotency
 from app.engine.idempotency import Claim
 from app.engine.runs import CreateRun, start_run
+from tests.assertions import assert_problem
 from tests.conftest import Harness
 from tests.factories import final, run_body
 
@@ -39,9 +40,7 @@ async def post(
 async def test_key_is_required_on_create(harness: Harness) -> None:
     headers = await harness.key()
     response = await post(harness, headers, None, run_body(final("x")))
-    assert response.status_code == 400
-    assert response.json()["code"] == "idempotency-key-missing"
-    assert response.headers["content-type"] == "application/problem+json"
+    assert_problem(response, 400, "idempotency-key-missing", "/v1/runs")
     assert await run_count(harness) == 0
 
 
@@ -71,8 +70,7 @@ async def test_same_key_other_body_is_refused(harness: Harness) -> None:
     headers = await harness.key()
     await post(harness, headers, "k-2", run_body(final("one")))
     response = await post(harness, headers, "k-2", run_body(final("two")))
-    assert response.status_code == 422
-    assert response.json()["code"] == "idempotency-key-reused"
+    assert_problem(response, 422, "idempotency-key-reused", "/v1/runs")
     assert await run_count(harness) == 1
 
 
@@ -82,8 +80,7 @@ async def test_a_request_in_flight_answers_409_with_retry_after(harness: Harness
     first = asyncio.create_task(post(harness, headers, "k-3", body))
     await asyncio.sleep(0.5)
     second = await post(harness, headers, "k-3", body)
-    assert second.status_code == 409
-    assert second.json()["code"] == "idempotency-key-in-flight"
+    assert_problem(second, 409, "idempotency-key-in-flight", "/v1/runs")
     assert int(second.headers["retry-after"]) >= 1
     assert (await first).status_code == 201
     assert await run_count(harness) == 1
@@ -202,7 +199,7 @@ async def test_cancel_honours_the_key(harness: Harness) -> None:
         third = await client.post(f"/v1/runs/{run_id}/cancel", headers=headers)
     assert first.status_code == 200 and first.json()["termination_reason"] == "cancelled"
     assert second.status_code == 200 and second.headers["idempotent-replayed"] == "true"
-    assert third.status_code == 409 and third.json()["code"] == "invalid-state"
+    assert_problem(third, 409, "invalid-state", f"/v1/runs/{run_id}/cancel")
 
 
 async def test_nan_in_a_body_is_a_bad_request_not_a_crash(harness: Harness) -> None:
@@ -220,3 +217,54 @@ async def test_nan_in_a_body_is_a_bad_request_not_a_crash(harness: Harness) -> N
         )
     assert response.status_code == 400 and response.json()["code"] == "bad-request"
     assert await run_count(harness) == 0
+
+
+async def key_rows(h: Harness) -> int:
+    async with h.runtime.sessions() as session:
+        return (
+            await session.execute(select(func.count()).select_from(idempotency_key))
+        ).scalar_one()
+
+
+async def test_refusals_before_the_body_is_read_store_nothing(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_factory(settings_override={"max_body_bytes": 2048})
+    headers = {**await h.key(), "Idempotency-Key": "k-9"}
+    async with raw_client(h) as client:
+        too_large = await client.post("/v1/runs", headers=headers, json=run_body(final("x" * 4000)))
+        not_json = await client.post(
+            "/v1/runs",
+            headers={**headers, "Content-Type": "text/plain"},
+            content=b"agent=tech-radar",
+        )
+        bad_key = await client.post(
+            "/v1/runs", headers={**headers, "Idempotency-Key": "a b"}, json=run_body(final("x"))
+        )
+    assert [too_large.status_code, not_json.status_code, bad_key.status_code] == [413, 415, 400]
+    assert await key_rows(h) == 0
+    assert (await post(h, await h.key(), "k-9", run_body(final("x")))).status_code == 201
+
+
+async def test_advance_replays_under_the_same_key(harness: Harness) -> None:
+    headers = await harness.key()
+    run = (
+        await post(harness, headers, "k-10", run_body(final("x", delay_ms=300), wait_s=0))
+    ).json()
+    async with raw_client(harness) as client:
+        first = await client.post(
+            f"/v1/runs/{run['id']}/advance",
+            headers={**headers, "Idempotency-Key": "a-1"},
+            json={"wait_s": 5},
+        )
+        again = await client.post(
+            f"/v1/runs/{run['id']}/advance",
+            headers={**headers, "Idempotency-Key": "a-1"},
+            json={"wait_s": 5},
+        )
+        other = await client.post(
+            f"/v1/runs/{run['id']}/advance",
+            headers={**headers, "Idempotency-Key": "a-1"},
+            json={"wait_s": 4},
+        )
+    assert first.status_code == 200 and first.json()["status"] == "finished"
+    assert again.headers["idempotent-replayed"] == "true" and again.json() == first.json()
+    assert_problem(other, 422, "idempotency-key-reused", f"/v1/runs/{run['id']}/advance")

@@ -17,6 +17,7 @@ from sqlalchemy import exc as sa_exc
 from app.api.middleware import is_unavailable
 from app.main import create_app
 from app.settings import Settings
+from tests.assertions import assert_problem
 from tests.conftest import Harness, make_config
 
 FINAL_ONLY = [{"type": "final", "text": "done"}]
@@ -28,22 +29,6 @@ def run_body(**overrides: Any) -> dict[str, Any]:
 
 def idem() -> dict[str, str]:
     return {"Idempotency-Key": uuid.uuid4().hex}
-
-
-def assert_problem(response: httpx.Response, status: int, slug: str, path: str) -> dict[str, Any]:
-    """The common shape of every problem response; returns the body."""
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].split(";")[0] == "application/problem+json"
-    body = response.json()
-    assert body["type"].startswith(("http://", "https://")), body
-    assert body["type"].endswith(f"/problems/{slug}"), body
-    assert isinstance(body["title"], str) and body["title"], body
-    assert body["status"] == status, body
-    assert isinstance(body["detail"], str) and body["detail"], body
-    assert body["instance"] == path, body
-    assert body["code"] == slug, body
-    assert isinstance(body["trace_id"], str) and body["trace_id"], body
-    return body
 
 
 # -- 400 ----------------------------------------------------------------------------------

@@ -90,3 +90,18 @@ async def test_a_script_is_only_for_scripted_agents_and_items_are_checked(harnes
         "/v1/runs", headers=headers, json=run_body({"type": "final", "text": "x", "delay_ms": -5})
     )
     assert negative.status_code == 422
+
+
+async def test_script_usage_refuses_unknown_fields(harness: Harness) -> None:
+    headers = await harness.key()
+    item = {"type": "final", "text": "x", "usage": {"input_tokens": 1, "bogus": 5}}
+    response = await harness.client.post("/v1/runs", headers=headers, json=run_body(item))
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["path"] == "script.0.usage.bogus"
+
+
+async def test_a_body_on_a_get_is_not_a_media_type_problem(harness: Harness) -> None:
+    response = await harness.client.request(
+        "GET", "/healthz", content=b"hello", headers={"Content-Type": "text/plain"}
+    )
+    assert response.status_code == 200

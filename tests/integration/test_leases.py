@@ -180,3 +180,24 @@ async def test_a_call_interrupted_on_every_attempt_is_not_retried_forever(harnes
     finished = await b.driver.wait("acme", run_id, 10)
     assert finished.termination_reason == "tool_failed"
     assert finished.error["code"] == "interrupted" and healthy.executions == 0
+
+
+async def test_a_stepper_that_loses_its_lease_stops_without_writing(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    a, b = await two_steppers(harness_factory)
+    headers = await a.key()
+    run = await start(a, headers, final("answer", delay_ms=1500, usage=(4, 2)), wait_s=0.2)
+    run_id = run["id"]
+    task_a = a.driver._tasks[("acme", run_id)]
+    assert await b.driver.poll_once() == 1  # b takes the lease while a is mid model call
+    finished = await b.driver.wait("acme", run_id, 10)
+    await asyncio.wait_for(asyncio.shield(task_a), 5)  # a noticed and stopped by itself
+    assert finished.termination_reason == "final"
+    record, turns = await state(b, run_id)
+    assert record.model_calls == 1 and turns == 1 and record.input_tokens == 4
+    kinds = [
+        e["type"]
+        for e in (
+            await b.client.get(f"/v1/runs/{run_id}/events?limit=200", headers=headers)
+        ).json()["items"]
+    ]
+    assert kinds.count("run.claimed") == 2 and kinds.count("turn.completed") == 1

@@ -1,0 +1,26 @@
+"""The schema's distribution rule: tenant_id leads every key and index (ARCHITECTURE),
+with exactly the documented exceptions."""
+
+from __future__ import annotations
+
+from sqlalchemy import Index, PrimaryKeyConstraint, UniqueConstraint
+
+from app.db.tables import metadata
+
+#: Lookups where the tenant is not known, or spans tenants: key hash, driver queue, purge.
+EXCEPTIONS = {"uq_api_key_key_hash", "ix_run_runnable", "ix_idempotency_key_expires"}
+
+
+def test_tenant_id_leads_every_key_and_index_but_the_documented_exceptions() -> None:
+    leaders: dict[str, str] = {}
+    for table in metadata.sorted_tables:
+        assert table.c.tenant_id is not None, table.name
+        for constraint in table.constraints:
+            if isinstance(constraint, PrimaryKeyConstraint | UniqueConstraint):
+                name = str(constraint.name or f"pk_{table.name}")
+                leaders[name] = list(constraint.columns)[0].name
+        for index in table.indexes:
+            assert isinstance(index, Index)
+            leaders[str(index.name)] = list(index.expressions)[0].name
+    not_led = {name for name, first in leaders.items() if first != "tenant_id"}
+    assert not_led == EXCEPTIONS
