@@ -117,3 +117,19 @@ async def test_limit_above_200_is_refused(harness: Harness) -> None:
     headers = await harness.key()
     response = await harness.client.get("/v1/runs?limit=201", headers=headers)
     assert response.status_code == 422 and response.json()["errors"][0]["path"] == "limit"
+
+
+async def test_tools_and_agents_page_by_name(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    from tests.conftest import DEFAULT_AGENT, make_config
+
+    agents = {name: DEFAULT_AGENT for name in ("a-one", "b-two", "c-three")}
+    h = await harness_factory(config=make_config(agents))
+    headers = await h.key()
+    first = (await h.client.get("/v1/agents?limit=2", headers=headers)).json()
+    assert [a["name"] for a in first["items"]] == ["a-one", "b-two"] and first["next_cursor"]
+    rest = (
+        await h.client.get(f"/v1/agents?limit=2&cursor={first['next_cursor']}", headers=headers)
+    ).json()
+    assert [a["name"] for a in rest["items"]] == ["c-three"] and rest["next_cursor"] is None
+    tools = (await h.client.get("/v1/tools?limit=1", headers=headers)).json()
+    assert [t["name"] for t in tools["items"]] == ["get_technology"] and tools["next_cursor"]
