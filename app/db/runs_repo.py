@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy import insert as sa_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -31,10 +31,6 @@ class RunRecord:
             return self.row[name]
         except KeyError as exc:
             raise AttributeError(name) from exc
-
-    @property
-    def status_enum(self) -> RunStatus:
-        return RunStatus(self.row["status"])
 
     @property
     def limits_value(self) -> Limits:
@@ -285,13 +281,6 @@ async def events_page(
         .limit(limit)
     )
     return list(result.mappings())
-
-
-async def count_events(session: AsyncSession, *, tenant_id: str, run_id: str) -> int:
-    result = await session.execute(
-        select(func.count()).where(event.c.tenant_id == tenant_id, event.c.run_id == run_id)
-    )
-    return int(result.scalar_one())
 
 
 def run_column(name: str) -> Any:

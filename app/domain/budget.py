@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -36,15 +36,6 @@ class Usage:
     @property
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
-
-    def add_turn(self, *, input_tokens: int, output_tokens: int, cost_usd: float) -> Usage:
-        return replace(
-            self,
-            steps=self.steps + 1,
-            input_tokens=self.input_tokens + input_tokens,
-            output_tokens=self.output_tokens + output_tokens,
-            cost_usd=self.cost_usd + cost_usd,
-        )
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -25,10 +25,6 @@ class Interrupted(Exception):
     """In-flight work stopped: the run was cancelled or its lease was lost."""
 
 
-class LeaseLost(Exception):
-    pass
-
-
 @dataclass
 class Lease:
     """Held from a successful claim. `expires_at` is this holder's own view of its expiry:

@@ -56,11 +56,8 @@ def test_limits_from_dict_ignores_extra_keys_and_requires_all_fields() -> None:
         Limits.from_dict(partial)
 
 
-def test_usage_add_turn_counts_a_step_and_sums_tokens_and_cost() -> None:
-    usage = Usage(tool_calls=2)
-    usage = usage.add_turn(input_tokens=10, output_tokens=5, cost_usd=0.25)
-    usage = usage.add_turn(input_tokens=1, output_tokens=2, cost_usd=0.5)
-    assert usage == Usage(steps=2, input_tokens=11, output_tokens=7, cost_usd=0.75, tool_calls=2)
+def test_usage_tokens_sum_input_and_output() -> None:
+    usage = Usage(steps=2, input_tokens=11, output_tokens=7, cost_usd=0.75, tool_calls=2)
     assert usage.tokens == 18
     assert usage.as_dict() == {
         "steps": 2,
@@ -69,13 +66,6 @@ def test_usage_add_turn_counts_a_step_and_sums_tokens_and_cost() -> None:
         "cost_usd": 0.75,
         "tool_calls": 2,
     }
-
-
-def test_usage_add_turn_returns_a_new_value() -> None:
-    before = Usage()
-    after = before.add_turn(input_tokens=1, output_tokens=1, cost_usd=0.0)
-    assert before == Usage()
-    assert after.steps == 1
 
 
 # --- narrow_limits ----------------------------------------------------------------------
