@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.tables import event, run
 from app.domain.budget import Limits, Usage
 from app.domain.status import RunStatus
+from app.domain.tools import Principal
 
 
 class StaleWrite(Exception):
@@ -31,6 +32,17 @@ class RunRecord:
             return self.row[name]
         except KeyError as exc:
             raise AttributeError(name) from exc
+
+    @property
+    def creator(self) -> Principal:
+        """Who created the run, as a principal (scopes kept on the run; roles not)."""
+        scopes = self.row["creator_scopes"]
+        return Principal(
+            self.row["tenant_id"],
+            self.row["created_by"],
+            frozenset(),
+            None if scopes is None else frozenset(scopes),
+        )
 
     @property
     def limits_value(self) -> Limits:

@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator
 from app.domain.errors import ObservationCode
 from app.domain.model import ProposedCall
 from app.domain.ports import Tool
-from app.domain.tools import Principal, args_hash, canonical_json, contains_nul, json_depth
+from app.domain.tools import Principal, args_hash, canonical_json, json_depth, nul_path
 
 MAX_MESSAGE = 500
 #: How much of an unparseable argument string is kept on the record.
@@ -61,7 +61,7 @@ def _parse_arguments(raw: Any) -> tuple[Any, Rejection | None]:
     problem = None
     if json_depth(raw) > MAX_DEPTH:
         problem = f"arguments nest deeper than {MAX_DEPTH} levels"
-    elif contains_nul(raw):
+    elif nul_path(raw) is not None:
         problem = "arguments contain a NUL character"
     if problem is not None:
         return None, Rejection(ObservationCode.INVALID_ARGUMENTS, problem)

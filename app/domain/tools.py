@@ -104,20 +104,28 @@ def json_depth(value: Any) -> int:
     return deepest
 
 
-def contains_nul(value: Any) -> bool:
-    """Whether any string (or key) in a JSON value holds U+0000, which Postgres refuses."""
-    stack = [value]
+def nul_path(value: Any) -> str | None:
+    """The dotted path of the first string (or key) holding U+0000, which Postgres cannot
+    store, or None. Without recursion."""
+    stack: list[tuple[Any, str]] = [(value, "")]
     while stack:
-        item = stack.pop()
+        item, path = stack.pop()
         if isinstance(item, str):
             if "\x00" in item:
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
+                return path or "(value)"
+            continue
+        if isinstance(item, dict):
+            children = list(item.items())
         elif isinstance(item, list):
-            stack.extend(item)
-    return False
+            children = list(enumerate(item))
+        else:
+            continue
+        for key, child in reversed(children):  # reversed: the first match is found first
+            where = f"{path}.{key}".lstrip(".")
+            if isinstance(key, str) and "\x00" in key:
+                return where
+            stack.append((child, where))
+    return None
 
 
 def sha256_tag(text: str) -> str:

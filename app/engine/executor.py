@@ -19,9 +19,8 @@ from app.domain.citations import number_sources
 from app.domain.ports import Tool, ToolContext
 from app.domain.retry import backoff_s, ends_run, may_retry
 from app.domain.status import CallStatus, check_call_transition
-from app.domain.tools import ToolError, ToolResult, contains_nul, json_depth
+from app.domain.tools import ToolError, ToolResult, json_depth, nul_path
 from app.engine.lease import Interrupted, Lease
-from app.engine.model_step import principal_of
 
 log = logging.getLogger(__name__)
 MAX_MESSAGE = 500
@@ -107,7 +106,7 @@ async def _invoke(lease: Lease, run: RunRecord, tool: Tool, call: Mapping[str, A
         step=call["step"],
         call_id=call["call_id"],
         operation_id=call["operation_id"],
-        principal=principal_of(run),
+        principal=run.creator,
     )
     try:
         result = await lease.guarded(tool.execute(call["arguments"], context), timeout)
@@ -127,7 +126,7 @@ async def _invoke(lease: Lease, run: RunRecord, tool: Tool, call: Mapping[str, A
 
 
 def _check_output(tool: Tool, output: Any) -> None:
-    if contains_nul(output) or json_depth(output) > MAX_OUTPUT_DEPTH:
+    if nul_path(output) is not None or json_depth(output) > MAX_OUTPUT_DEPTH:
         raise ToolError("invalid_output", "the tool's output is not storable JSON")
     size = len(json.dumps(output, separators=(",", ":")).encode())
     if size > tool.spec.max_output_bytes:

@@ -20,10 +20,9 @@ async def finish_run(
     decision: Finish,
     *,
     output: dict[str, Any] | None = None,
-    extra_events: list[runs_repo.Event] | None = None,
 ) -> RunRecord:
     now = lease.rt.clock.now()
-    events = list(extra_events or [])
+    events: list[runs_repo.Event] = []
     for call in await turns_repo.calls(session, tenant_id=lease.tenant_id, run_id=lease.run_id):
         if CallStatus(call["status"]) in SETTLED_CALL_STATUSES:
             continue

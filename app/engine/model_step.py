@@ -21,19 +21,12 @@ from app.domain.proposals import CheckedCall, check_calls
 from app.domain.retry import backoff_s
 from app.domain.status import CallStatus, TerminationReason
 from app.domain.steps import Finish, finish
-from app.domain.tools import Principal, schema_hash, sha256_tag
+from app.domain.tools import schema_hash, sha256_tag
 from app.engine import history
 from app.engine.finish import finish_run
 from app.engine.lease import Lease
 
 log = logging.getLogger(__name__)
-
-
-def principal_of(run: RunRecord) -> Principal:
-    scopes = run.creator_scopes
-    return Principal(
-        run.tenant_id, run.created_by, frozenset(), None if scopes is None else frozenset(scopes)
-    )
 
 
 async def call_model(lease: Lease, run: RunRecord, step: int) -> Finish | None:
@@ -244,7 +237,7 @@ async def _record_proposals(
     exposed: list[Any],
 ) -> None:
     checked = check_calls(
-        reply.calls, exposed={t.spec.name: t for t in exposed}, principal=principal_of(run)
+        reply.calls, exposed={t.spec.name: t for t in exposed}, principal=run.creator
     )
     rows, extra, events = _call_rows(run, turn["step"], checked, turn["created_at"])
     await lease.write(session, values=counters, events=[completed, *events])

@@ -234,3 +234,12 @@ def test_requested_may_be_a_one_shot_iterable() -> None:
         registry=REGISTRY,
         principal=EVERYONE,
     ) == ["search", "get"]
+
+
+def test_nul_path_names_the_first_string_holding_nul() -> None:
+    from app.domain.tools import nul_path
+
+    assert nul_path({"a": "ok", "b": [1, "x\x00"]}) == "b.1"
+    assert nul_path({"a": {"k\x00": 1}}) == "a.k\x00"
+    assert nul_path("\x00") == "(value)"
+    assert nul_path({"a": ["fine", {"b": None}]}) is None

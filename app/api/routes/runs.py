@@ -23,6 +23,7 @@ from app.api.views import call_view, run_view
 from app.db.runs_repo import RunRecord
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
+from app.domain.tools import nul_path
 from app.engine import runs
 from app.engine.driver import Driver
 from app.engine.idempotency import Claim
@@ -44,25 +45,6 @@ _UNSUPPORTED = ("parent_run_id", "continue_from")
 MAX_SEQ = 2**31 - 1
 
 
-def _nul_path(value: Any, path: str) -> str | None:
-    """The path of the first string holding U+0000 (Postgres refuses it), if any."""
-    if isinstance(value, str):
-        return path if "\x00" in value else None
-    if isinstance(value, dict):
-        items: Any = value.items()
-    elif isinstance(value, list):
-        items = enumerate(value)
-    else:
-        return None
-    for key, child in items:
-        if isinstance(key, str) and "\x00" in key:
-            return f"{path}.{key!r}".lstrip(".")
-        found = _nul_path(child, f"{path}.{key}".lstrip("."))
-        if found:
-            return found
-    return None
-
-
 def _refuse_unsupported(body: CreateRunIn) -> None:
     errors = [
         FieldError(name, "not supported by this build yet")
@@ -75,7 +57,7 @@ def _refuse_unsupported(body: CreateRunIn) -> None:
         errors.append(
             FieldError("consistency", "snapshot reads are not supported by this build yet")
         )
-    nul = _nul_path(body.model_dump(mode="json", exclude_none=True), "")
+    nul = nul_path(body.model_dump(mode="json", exclude_none=True))
     if nul is not None:
         errors.append(FieldError(nul, "must not contain a NUL character"))
     if errors:
