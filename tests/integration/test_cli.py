@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -105,63 +106,11 @@ def test_db_upgrade_is_repeatable(database_url: str) -> None:
     assert result.returncode == 0, result.stderr
 
 
-def test_a_bad_config_stops_start_up_naming_the_key_path(tmp_path: Path, database_url: str) -> None:
-    config = tmp_path / "bad.yaml"
-    config.write_text(
-        "models:\n  scripted: {provider: scripted}\n"
-        "agents:\n  a:\n    model: scripted\n    tools: [search_technologies]\n"
-        "    limits: {max_steps: 0}\n"
-    )
-    result = cli(
-        "serve",
-        "--port",
-        "1",
-        env={"TOOLGATE_CONFIG": str(config), "TOOLGATE_DATABASE_URL": database_url},
-    )
-    assert result.returncode == 2
-    assert "agents.a.limits.max_steps" in result.stderr
-    assert "Traceback" not in result.stderr
-
-
-def test_an_unsupported_provider_is_refused_by_name(tmp_path: Path, database_url: str) -> None:
-    config = tmp_path / "openai.yaml"
-    config.write_text(
-        "models:\n  small: {provider: openai, model: gpt-4o-mini, api_key_env: OPENAI_API_KEY}\n"
-    )
-    result = cli(
-        "serve",
-        "--port",
-        "1",
-        env={"TOOLGATE_CONFIG": str(config), "TOOLGATE_DATABASE_URL": database_url},
-    )
-    assert result.returncode == 2 and "models.small" in result.stderr
-    assert "not supported" in result.stderr
-
-
 def test_openapi_command_prints_json() -> None:
     result = cli("openapi")
     assert result.returncode == 0
     document = json.loads(result.stdout)
     assert document["info"]["title"] == "Toolgate" and "/v1/runs" in document["paths"]
-
-
-def test_a_tool_that_requires_approval_is_refused_by_name(
-    tmp_path: Path, database_url: str
-) -> None:
-    config = tmp_path / "approval.yaml"
-    config.write_text(
-        "models:\n  scripted: {provider: scripted}\n"
-        "agents:\n  radar:\n    model: scripted\n"
-        "    tools: [search_technologies, move_technology_ring]\n"
-    )
-    result = cli(
-        "serve",
-        "--port",
-        "1",
-        env={"TOOLGATE_CONFIG": str(config), "TOOLGATE_DATABASE_URL": database_url},
-    )
-    assert result.returncode == 2
-    assert "agents.radar.tools.1" in result.stderr and "requires approval" in result.stderr
 
 
 async def test_empty_scopes_mean_no_scopes_and_empty_names_are_refused(
@@ -209,3 +158,43 @@ def test_the_demo_key_is_kept_private_and_renewed_when_it_no_longer_opens_the_da
     assert key != "tg_from_a_database_that_was_reset" and key.startswith("tg_")
     assert oct(key_file.stat().st_mode & 0o777) == "0o600"
     assert _demo_key(settings, key_file) == key  # kept while it still opens the database
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "expected"),
+    [
+        (
+            "models:\n  scripted: {provider: scripted}\n"
+            "agents:\n  a:\n    model: scripted\n    tools: [search_technologies]\n"
+            "    limits: {max_steps: 0}\n",
+            ["agents.a.limits.max_steps"],
+        ),
+        (
+            "models:\n  small: {provider: openai, model: gpt-4o-mini,"
+            " api_key_env: OPENAI_API_KEY}\n",
+            ["models.small", "not supported"],
+        ),
+        (
+            "models:\n  scripted: {provider: scripted}\n"
+            "agents:\n  radar:\n    model: scripted\n"
+            "    tools: [search_technologies, move_technology_ring]\n",
+            ["agents.radar.tools.1", "requires approval"],
+        ),
+    ],
+    ids=["bad-limit", "unsupported-provider", "approval-tool"],
+)
+def test_a_refused_config_stops_start_up_naming_the_key_path(
+    tmp_path: Path, database_url: str, yaml_text: str, expected: list[str]
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml_text)
+    result = cli(
+        "serve",
+        "--port",
+        "1",
+        env={"TOOLGATE_CONFIG": str(config), "TOOLGATE_DATABASE_URL": database_url},
+    )
+    assert result.returncode == 2
+    for text in expected:
+        assert text in result.stderr
+    assert "Traceback" not in result.stderr

@@ -30,6 +30,13 @@ from tests.factories import final
 ROOT = Path(__file__).resolve().parents[2]
 
 
+async def caller_key(sessions) -> str:  # type: ignore[no-untyped-def]
+    _, key = await create_key(
+        sessions, SystemClock(), tenant_id="acme", subject="svc", roles=["caller"], scopes=None
+    )
+    return key
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -91,9 +98,7 @@ async def test_a_replica_killed_mid_step_is_finished_by_another(
     db: AsyncEngine, database_url: str
 ) -> None:
     sessions = make_sessionmaker(db)
-    _, key = await create_key(
-        sessions, SystemClock(), tenant_id="acme", subject="svc", roles=["caller"], scopes=None
-    )
+    key = await caller_key(sessions)
     headers = {"Authorization": f"Bearer {key}", "Idempotency-Key": "replica-1"}
     env = {
         "TOOLGATE_DATABASE_URL": database_url,
@@ -190,9 +195,7 @@ async def test_concurrent_identical_requests_create_one_run(
     db: AsyncEngine, database_url: str
 ) -> None:
     sessions = make_sessionmaker(db)
-    _, key = await create_key(
-        sessions, SystemClock(), tenant_id="acme", subject="svc", roles=["caller"], scopes=None
-    )
+    key = await caller_key(sessions)
     headers = {"Authorization": f"Bearer {key}", "Idempotency-Key": "same-for-all"}
     body = {
         "agent": "tech-radar",
