@@ -37,6 +37,15 @@ async def post(
         return await client.post("/v1/runs", headers={**headers, **extra}, json=body)
 
 
+async def claim_as_another_request(h: Harness, key: str, body: dict[str, Any]) -> Claim:
+    """The claim a concurrent POST /v1/runs with this key and body would hold."""
+    claim = await idempotency.begin(
+        h.runtime, tenant_id="acme", key=key, fingerprint=fingerprint("POST", "/v1/runs", body)
+    )
+    assert isinstance(claim, Claim)
+    return claim
+
+
 async def test_key_is_required_on_create(harness: Harness) -> None:
     headers = await harness.key()
     response = await post(harness, headers, None, run_body(final("x")))
@@ -128,14 +137,7 @@ async def test_malformed_keys_are_bad_requests(harness: Harness) -> None:
 async def test_an_abandoned_claim_is_taken_over_after_its_lock(harness: Harness) -> None:
     headers = await harness.key()
     body = run_body(final("recovered"))
-    # A holder that claimed the key and crashed before creating anything.
-    crashed = await idempotency.begin(
-        harness.runtime,
-        tenant_id="acme",
-        key="k-5",
-        fingerprint=fingerprint("POST", "/v1/runs", body),
-    )
-    assert isinstance(crashed, Claim)
+    await claim_as_another_request(harness, "k-5", body)  # which then crashed
     assert (await post(harness, headers, "k-5", body)).status_code == 409
     harness.runtime.clock.advance(harness.runtime.settings.idempotency_lock_s + 1)
     response = await post(harness, headers, "k-5", body)
@@ -146,13 +148,7 @@ async def test_an_abandoned_claim_is_taken_over_after_its_lock(harness: Harness)
 async def test_a_claim_bound_to_a_created_run_never_creates_a_second(harness: Harness) -> None:
     headers = await harness.key()
     body = run_body(final("only one"))
-    claim = await idempotency.begin(
-        harness.runtime,
-        tenant_id="acme",
-        key="k-6",
-        fingerprint=fingerprint("POST", "/v1/runs", body),
-    )
-    assert isinstance(claim, Claim)
+    claim = await claim_as_another_request(harness, "k-6", body)
     # The holder created the run (binding the key in that transaction), then crashed.
     created = await start_run(
         harness.runtime,

@@ -2,8 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.conftest import Harness
 from tests.factories import final, run_body, seed_radar, tool_calls
+
+
+async def all_pages(h: Harness, headers: dict[str, str], url: str) -> list[list[Any]]:
+    """Every page of a list, following next_cursor to its end."""
+    pages, cursor = [], None
+    while True:
+        page = (
+            await h.client.get(url + (f"&cursor={cursor}" if cursor else ""), headers=headers)
+        ).json()
+        pages.append(page["items"])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return pages
 
 
 async def test_runs_are_listed_newest_first_with_a_cursor(harness: Harness) -> None:
@@ -14,16 +29,9 @@ async def test_runs_are_listed_newest_first_with_a_cursor(harness: Harness) -> N
             "/v1/runs", headers=headers, json=run_body(final(f"answer {i}"))
         )
         created.append(response.json()["id"])
-    seen, cursor = [], None
-    while True:
-        query = "?limit=2" + (f"&cursor={cursor}" if cursor else "")
-        page = (await harness.client.get(f"/v1/runs{query}", headers=headers)).json()
-        assert len(page["items"]) <= 2
-        seen += [item["id"] for item in page["items"]]
-        cursor = page["next_cursor"]
-        if cursor is None:
-            break
-    assert seen == list(reversed(created))
+    pages = await all_pages(harness, headers, "/v1/runs?limit=2")
+    assert all(len(page) <= 2 for page in pages)
+    assert [item["id"] for page in pages for item in page] == list(reversed(created))
 
 
 async def test_runs_filter_by_status_and_agent(harness: Harness) -> None:
@@ -68,17 +76,8 @@ async def test_events_page_with_after_and_cursor(harness: Harness) -> None:
         await harness.client.get(f"/v1/runs/{run['id']}/events?after=3", headers=headers)
     ).json()
     assert [e["seq"] for e in after["items"]] == seqs[3:]
-    paged, cursor = [], None
-    while True:
-        query = "limit=3" + (f"&cursor={cursor}" if cursor else "")
-        page = (
-            await harness.client.get(f"/v1/runs/{run['id']}/events?{query}", headers=headers)
-        ).json()
-        paged += [e["seq"] for e in page["items"]]
-        cursor = page["next_cursor"]
-        if cursor is None:
-            break
-    assert paged == seqs
+    pages = await all_pages(harness, headers, f"/v1/runs/{run['id']}/events?limit=3")
+    assert [e["seq"] for page in pages for e in page] == seqs
 
 
 async def test_calls_page_with_a_cursor(harness: Harness) -> None:
