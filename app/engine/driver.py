@@ -97,9 +97,11 @@ class Driver:
                 left = end - loop.time()
                 if record.status not in ACTIVE_RUN_STATUSES or left <= 0:
                     return record
-                # Another process may be advancing it: look again even without a signal.
+                # Advanced here, every step (and the end) signals; advanced elsewhere, only
+                # a fresh look tells, so look again every POLL_FLOOR_S.
+                timeout = left if key in self._tasks else min(left, POLL_FLOOR_S)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(event.wait(), timeout=min(left, POLL_FLOOR_S))
+                    await asyncio.wait_for(event.wait(), timeout=timeout)
         finally:
             waiters.discard(event)
             if not waiters:
