@@ -18,6 +18,7 @@ from app.api import errors
 from app.api.middleware import TraceAndErrorsMiddleware
 from app.api.routes import catalog, health, problems, runs
 from app.config import DEMO_CONFIG_PATH, AppConfig, load_config
+from app.db.clock import DbTime
 from app.db.session import make_engine, make_sessionmaker
 from app.domain.ports import Clock, ModelProvider, Tool
 from app.engine.driver import Driver
@@ -61,6 +62,7 @@ def create_app(
     clock: Clock | None = None,
     tools: ToolFactory | None = None,
     run_driver: bool | None = None,
+    db_time: DbTime | None = None,
 ) -> FastAPI:
     settings = settings or Settings()
     config = config or load_app_config(settings)
@@ -68,7 +70,8 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = make_engine(database_url(settings), pool_size=settings.db_pool_size)
+        url = database_url(settings)
+        engine = make_engine(url, pool_size=settings.pool_size)
         sessions = make_sessionmaker(engine)
         registry = dict((tools or radar_tools)(sessions, clock))
         runtime = Runtime(
@@ -78,8 +81,10 @@ def create_app(
             config=config,
             tools=registry,
             models=_models(config),
+            db_time=db_time or DbTime(),
         )
-        driver = Driver(runtime)
+        driver = Driver(runtime, listen_url=url)
+        app.state.engine = engine
         app.state.runtime = runtime
         app.state.driver = driver
         if settings.run_driver if run_driver is None else run_driver:

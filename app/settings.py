@@ -9,6 +9,8 @@ from pathlib import Path
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.db.session import pool_size_for
+
 
 def _instance_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
@@ -26,8 +28,6 @@ class Settings(BaseSettings):
     lease_s: float = Field(default=30.0, gt=0)
     #: How often the driver looks for runs nobody is advancing.
     driver_poll_s: float = Field(default=1.0, gt=0)
-    #: How often an in-flight step looks for a cancel from another process.
-    cancel_poll_s: float = Field(default=0.5, gt=0)
     #: Runs one process advances at once.
     max_active_runs: int = Field(default=64, ge=1)
     #: Read-only tool calls one process executes at once.
@@ -38,11 +38,23 @@ class Settings(BaseSettings):
     #: holder's claim can be taken over. Longer than the longest wait_s (30 s).
     idempotency_lock_s: float = Field(default=60.0, gt=30)
     instance_id: str = Field(default_factory=_instance_id)
-    db_pool_size: int = Field(default=10, ge=1)
+    #: HTTP requests one process serves at once (uvicorn's limit; beyond it, 503).
+    http_concurrency: int = Field(default=64, ge=1)
+    #: Database connections per process; unset: sized from max_active_runs and
+    #: http_concurrency (see `db.session.pool_size_for`).
+    db_pool_size: int | None = Field(default=None, ge=1)
     #: The service's public base URL (behind a proxy), for problem `type` URIs.
     public_url: str | None = None
     #: Whether this process also runs the driver (`serve --no-driver` turns it off).
     run_driver: bool = True
+
+    @property
+    def pool_size(self) -> int:
+        if self.db_pool_size is not None:
+            return self.db_pool_size
+        return pool_size_for(
+            max_active_runs=self.max_active_runs, http_concurrency=self.http_concurrency
+        )
 
     @model_validator(mode="after")
     def _key_outlives_its_lock(self) -> Settings:

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from app.adapters.builtin_tools.tech_radar import SPECS, radar_tools
 from app.config import parse_config
 from app.db import migrate
+from app.db.clock import DbTime
 from app.db.tables import metadata
 from app.engine.keys import create_key
 from app.main import create_app
@@ -100,9 +101,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def settings(database_url: str) -> Settings:
-    return Settings(
-        database_url=SecretStr(database_url), lease_s=30, cancel_poll_s=0.05, driver_poll_s=0.2
-    )
+    return Settings(database_url=SecretStr(database_url), lease_s=30, driver_poll_s=0.2)
 
 
 async def _fresh_idempotency_key(request: httpx.Request) -> None:
@@ -126,6 +125,12 @@ class Harness:
     @property
     def driver(self):  # type: ignore[no-untyped-def]
         return self.app.state.driver
+
+    def travel(self, seconds: float) -> None:
+        """Moves this app's time: its own clock, and the database's as its queries see it
+        (lease and lock expiry are compared there)."""
+        self.runtime.clock.advance(seconds)
+        self.runtime.db_time.advance(seconds)
 
     async def key(
         self,
@@ -159,6 +164,7 @@ async def harness_factory(  # type: ignore[no-untyped-def]
             clock_: Any = None,
             run_driver: bool = True,
             probe: Any = None,
+            db_time: DbTime | None = None,
         ) -> Harness:
             """`probe`: a fake tool added to the registry and to the tech-radar agent."""
             if probe is not None:
@@ -170,6 +176,7 @@ async def harness_factory(  # type: ignore[no-untyped-def]
                 clock=clock_ or clock,
                 tools=tools or radar_tools,
                 run_driver=run_driver,
+                db_time=db_time,
             )
             await stack.enter_async_context(LifespanManager(app))
             client = await stack.enter_async_context(

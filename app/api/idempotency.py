@@ -16,7 +16,7 @@ from app.api.problems import ProblemError
 from app.domain.idempotency import KeySyntaxError, Verdict, fingerprint, parse_key
 from app.domain.tools import Principal
 from app.engine import idempotency
-from app.engine.idempotency import Claim, ClaimLost, Replay
+from app.engine.idempotency import Claim, ClaimLost, KeyTaken, Replay
 from app.engine.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -64,11 +64,20 @@ async def run_idempotent(
     operation: Operation,
     *,
     required: bool,
+    creates: bool = False,
 ) -> Response:
+    """`creates`: the operation creates its resource in one transaction that can bind a
+    deferred claim, so a first request writes its key there and nowhere else."""
     key = _key(request, required=required)
     if key is None:
         return await operation(None)
     request_print = fingerprint(request.method, request.url.path, await _body(request))
+    if creates:
+        claim = idempotency.defer(tenant_id=principal.tenant_id, key=key, fingerprint=request_print)
+        try:
+            return await _run_claimed(rt, claim, operation)
+        except KeyTaken:
+            pass  # the key has a record: judge it the ordinary way
     outcome = await idempotency.begin(
         rt, tenant_id=principal.tenant_id, key=key, fingerprint=request_print
     )
@@ -86,8 +95,12 @@ async def run_idempotent(
             f"a request with this {HEADER} is still in progress",
             headers={"Retry-After": "1"},
         )
+    return await _run_claimed(rt, outcome, operation)
+
+
+async def _run_claimed(rt: Runtime, claim: Claim, operation: Operation) -> Response:
     try:
-        response = await operation(outcome)
+        response = await operation(claim)
     except ClaimLost:
         # Our claim was taken over (we were slower than its lock): the other holder answers.
         raise ProblemError(
@@ -95,14 +108,16 @@ async def run_idempotent(
             f"a request with this {HEADER} is still in progress",
             headers={"Retry-After": "1"},
         ) from None
+    except KeyTaken:
+        raise
     except Exception:
-        await idempotency.abandon(rt, outcome)
+        await idempotency.abandon(rt, claim)
         raise
     headers = {k: v for k, v in response.headers.items() if k.lower() in KEPT_HEADERS}
     try:
         await idempotency.complete(
             rt,
-            outcome,
+            claim,
             status=response.status_code,
             headers=headers,
             body=json.loads(bytes(response.body)),

@@ -6,7 +6,6 @@ last word)."""
 
 from __future__ import annotations
 
-import errno
 import logging
 import re
 import secrets
@@ -15,13 +14,13 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.problems import problem_response
+from app.db.errors import is_unavailable
 
 log = logging.getLogger("app.api")
 DEFAULT_MAX_BODY_BYTES = 1_048_576
 _JSON_MEDIA_TYPE = re.compile(r"^application/(?:[a-z0-9!#$&^_.-]+\+)?json$")
 # SQLSTATE classes that mean "the database cannot serve us now", not "our query is wrong":
 # connection exceptions, insufficient resources (too many connections), shutdowns.
-_UNAVAILABLE_SQLSTATE_PREFIXES = ("08", "53", "57P01", "57P02", "57P03")
 _TRACEPARENT = re.compile(
     r"^(?P<version>[0-9a-f]{2})-(?P<trace>[0-9a-f]{32})-(?P<parent>[0-9a-f]{16})"
     r"-[0-9a-f]{2}(?P<rest>-.*)?$"
@@ -43,43 +42,6 @@ def trace_id_from(traceparent: str) -> str | None:
 
 def trace_id_of(scope: Scope) -> str:
     return scope.get("state", {}).get("trace_id", "")
-
-
-def is_unavailable(exc: BaseException) -> bool:
-    """The database is unreachable (as opposed to a bug): connection refused, pool
-    timeouts, a dropped connection."""
-    from sqlalchemy import exc as sa_exc
-
-    # Connection refused/reset, a connect or pool timeout: network errnos only, not every
-    # OSError, and not InterfaceError (misusing a connection is a bug, not an outage).
-    if isinstance(exc, (ConnectionError, TimeoutError, sa_exc.TimeoutError)):
-        return True
-    if isinstance(exc, OSError) and exc.errno in _NETWORK_ERRNOS:
-        return True
-    if isinstance(exc, sa_exc.DBAPIError):
-        return (
-            bool(exc.connection_invalidated)
-            or isinstance(exc, sa_exc.OperationalError)
-            or ("connection" in type(exc.orig).__name__.lower())
-            or _unavailable_sqlstate(getattr(exc.orig, "sqlstate", None))
-        )
-    return _unavailable_sqlstate(getattr(exc, "sqlstate", None))
-
-
-_NETWORK_ERRNOS = frozenset(
-    {
-        errno.ECONNREFUSED,
-        errno.ECONNRESET,
-        errno.EHOSTUNREACH,
-        errno.ENETUNREACH,
-        errno.ETIMEDOUT,
-        errno.ENOENT,
-    }  # ENOENT: a Unix socket that is not there (yet)
-)
-
-
-def _unavailable_sqlstate(sqlstate: object) -> bool:
-    return isinstance(sqlstate, str) and sqlstate.startswith(_UNAVAILABLE_SQLSTATE_PREFIXES)
 
 
 def max_body_bytes_of(scope: Scope) -> int:

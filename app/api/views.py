@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from app.db.runs_repo import RunRecord
 from app.domain.ports import Tool
+from app.domain.records import Call, Run
 
 
-def run_view(record: RunRecord) -> dict[str, Any]:
-    usage = record.usage_value.as_dict()
+def run_view(record: Run) -> dict[str, Any]:
+    usage = record.usage.as_dict()
     return {
         "id": record.id,
         "agent": record.agent,
@@ -21,7 +20,7 @@ def run_view(record: RunRecord) -> dict[str, Any]:
         "parent_run_id": record.parent_run_id,
         "metadata": record.metadata,
         "tools": list(record.tools),
-        "limits": dict(record.limits),
+        "limits": record.limits.as_dict(),
         "usage": usage,
         "pending_approvals": [],
         "created_at": record.created_at,
@@ -31,7 +30,7 @@ def run_view(record: RunRecord) -> dict[str, Any]:
     }
 
 
-def call_view(row: Mapping[str, Any]) -> dict[str, Any]:
+def call_view(call: Call) -> dict[str, Any]:
     keys = (
         "id",
         "call_id",
@@ -49,7 +48,9 @@ def call_view(row: Mapping[str, Any]) -> dict[str, Any]:
         "source_version",
         "preview_id",
     )
-    return {k: row[k] for k in keys}
+    view = {k: getattr(call, k) for k in keys}
+    view["error"] = None if call.error is None else call.error.as_dict()
+    return view
 
 
 def tool_view(tool: Tool) -> dict[str, Any]:

@@ -4,13 +4,13 @@ writes conditional on the claim token."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db.clock import DbTime
 from app.db.tables import idempotency_key as table
 
 
@@ -24,9 +24,14 @@ async def try_claim(session: AsyncSession, values: Mapping[str, Any]) -> bool:
     return result.first() is not None
 
 
-async def get(session: AsyncSession, tenant_id: str, key: str) -> Mapping[str, Any] | None:
+async def get(
+    session: AsyncSession, tenant_id: str, key: str, *, db_time: DbTime
+) -> Mapping[str, Any] | None:
+    """The record, with the database's `now` to judge its lock and expiry by."""
     result = await session.execute(
-        select(table).where(table.c.tenant_id == tenant_id, table.c.key == key)
+        select(table, db_time.now().label("db_now")).where(
+            table.c.tenant_id == tenant_id, table.c.key == key
+        )
     )
     return result.mappings().one_or_none()
 
@@ -71,10 +76,10 @@ async def release(session: AsyncSession, *, tenant_id: str, key: str, token: str
     )
 
 
-async def purge_expired(session: AsyncSession, *, now: datetime, limit: int = 1000) -> int:
+async def purge_expired(session: AsyncSession, *, db_time: DbTime, limit: int = 1000) -> int:
     doomed = (
         select(table.c.tenant_id, table.c.key)
-        .where(table.c.expires_at < now)
+        .where(table.c.expires_at < db_time.now())
         .limit(limit)
         .with_for_update(skip_locked=True)
     )

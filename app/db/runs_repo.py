@@ -1,193 +1,207 @@
 """Runs and their events. Every change of an existing run is conditional: on the lease
-token while a stepper holds the run, on the version otherwise; a write that matches no
-row raises, so a lost race is never mistaken for success."""
+token while a stepper holds the run, on its state otherwise; a write that matches no row
+raises (or answers None), so a lost race is never mistaken for success. Lease expiry is
+always compared with the database's clock (`DbTime`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import (
+    and_,
+    column,
+    exists,
+    func,
+    literal,
+    or_,
+    select,
+    text,
+    tuple_,
+    update,
+    values,
+)
 from sqlalchemy import insert as sa_insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.types import String
 
+from app.db.clock import DbTime
 from app.db.tables import event, run
-from app.domain.budget import Limits, Usage
+from app.domain.budget import Limits
+from app.domain.records import Run
 from app.domain.status import RunStatus
-from app.domain.tools import Principal
+
+#: The channel a cancel request is announced on; the payload is "tenant_id run_id".
+CANCEL_CHANNEL = "toolgate_cancel"
+_ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
 class StaleWrite(Exception):
-    """The run changed under us: the lease was lost or the version moved on."""
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    row: Mapping[str, Any]
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self.row[name]
-        except KeyError as exc:
-            raise AttributeError(name) from exc
-
-    @property
-    def creator(self) -> Principal:
-        """Who created the run, as a principal (scopes kept on the run; roles not)."""
-        scopes = self.row["creator_scopes"]
-        return Principal(
-            self.row["tenant_id"],
-            self.row["created_by"],
-            frozenset(),
-            None if scopes is None else frozenset(scopes),
-        )
-
-    @property
-    def limits_value(self) -> Limits:
-        return Limits.from_dict(self.row["limits"])
-
-    @property
-    def usage_value(self) -> Usage:
-        return Usage(
-            steps=self.row["steps"],
-            input_tokens=self.row["input_tokens"],
-            output_tokens=self.row["output_tokens"],
-            cost_usd=float(self.row["cost_usd"]),
-            tool_calls=self.row["tool_calls"],
-        )
+    """The run changed under us: the lease was lost or the run left `running`."""
 
 
 Event = tuple[str, dict[str, Any]]
+_RUN_FIELDS = tuple(f.name for f in fields(Run))
 
 
-async def insert(session: AsyncSession, values: dict[str, Any]) -> RunRecord:
-    result = await session.execute(run.insert().values(**values).returning(run))
-    return RunRecord(result.mappings().one())
+def to_run(row: Mapping[str, Any]) -> Run:
+    data = {name: row[name] for name in _RUN_FIELDS}
+    data["status"] = RunStatus(row["status"])
+    data["tools"] = tuple(row["tools"])
+    data["limits"] = Limits.from_dict(row["limits"])
+    data["cost_usd"] = float(row["cost_usd"])
+    scopes = row["creator_scopes"]
+    data["creator_scopes"] = None if scopes is None else tuple(scopes)
+    return Run(**data)
 
 
-async def get(session: AsyncSession, tenant_id: str, run_id: str) -> RunRecord | None:
-    result = await session.execute(
-        select(run).where(run.c.tenant_id == tenant_id, run.c.id == run_id)
-    )
-    row = result.mappings().one_or_none()
-    return RunRecord(row) if row else None
+def _row(record: Run) -> dict[str, Any]:
+    data = {name: getattr(record, name) for name in _RUN_FIELDS}
+    data["tools"] = list(record.tools)
+    data["limits"] = record.limits.as_dict()
+    data["creator_scopes"] = None if record.creator_scopes is None else list(record.creator_scopes)
+    return data
 
 
-async def _append_events(
+def _event_rows(
+    tenant_id: str, run_id: str, first_seq: int, events: Sequence[Event], now: datetime
+) -> list[dict[str, Any]]:
+    return [
+        {
+            "tenant_id": tenant_id,
+            "run_id": run_id,
+            "seq": first_seq + i,
+            "type": kind,
+            "at": now,
+            "data": data,
+        }
+        for i, (kind, data) in enumerate(events)
+    ]
+
+
+async def insert_events(
     session: AsyncSession,
-    record: RunRecord,
+    *,
+    tenant_id: str,
+    run_id: str,
+    last_seq: int,
     events: Sequence[Event],
     now: datetime,
 ) -> None:
-    if not events:
-        return
-    first = record.event_seq - len(events) + 1
-    await session.execute(
-        sa_insert(event),
-        [
-            {
-                "tenant_id": record.tenant_id,
-                "run_id": record.id,
-                "seq": first + i,
-                "type": kind,
-                "at": now,
-                "data": data,
-            }
-            for i, (kind, data) in enumerate(events)
-        ],
-    )
-
-
-async def write(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    run_id: str,
-    now: datetime,
-    lease_token: str | None = None,
-    version: int | None = None,
-    values: Mapping[str, Any] | None = None,
-    events: Sequence[Event] = (),
-    only_if: Sequence[Any] = (),
-    expect_status: RunStatus | None = None,
-) -> RunRecord:
-    """Changes the run and appends its events, each event's seq taken from the run's
-    counter in the same statement; conditional on the lease token and/or version."""
-    conditions = [run.c.tenant_id == tenant_id, run.c.id == run_id]
-    if lease_token is not None:
-        conditions.append(run.c.lease_token == lease_token)
-    if version is not None:
-        conditions.append(run.c.version == version)
-    conditions.extend(only_if)
-    if expect_status is not None:
-        conditions.append(run.c.status == expect_status)
-    if lease_token is None and version is None and not only_if:
-        raise ValueError("an unconditional run write is a bug")
-    result = await session.execute(
-        update(run)
-        .where(*conditions)
-        .values(
-            **dict(values or {}),
-            version=run.c.version + 1,
-            event_seq=run.c.event_seq + len(events),
-            updated_at=now,
+    """Appends events whose seqs end at `last_seq` (the run's counter after the write that
+    reserved them), in one statement."""
+    if events:
+        first = last_seq - len(events) + 1
+        await session.execute(
+            sa_insert(event).values(_event_rows(tenant_id, run_id, first, events, now))
         )
-        .returning(run)
+
+
+async def insert(
+    session: AsyncSession,
+    record: Run,
+    events: Sequence[Event],
+    *,
+    lease_s: float | None,
+    db_time: DbTime,
+) -> Run:
+    """A new run with its first events; with `lease_s`, already leased to its creator (the
+    lease's expiry on the database's clock)."""
+    values = {**_row(record), "event_seq": len(events)}
+    statement = run.insert().values(**values)
+    if lease_s is not None:
+        statement = statement.values(lease_expires_at=db_time.after(lease_s))
+        result = await session.execute(statement.returning(run.c.lease_expires_at))
+        record = replace(record, lease_expires_at=result.scalar_one(), event_seq=len(events))
+    else:
+        await session.execute(statement)
+        record = replace(record, event_seq=len(events))
+    await insert_events(
+        session,
+        tenant_id=record.tenant_id,
+        run_id=record.id,
+        last_seq=len(events),
+        events=events,
+        now=record.created_at,
     )
-    row = result.mappings().one_or_none()
-    if row is None:
-        raise StaleWrite(run_id)
-    record = RunRecord(row)
-    await _append_events(session, record, events, now)
     return record
 
 
-async def mark_cancel_requested(
-    session: AsyncSession, *, tenant_id: str, run_id: str, now: datetime, by: str
-) -> RunRecord | None:
-    """Records a cancel request on an unfinished run not yet asked to cancel: conditional
-    on that state (not on the version, which a busy stepper keeps moving). None when the
-    run is finished, already asked, or absent."""
-    try:
-        return await write(
-            session,
-            tenant_id=tenant_id,
-            run_id=run_id,
-            now=now,
-            values={"cancel_requested_at": now},
-            events=[("run.cancel_requested", {"by": by})],
-            only_if=[run.c.status != RunStatus.FINISHED, run.c.cancel_requested_at.is_(None)],
-        )
-    except StaleWrite:
-        return None
+@dataclass(frozen=True)
+class Applied:
+    """What a lease holder learns from its own write: nothing it did not already know but
+    the counters other writers move too (a cancel request adds an event)."""
+
+    version: int
+    event_seq: int
+    cancel_requested_at: datetime | None
 
 
-async def claim(
+async def apply(
     session: AsyncSession,
     *,
     tenant_id: str,
     run_id: str,
-    owner: str,
-    token: str,
+    lease_token: str,
+    values: Mapping[str, Any],
+    events: int,
     now: datetime,
-    expires_at: datetime,
-) -> RunRecord | None:
-    """Takes the lease of an active run nobody holds (or whose holder's lease expired)."""
+) -> Applied:
+    """Changes a running run under its lease; reserves `events` seqs from its counter.
+    First in every step's transaction, so a holder that lost the lease writes nothing."""
     result = await session.execute(
         update(run)
         .where(
             run.c.tenant_id == tenant_id,
             run.c.id == run_id,
-            run.c.status.in_([RunStatus.QUEUED, RunStatus.RUNNING]),
-            or_(run.c.lease_token.is_(None), run.c.lease_expires_at < now),
+            run.c.lease_token == lease_token,
+            run.c.status == RunStatus.RUNNING,
         )
         .values(
-            lease_owner=owner,
-            lease_token=token,
-            lease_expires_at=expires_at,
-            status=RunStatus.RUNNING,
+            **dict(values),
+            version=run.c.version + 1,
+            event_seq=run.c.event_seq + events,
+            updated_at=now,
+        )
+        .returning(run.c.version, run.c.event_seq, run.c.cancel_requested_at)
+    )
+    row = result.one_or_none()
+    if row is None:
+        raise StaleWrite(run_id)
+    return Applied(row.version, row.event_seq, row.cancel_requested_at)
+
+
+async def get(session: AsyncSession, tenant_id: str, run_id: str) -> Run | None:
+    result = await session.execute(
+        select(run).where(run.c.tenant_id == tenant_id, run.c.id == run_id)
+    )
+    row = result.mappings().one_or_none()
+    return to_run(row) if row else None
+
+
+async def exists_run(session: AsyncSession, tenant_id: str, run_id: str) -> bool:
+    query = select(exists().where(run.c.tenant_id == tenant_id, run.c.id == run_id))
+    return bool((await session.execute(query)).scalar_one())
+
+
+async def mark_cancel_requested(
+    session: AsyncSession, *, tenant_id: str, run_id: str, now: datetime, by: str
+) -> Run | None:
+    """Records a cancel request on an unfinished run not yet asked to cancel, and announces
+    it (delivered on commit) so its holder, in any process, stops at once. None when the
+    run is finished, already asked, or absent."""
+    result = await session.execute(
+        update(run)
+        .where(
+            run.c.tenant_id == tenant_id,
+            run.c.id == run_id,
+            run.c.status != RunStatus.FINISHED,
+            run.c.cancel_requested_at.is_(None),
+        )
+        .values(
+            cancel_requested_at=now,
             version=run.c.version + 1,
             event_seq=run.c.event_seq + 1,
             updated_at=now,
@@ -197,43 +211,146 @@ async def claim(
     row = result.mappings().one_or_none()
     if row is None:
         return None
-    record = RunRecord(row)
-    # A claim is a transition like any other: the timeline shows who picks a run up when
-    # (the first time, or again after a holder stopped).
-    await _append_events(session, record, [("run.claimed", {"after_step": record.steps})], now)
+    record = to_run(row)
+    await insert_events(
+        session,
+        tenant_id=tenant_id,
+        run_id=run_id,
+        last_seq=record.event_seq,
+        events=[("run.cancel_requested", {"by": by})],
+        now=now,
+    )
+    await session.execute(
+        select(func.pg_notify(CANCEL_CHANNEL, literal(f"{tenant_id} {run_id}", String())))
+    )
     return record
 
 
-async def renew(
+def _claimable(db_time: DbTime) -> Any:
+    # Served by ix_run_runnable: a run without a lease sorts as -infinity.
+    return and_(
+        run.c.status.in_(_ACTIVE),
+        func.coalesce(run.c.lease_expires_at, text("'-infinity'::timestamptz")) < db_time.now(),
+    )
+
+
+def _lease_values(owner: str, lease_s: float, db_time: DbTime, now: datetime) -> dict[str, Any]:
+    return {
+        "lease_owner": owner,
+        "lease_expires_at": db_time.after(lease_s),
+        "status": RunStatus.RUNNING,
+        "version": run.c.version + 1,
+        "event_seq": run.c.event_seq + 1,
+        "updated_at": now,
+    }
+
+
+async def _claimed_events(session: AsyncSession, claimed: Sequence[Run], now: datetime) -> None:
+    # A claim is a transition like any other: the timeline shows who picks a run up when.
+    rows = [
+        row
+        for r in claimed
+        for row in _event_rows(
+            r.tenant_id, r.id, r.event_seq, [("run.claimed", {"after_step": r.steps})], now
+        )
+    ]
+    if rows:
+        await session.execute(sa_insert(event).values(rows))
+
+
+async def claim(
     session: AsyncSession,
     *,
     tenant_id: str,
     run_id: str,
+    owner: str,
     token: str,
-    expires_at: datetime,
-) -> RunRecord | None:
-    """Extends the lease; None when it was lost. Leaves version alone: not a state change."""
+    lease_s: float,
+    db_time: DbTime,
+    now: datetime,
+) -> Run | None:
+    """Takes the lease of an active run nobody holds (or whose holder's lease expired)."""
     result = await session.execute(
         update(run)
-        .where(run.c.tenant_id == tenant_id, run.c.id == run_id, run.c.lease_token == token)
-        .values(lease_expires_at=expires_at)
+        .where(
+            run.c.tenant_id == tenant_id,
+            run.c.id == run_id,
+            run.c.status.in_(_ACTIVE),
+            or_(run.c.lease_token.is_(None), run.c.lease_expires_at < db_time.now()),
+        )
+        .values(lease_token=token, **_lease_values(owner, lease_s, db_time, now))
         .returning(run)
     )
     row = result.mappings().one_or_none()
-    return RunRecord(row) if row else None
+    if row is None:
+        return None
+    record = to_run(row)
+    await _claimed_events(session, [record], now)
+    return record
 
 
-async def peek(
-    session: AsyncSession, *, tenant_id: str, run_id: str
-) -> tuple[str | None, datetime | None]:
-    """The run's lease token and cancel request: what a stepper polls for."""
-    result = await session.execute(
-        select(run.c.lease_token, run.c.cancel_requested_at).where(
-            run.c.tenant_id == tenant_id, run.c.id == run_id
-        )
+async def claim_runnable(
+    session: AsyncSession,
+    *,
+    owner: str,
+    limit: int,
+    lease_s: float,
+    db_time: DbTime,
+    now: datetime,
+    skip: Sequence[tuple[str, str]] = (),
+) -> list[Run]:
+    """Claims up to `limit` runs nobody advances (no lease, or an expired one), oldest
+    lease first, in one statement; rows other drivers are claiming are skipped."""
+    pick = select(run.c.tenant_id, run.c.id).where(_claimable(db_time))
+    if skip:
+        pick = pick.where(tuple_(run.c.tenant_id, run.c.id).not_in(list(skip)))
+    pick = (
+        pick.order_by(func.coalesce(run.c.lease_expires_at, text("'-infinity'::timestamptz")))
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+        .subquery("picked")
     )
-    row = result.one_or_none()
-    return (row.lease_token, row.cancel_requested_at) if row else (None, None)
+    token = func.replace(func.gen_random_uuid().cast(String), "-", "")
+    result = await session.execute(
+        update(run)
+        .where(run.c.tenant_id == pick.c.tenant_id, run.c.id == pick.c.id)
+        .values(lease_token=token, **_lease_values(owner, lease_s, db_time, now))
+        .returning(run)
+    )
+    claimed = [to_run(r) for r in result.mappings()]
+    await _claimed_events(session, claimed, now)
+    return claimed
+
+
+async def renew_all(
+    session: AsyncSession,
+    *,
+    held: Sequence[tuple[str, str, str]],
+    lease_s: float,
+    db_time: DbTime,
+) -> dict[tuple[str, str], bool]:
+    """Extends every lease in `held` (tenant, run, token) in one statement. Answers the
+    runs still held, each with whether a cancel was requested; a run missing from the
+    answer was lost. Leaves version alone: not a state change."""
+    if not held:
+        return {}
+    holding = values(
+        column("tenant_id", String),
+        column("id", String),
+        column("token", String),
+        name="held",
+    ).data(list(held))
+    result = await session.execute(
+        update(run)
+        .where(
+            run.c.tenant_id == holding.c.tenant_id,
+            run.c.id == holding.c.id,
+            run.c.lease_token == holding.c.token,
+        )
+        .values(lease_expires_at=db_time.after(lease_s))
+        .returning(run.c.tenant_id, run.c.id, run.c.cancel_requested_at.is_not(None))
+    )
+    return {(r[0], r[1]): bool(r[2]) for r in result}
 
 
 async def release(session: AsyncSession, *, tenant_id: str, run_id: str, token: str) -> None:
@@ -244,22 +361,6 @@ async def release(session: AsyncSession, *, tenant_id: str, run_id: str, token: 
     )
 
 
-async def runnable(session: AsyncSession, *, now: datetime, limit: int) -> list[tuple[str, str]]:
-    """Active runs nobody advances: no lease, or an expired one. Rows another driver is
-    looking at right now are skipped, not waited for."""
-    result = await session.execute(
-        select(run.c.tenant_id, run.c.id)
-        .where(
-            run.c.status.in_([RunStatus.QUEUED, RunStatus.RUNNING]),
-            or_(run.c.lease_expires_at.is_(None), run.c.lease_expires_at < now),
-        )
-        .order_by(run.c.lease_expires_at.asc().nulls_first())
-        .limit(limit)
-        .with_for_update(skip_locked=True)
-    )
-    return [(r.tenant_id, r.id) for r in result]
-
-
 async def list_page(
     session: AsyncSession,
     *,
@@ -268,7 +369,7 @@ async def list_page(
     agent: str | None,
     after: tuple[datetime, str] | None,
     limit: int,
-) -> list[RunRecord]:
+) -> list[Run]:
     query = select(run).where(run.c.tenant_id == tenant_id)
     if status:
         query = query.where(run.c.status == status)
@@ -280,7 +381,7 @@ async def list_page(
             or_(run.c.created_at < created, and_(run.c.created_at == created, run.c.id < run_id))
         )
     query = query.order_by(run.c.created_at.desc(), run.c.id.desc()).limit(limit)
-    return [RunRecord(r) for r in (await session.execute(query)).mappings()]
+    return [to_run(r) for r in (await session.execute(query)).mappings()]
 
 
 async def events_page(
@@ -293,8 +394,3 @@ async def events_page(
         .limit(limit)
     )
     return list(result.mappings())
-
-
-def run_column(name: str) -> Any:
-    """A column of the run table, for relative updates such as `tool_calls + 1`."""
-    return run.c[name]

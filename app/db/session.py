@@ -1,7 +1,18 @@
-"""Engine and session factory. Repositories flush; only use cases commit."""
+"""Engine and session factory. Repositories flush; only use cases commit.
+
+No pre-ping: a checkout costs no round trip. A connection found dropped when it is used
+is invalidated by SQLAlchemy, and `retrying` runs the transaction again once on a fresh
+connection, but only when it failed before its COMMIT was sent (after that the outcome
+is unknown, and the lease-conditional writes decide).
+"""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -9,17 +20,51 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+#: How long a checkout waits for a free connection before the caller sees an outage.
+POOL_TIMEOUT_S = 30.0
+
+
+def pool_size_for(*, max_active_runs: int, http_concurrency: int) -> int:
+    """Connections one process needs. A step holds a connection only for its one short
+    transaction, never across a model or tool call, so a quarter of the runs and of the
+    requests in flight at once is ample; plus one for lease upkeep and the driver."""
+    return max(4, -(-max_active_runs // 4) + -(-http_concurrency // 4) + 1)
+
 
 def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
     return create_async_engine(
         url,
         pool_size=pool_size,
-        max_overflow=pool_size,
-        pool_pre_ping=True,
-        pool_timeout=10,
+        max_overflow=pool_size // 2,
+        pool_pre_ping=False,
+        pool_timeout=POOL_TIMEOUT_S,
         connect_args={"timeout": 5, "command_timeout": 30},
     )
 
 
 def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
+
+
+async def retrying(
+    sessions: async_sessionmaker[AsyncSession],
+    work: Callable[[AsyncSession], Awaitable[T]],
+) -> T:
+    """Runs `work` in one transaction and commits; once more on a fresh connection when
+    the first one turned out to be dropped before anything was committed."""
+    for attempt in (1, 2):
+        async with sessions() as session:
+            try:
+                await session.begin()
+                result = await work(session)
+            except sa_exc.DBAPIError as exc:
+                if attempt == 2 or not exc.connection_invalidated:
+                    raise
+                log.info("a pooled database connection had dropped; trying on a fresh one")
+                continue
+            # Not retried: a failure during COMMIT leaves the outcome unknown.
+            await session.commit()
+            return result
+    raise AssertionError("unreachable")

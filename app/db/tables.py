@@ -19,6 +19,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    func,
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
@@ -100,10 +101,11 @@ run = Table(
     Index("ix_run_tenant_created", "tenant_id", "created_at", "id"),
     Index("ix_run_tenant_status_created", "tenant_id", "status", "created_at", "id"),
     Index("ix_run_tenant_parent", "tenant_id", "parent_run_id"),
-    # The driver's queue: runs that may need a stepper, oldest lease first.
+    # The driver's queue: runs that may need a stepper, oldest lease first, a run without
+    # a lease first of all; in the claim query's own order (see runs_repo.claim_runnable).
     Index(
-        "ix_run_runnable",
-        "lease_expires_at",
+        "ix_run_claimable",
+        func.coalesce(Column("lease_expires_at"), text("'-infinity'::timestamptz")),
         postgresql_where=text("status IN ('queued', 'running')"),
     ),
 )

@@ -38,39 +38,50 @@ def _observation(call: CallRecord) -> dict[str, Any]:
     return {"role": "tool", "call_id": call.call_id, "content": canonical_json(content)}
 
 
+def opening_messages(*, instructions: str, user_input: str) -> list[dict[str, Any]]:
+    return [
+        {"role": "system", "content": instructions},
+        {"role": "user", "content": user_input},
+    ]
+
+
+def turn_messages(turn: TurnRecord) -> list[dict[str, Any]]:
+    """What one settled turn adds to the model's view: its answer or calls, then every
+    observation. The lease holder appends these step by step instead of re-reading."""
+    if turn.kind == "final":
+        messages: list[dict[str, Any]] = [{"role": "assistant", "content": turn.text or ""}]
+        if turn.rejection:
+            messages.append({"role": "user", "content": canonical_json(dict(turn.rejection))})
+        return messages
+    messages = [
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"id": c.call_id, "name": c.tool, "arguments": c.arguments} for c in turn.calls
+            ]
+            + [
+                {"id": r["call_id"], "name": r["tool"], "arguments": r["arguments"]}
+                for r in turn.extra_rejections
+            ],
+        }
+    ]
+    messages.extend(_observation(c) for c in turn.calls)
+    messages.extend(
+        {
+            "role": "tool",
+            "call_id": r["call_id"],
+            "content": canonical_json({"error": r["error"]}),
+        }
+        for r in turn.extra_rejections
+    )
+    return messages
+
+
 def build_messages(
     *, instructions: str, user_input: str, turns: Sequence[TurnRecord]
 ) -> list[dict[str, Any]]:
     """Neutral chat messages that every provider adapter can translate."""
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": instructions},
-        {"role": "user", "content": user_input},
-    ]
+    messages = opening_messages(instructions=instructions, user_input=user_input)
     for turn in turns:
-        if turn.kind == "final":
-            messages.append({"role": "assistant", "content": turn.text or ""})
-            if turn.rejection:
-                messages.append({"role": "user", "content": canonical_json(dict(turn.rejection))})
-            continue
-        messages.append(
-            {
-                "role": "assistant",
-                "tool_calls": [
-                    {"id": c.call_id, "name": c.tool, "arguments": c.arguments} for c in turn.calls
-                ]
-                + [
-                    {"id": r["call_id"], "name": r["tool"], "arguments": r["arguments"]}
-                    for r in turn.extra_rejections
-                ],
-            }
-        )
-        messages.extend(_observation(c) for c in turn.calls)
-        messages.extend(
-            {
-                "role": "tool",
-                "call_id": r["call_id"],
-                "content": canonical_json({"error": r["error"]}),
-            }
-            for r in turn.extra_rejections
-        )
+        messages.extend(turn_messages(turn))
     return messages

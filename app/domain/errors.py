@@ -48,3 +48,37 @@ class ObservationCode(StrEnum):
     TIMEOUT = "timeout"
     NOT_FOUND = "not_found"
     INTERNAL = "internal"
+
+
+#: How much of a message an error value keeps (SPEC: safe text, cut to 500 characters).
+MAX_MESSAGE = 500
+
+
+@dataclass(frozen=True)
+class ErrorValue:
+    """The `{code, retryable, message}` of a rejected proposal, a failed call or a failed
+    model turn. Built only here, so every message is NUL-free and cut to size."""
+
+    code: str
+    message: str
+    retryable: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", str(self.code))
+        object.__setattr__(self, "message", self.message.replace("\x00", "")[:MAX_MESSAGE])
+
+    @classmethod
+    def rejection(cls, code: str, message: str) -> ErrorValue:
+        """A proposal refused before it ran: the model may correct it."""
+        return cls(code, message, retryable=True)
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> ErrorValue | None:
+        if data is None:
+            return None
+        return cls(
+            str(data.get("code")), str(data.get("message") or ""), bool(data.get("retryable"))
+        )
+
+    def as_dict(self) -> dict[str, object]:
+        return {"code": self.code, "retryable": self.retryable, "message": self.message}

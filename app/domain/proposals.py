@@ -13,26 +13,15 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from app.domain.errors import ObservationCode
+from app.domain.errors import MAX_MESSAGE, ErrorValue, ObservationCode
 from app.domain.model import ProposedCall
 from app.domain.ports import Tool
 from app.domain.tools import Principal, args_hash, canonical_json, json_depth, nul_path
 
-MAX_MESSAGE = 500
 #: How much of an unparseable argument string is kept on the record.
 MAX_RAW = 10_000
 #: How deeply arguments may nest.
 MAX_DEPTH = 32
-
-
-@dataclass(frozen=True)
-class Rejection:
-    code: str
-    message: str
-    retryable: bool = True
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "retryable": self.retryable, "message": self.message}
 
 
 @dataclass(frozen=True)
@@ -41,7 +30,7 @@ class CheckedCall:
     tool: str
     arguments: Any
     args_hash: str
-    rejection: Rejection | None
+    rejection: ErrorValue | None
 
 
 def _refuse_constant(name: str) -> Any:
@@ -49,13 +38,13 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _parse_arguments(raw: Any) -> tuple[Any, Rejection | None]:
+def _parse_arguments(raw: Any) -> tuple[Any, ErrorValue | None]:
     """The arguments as an object, or what to store instead and why they were refused."""
     if isinstance(raw, str):
         try:
             raw = json.loads(raw, parse_constant=_refuse_constant)
         except (ValueError, RecursionError):
-            return raw[:MAX_RAW].replace("\x00", ""), Rejection(
+            return raw[:MAX_RAW].replace("\x00", ""), ErrorValue.rejection(
                 ObservationCode.INVALID_ARGUMENTS, "arguments are not valid JSON"
             )
     problem = None
@@ -64,13 +53,17 @@ def _parse_arguments(raw: Any) -> tuple[Any, Rejection | None]:
     elif nul_path(raw) is not None:
         problem = "arguments contain a NUL character"
     if problem is not None:
-        return None, Rejection(ObservationCode.INVALID_ARGUMENTS, problem)
+        return None, ErrorValue.rejection(ObservationCode.INVALID_ARGUMENTS, problem)
     try:
         canonical_json(raw)
     except (ValueError, TypeError):
-        return None, Rejection(ObservationCode.INVALID_ARGUMENTS, "arguments are not valid JSON")
+        return None, ErrorValue.rejection(
+            ObservationCode.INVALID_ARGUMENTS, "arguments are not valid JSON"
+        )
     if not isinstance(raw, dict):
-        return raw, Rejection(ObservationCode.INVALID_ARGUMENTS, "arguments must be an object")
+        return raw, ErrorValue.rejection(
+            ObservationCode.INVALID_ARGUMENTS, "arguments must be an object"
+        )
     return raw, None
 
 
@@ -98,7 +91,7 @@ def check_call(
             proposed.name,
             arguments,
             args_hash(arguments),
-            Rejection(code, message[:MAX_MESSAGE]),
+            ErrorValue.rejection(code, message),
         )
 
     if proposed.call_id in seen_ids:

@@ -1,47 +1,67 @@
-"""The in-process driver: one task per run this process advances, a poller that claims
-runs nobody advances (their client stopped waiting, or their holder's lease expired),
-and waiting for a run to settle for a request's `wait_s`."""
+"""The in-process driver: one task per run this process advances; a poller that claims
+runs nobody advances (their client stopped waiting, or their holder's lease lapsed);
+lease upkeep for every run held here in one statement; cancels from any process through
+LISTEN/NOTIFY; and waiting for a run to settle for a request's `wait_s`."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from datetime import timedelta
+from collections.abc import Coroutine
+from typing import Any
 
 from app.db import runs_repo
-from app.db.runs_repo import RunRecord
+from app.db.session import retrying
+from app.domain.records import Run
 from app.domain.status import ACTIVE_RUN_STATUSES
 from app.engine import idempotency
-from app.engine.lease import Lease
+from app.engine.lease import Lease, LeaseKeeper
+from app.engine.listener import Listener
 from app.engine.runtime import Runtime
-from app.engine.stepper import claim, drive, new_lease_token
+from app.engine.state import RunState
+from app.engine.stepper import claim, drive, lease_for, load_state
 
 log = logging.getLogger(__name__)
 Key = tuple[str, str]
+#: How often a waiter looks at a run advanced by another process.
 POLL_FLOOR_S = 0.2
 #: How often expired Idempotency-Key records are deleted.
 PURGE_EVERY_S = 60.0
 
 
 class Driver:
-    def __init__(self, rt: Runtime) -> None:
+    def __init__(self, rt: Runtime, *, listen_url: str | None = None) -> None:
         self.rt = rt
         self._tasks: dict[Key, asyncio.Task[None]] = {}
         self._leases: dict[Key, Lease] = {}
+        #: The newest state of each run advanced here (and of finished ones still awaited).
+        self._latest: dict[Key, Run] = {}
         #: One event per waiting request, set on each step this process commits.
         self._waiters: dict[Key, set[asyncio.Event]] = {}
-        self._poller: asyncio.Task[None] | None = None
+        self._background: list[asyncio.Task[None]] = []
+        self.keeper = LeaseKeeper(rt, lambda: list(self._leases.values()))
+        self.listener = (
+            Listener(listen_url, runs_repo.CANCEL_CHANNEL, self._on_cancel) if listen_url else None
+        )
+
+    @property
+    def free_slots(self) -> int:
+        return self.rt.settings.max_active_runs - len(self._tasks)
 
     # -- advancing -------------------------------------------------------------------
     def kick(self, tenant_id: str, run_id: str) -> None:
         """Starts advancing the run here unless this process already does."""
         key = (tenant_id, run_id)
-        if key in self._tasks or len(self._tasks) >= self.rt.settings.max_active_runs:
+        if key in self._tasks or self.free_slots <= 0:
             return
         self._start(key, self._claim_and_drive(key))
 
-    def _start(self, key: Key, work) -> None:  # type: ignore[no-untyped-def]
+    def adopt(self, lease: Lease, state: RunState) -> None:
+        """Advances a run this process claimed itself (e.g. leased to it at creation)."""
+        self._start(lease.key, self._drive(lease, state))
+
+    def _start(self, key: Key, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work, name=f"run:{key[1]}")
         self._tasks[key] = task
         task.add_done_callback(lambda t, k=key: self._done(k, t))
@@ -52,48 +72,68 @@ class Driver:
         if self._tasks.get(key) is task:
             del self._tasks[key]
             self._leases.pop(key, None)
-        self._notify(key)
+            latest = self._latest.get(key)
+            if key not in self._waiters or latest is None or latest.status in ACTIVE_RUN_STATUSES:
+                self._latest.pop(key, None)  # only a finished run's state outlives its task
+        self._wake(key)
         if not task.cancelled() and task.exception() is not None:
             log.error("advancing a run failed", exc_info=task.exception())
 
     async def _claim_and_drive(self, key: Key) -> None:
-        lease = await claim(self.rt, *key)
-        if lease is not None:
-            await self._drive(key, lease)
+        claimed = await claim(self.rt, *key)
+        if claimed is not None:
+            lease, run = claimed
+            await self._drive(lease, await load_state(self.rt, run))
 
-    async def _drive(self, key: Key, lease: Lease) -> None:
+    async def _load_and_drive(self, lease: Lease, run: Run) -> None:
+        await self._drive(lease, await load_state(self.rt, run))
+
+    async def _drive(self, lease: Lease, state: RunState) -> None:
+        key = lease.key
         self._leases[key] = lease
         try:
-            await drive(lease, on_progress=lambda: self._notify(key))
+            await drive(lease, state, on_progress=lambda run: self._progress(key, run))
         finally:
             if self._leases.get(key) is lease:
                 del self._leases[key]
 
-    def _notify(self, key: Key) -> None:
+    def _progress(self, key: Key, run: Run) -> None:
+        self._latest[key] = run
+        self._wake(key)
+
+    def _wake(self, key: Key) -> None:
         for event in self._waiters.get(key, ()):
             event.set()
 
     def interrupt(self, tenant_id: str, run_id: str) -> None:
-        """A cancel arrived here: stop the run's in-flight work now, not at the next poll."""
+        """A cancel arrived: stop the run's in-flight work now, if it is advanced here."""
         lease = self._leases.get((tenant_id, run_id))
         if lease is not None:
             lease.interrupt()
 
+    def _on_cancel(self, payload: str) -> None:
+        tenant_id, _, run_id = payload.partition(" ")
+        self.interrupt(tenant_id, run_id)
+
     # -- waiting ---------------------------------------------------------------------
-    async def wait(self, tenant_id: str, run_id: str, wait_s: float) -> RunRecord:
-        """The run once it leaves queued/running, or as it stands after `wait_s`."""
+    async def wait(
+        self, tenant_id: str, run_id: str, wait_s: float, known: Run | None = None
+    ) -> Run:
+        """The run once it leaves queued/running, or as it stands after `wait_s`. A run
+        advanced here is answered from its holder's state, without a database read."""
         key = (tenant_id, run_id)
         loop = asyncio.get_running_loop()
         end = loop.time() + wait_s
         event = asyncio.Event()
-        waiters = self._waiters.setdefault(key, set())
-        waiters.add(event)
+        self._waiters.setdefault(key, set()).add(event)
+        record = known
         try:
             while True:
                 event.clear()
-                async with self.rt.sessions() as session:
-                    record = await runs_repo.get(session, tenant_id, run_id)
-                assert record is not None
+                if key in self._latest:
+                    record = self._latest[key]
+                elif record is None or key not in self._tasks:
+                    record = await self._read(tenant_id, run_id)
                 left = end - loop.time()
                 if record.status not in ACTIVE_RUN_STATUSES or left <= 0:
                     return record
@@ -103,13 +143,29 @@ class Driver:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait(), timeout=timeout)
         finally:
+            waiters = self._waiters[key]
             waiters.discard(event)
             if not waiters:
-                self._waiters.pop(key, None)
+                del self._waiters[key]
+                if key not in self._tasks:
+                    self._latest.pop(key, None)
+
+    async def _read(self, tenant_id: str, run_id: str) -> Run:
+        async def read(session):  # type: ignore[no-untyped-def]
+            return await runs_repo.get(session, tenant_id, run_id)
+
+        record = await retrying(self.rt.sessions, read)
+        assert record is not None
+        return record
 
     # -- polling ---------------------------------------------------------------------
     def start(self) -> None:
-        self._poller = asyncio.create_task(self._poll_forever(), name="driver-poller")
+        self._background.append(asyncio.create_task(self._poll_forever(), name="driver-poller"))
+        self._background.append(asyncio.create_task(self.keeper.run_forever(), name="leases"))
+        if self.listener is not None:
+            self._background.append(
+                asyncio.create_task(self.listener.run_forever(), name="listener")
+            )
 
     async def _poll_forever(self) -> None:
         loop = asyncio.get_running_loop()
@@ -126,39 +182,35 @@ class Driver:
 
     async def poll_once(self) -> int:
         """Claims runnable runs (skipping rows other drivers hold) and advances them."""
-        free = self.rt.settings.max_active_runs - len(self._tasks)
+        free = self.free_slots
         if free <= 0:
             return 0
-        now = self.rt.clock.now()
-        expires = now + timedelta(seconds=self.rt.settings.lease_s)
-        claimed: list[tuple[Key, Lease]] = []
-        async with self.rt.sessions.begin() as session:
-            for tenant_id, run_id in await runs_repo.runnable(session, now=now, limit=free):
-                if (tenant_id, run_id) in self._tasks:
-                    continue
-                token = new_lease_token()
-                record = await runs_repo.claim(
-                    session,
-                    tenant_id=tenant_id,
-                    run_id=run_id,
-                    owner=self.rt.settings.instance_id,
-                    token=token,
-                    now=now,
-                    expires_at=expires,
-                )
-                if record is not None:
-                    claimed.append(
-                        ((tenant_id, run_id), Lease(self.rt, tenant_id, run_id, token, expires))
-                    )
-        for key, lease in claimed:
-            self._start(key, self._drive(key, lease))
+        rt = self.rt
+        sent = asyncio.get_running_loop().time()
+
+        async def work(session):  # type: ignore[no-untyped-def]
+            return await runs_repo.claim_runnable(
+                session,
+                owner=rt.settings.instance_id,
+                limit=free,
+                lease_s=rt.settings.lease_s,
+                db_time=rt.db_time,
+                now=rt.clock.now(),
+                skip=list(self._tasks),
+            )
+
+        claimed = await retrying(rt.sessions, work)
+        for run in claimed:
+            key = (run.tenant_id, run.id)
+            if key not in self._tasks:
+                self._start(key, self._load_and_drive(lease_for(rt, run, sent), run))
         return len(claimed)
 
     async def stop(self) -> None:
         """Stops advancing; the leases held are handed back so another process (or this
-        one after a restart) resumes the runs without waiting for them to expire."""
+        one after a restart) resumes the runs without waiting for them to lapse."""
         leases = list(self._leases.values())
-        tasks = [t for t in [self._poller, *self._tasks.values()] if t is not None]
+        tasks = [*self._background, *self._tasks.values()]
         for task in tasks:
             task.cancel()
         for task in tasks:

@@ -1,67 +1,90 @@
-"""Ending a run: one transaction sets the terminal state, settles open calls and records
-`run.finished`."""
+"""Ending a run: one transaction sets the terminal state, settles open calls, records
+`run.finished` and hands the lease back."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
-from app.db import runs_repo, turns_repo
-from app.db.runs_repo import RunRecord
+from app.db.runs_repo import Event
+from app.domain.errors import ErrorValue
+from app.domain.records import Call, Turn
 from app.domain.status import SETTLED_CALL_STATUSES, CallStatus, RunStatus, check_call_transition
 from app.domain.steps import Finish
+from app.engine.commit import Change, commit
 from app.engine.lease import Lease
+from app.engine.state import RunState
 
 
-async def finish_run(
-    session: AsyncSession,
-    lease: Lease,
+def finish_change(
+    state: RunState,
     decision: Finish,
     *,
+    now: Any,
     output: dict[str, Any] | None = None,
-) -> RunRecord:
-    now = lease.rt.clock.now()
-    events: list[runs_repo.Event] = []
-    for call in await turns_repo.calls(session, tenant_id=lease.tenant_id, run_id=lease.run_id):
-        if CallStatus(call["status"]) in SETTLED_CALL_STATUSES:
+    calls: list[Call] | None = None,
+) -> tuple[list[Call], list[Event], dict[str, Any]]:
+    """The calls it cancels, its events and the run's new values. `calls`: the step's
+    calls as the caller has them (they may be newer than the state's)."""
+    cancelled: list[Call] = []
+    events: list[Event] = []
+    for call in state.calls if calls is None else calls:
+        if call.status in SETTLED_CALL_STATUSES:
             continue
-        check_call_transition(CallStatus(call["status"]), CallStatus.CANCELLED)
-        await turns_repo.update_call(
-            session,
-            tenant_id=lease.tenant_id,
-            call_pk=call["id"],
-            version=call["version"],
-            now=now,
-            values={
-                "status": CallStatus.CANCELLED,
-                "error": {
-                    "code": decision.error_code or decision.reason.value,
-                    "retryable": False,
-                    "message": decision.message,
-                },
-            },
-        )
+        check_call_transition(call.status, CallStatus.CANCELLED)
+        error = ErrorValue(decision.error_code or decision.reason.value, decision.message or "")
+        cancelled.append(replace(call, status=CallStatus.CANCELLED, error=error, updated_at=now))
         events.append(
             (
                 "call.cancelled",
-                {"step": call["step"], "call_id": call["call_id"], "code": decision.reason.value},
+                {"step": call.step, "call_id": call.call_id, "code": decision.reason.value},
             )
         )
     final = decision.reason.value == "final"
     error = None if final else {"code": decision.error_code, "message": decision.message}
     events.append(("run.finished", {"termination_reason": decision.reason.value, "error": error}))
-    return await lease.write(
-        session,
-        values={
-            "status": RunStatus.FINISHED,
-            "termination_reason": decision.reason.value,
-            "error": error,
-            "output": output,
-            "finished_at": now,
-            "lease_owner": None,
-            "lease_token": None,
-            "lease_expires_at": None,
-        },
-        events=events,
+    values = {
+        "status": RunStatus.FINISHED,
+        "termination_reason": decision.reason.value,
+        "error": error,
+        "output": output,
+        "finished_at": now,
+        "lease_owner": None,
+        "lease_token": None,
+        "lease_expires_at": None,
+    }
+    return cancelled, events, values
+
+
+async def finish_run(
+    lease: Lease,
+    state: RunState,
+    decision: Finish,
+    *,
+    before: Change | None = None,
+    turn: Turn | None = None,
+    output: dict[str, Any] | None = None,
+) -> None:
+    """Ends the run, together with what the step still had to write (`before`: e.g. the
+    final turn, or a round's results), in one transaction."""
+    before = before or Change()
+    calls = list(state.calls)
+    if before.updated_calls:
+        newer = {c.id: c for c in before.updated_calls}
+        calls = [newer.get(c.id, c) for c in calls]
+    cancelled, events, values = finish_change(
+        state, decision, now=lease.rt.clock.now(), output=output, calls=calls
+    )
+    merged = {c.id: c for c in before.updated_calls}
+    merged.update({c.id: c for c in cancelled})
+    await commit(
+        lease,
+        state,
+        Change(
+            run={**before.run, **values},
+            events=[*before.events, *events],
+            turn=turn or before.turn,
+            new_calls=before.new_calls,
+            updated_calls=list(merged.values()),
+        ),
     )

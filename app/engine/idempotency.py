@@ -1,12 +1,18 @@
 """Idempotency-Key use cases: claim a key, bind it to what the request created (in the
-creating transaction), store the answer, or forget a claim whose request changed nothing."""
+creating transaction), store the answer, or forget a claim whose request changed nothing.
+Locks and retention are measured on the database's clock.
+
+A request that creates something may take a *deferred* claim: nothing is written until
+the creating transaction, which inserts the key already bound to what it creates. Two
+requests racing with one key meet at the key's unique index there; the loser's
+transaction rolls back (`KeyTaken`) and it goes the ordinary way (replay, refusal).
+"""
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -20,15 +26,22 @@ class ClaimLost(Exception):
     """Another request took the key over (this one outlived its lock); nothing was made."""
 
 
+class KeyTaken(Exception):
+    """A deferred claim met a record of the key: the creating transaction rolled back."""
+
+
 @dataclass(frozen=True)
 class Claim:
     """This request holds the key. `resource_id` is set when an earlier holder (which then
-    crashed) had already created the resource: the request must not create it again."""
+    crashed) had already created the resource: the request must not create it again.
+    `deferred`: not written yet; the creating transaction inserts it."""
 
     tenant_id: str
     key: str
     token: str
     resource_id: str | None = None
+    fingerprint: str | None = None
+    deferred: bool = False
 
 
 @dataclass(frozen=True)
@@ -38,37 +51,44 @@ class Replay:
     body: Any
 
 
+def defer(*, tenant_id: str, key: str, fingerprint: str) -> Claim:
+    return Claim(tenant_id, key, secrets.token_hex(16), None, fingerprint, deferred=True)
+
+
+def _fresh(rt: Runtime, claim: Claim, resource_id: str | None) -> dict[str, Any]:
+    settings = rt.settings
+    return {
+        "tenant_id": claim.tenant_id,
+        "key": claim.key,
+        "fingerprint": claim.fingerprint,
+        "state": "in_flight",
+        "claim_token": claim.token,
+        "locked_until": rt.db_time.after(settings.idempotency_lock_s),
+        "created_at": rt.clock.now(),
+        "expires_at": rt.db_time.after(settings.idempotency_ttl_s),
+        "resource_id": resource_id,
+        "response_status": None,
+        "response_headers": None,
+        "response_body": None,
+    }
+
+
 async def begin(
     rt: Runtime, *, tenant_id: str, key: str, fingerprint: str
 ) -> Claim | Replay | Verdict:
-    settings = rt.settings
     for _ in range(3):
-        now = rt.clock.now()
-        token = secrets.token_hex(16)
-        fresh = {
-            "tenant_id": tenant_id,
-            "key": key,
-            "fingerprint": fingerprint,
-            "state": "in_flight",
-            "claim_token": token,
-            "locked_until": now + timedelta(seconds=settings.idempotency_lock_s),
-            "created_at": now,
-            "expires_at": now + timedelta(seconds=settings.idempotency_ttl_s),
-            "resource_id": None,
-            "response_status": None,
-            "response_headers": None,
-            "response_body": None,
-        }
+        claim = Claim(tenant_id, key, secrets.token_hex(16), None, fingerprint)
+        fresh = _fresh(rt, claim, None)
         async with rt.sessions.begin() as session:
             if await idempotency_repo.try_claim(session, fresh):
-                return Claim(tenant_id, key, token)
-            row = await idempotency_repo.get(session, tenant_id, key)
+                return claim
+            row = await idempotency_repo.get(session, tenant_id, key, db_time=rt.db_time)
             if row is None:
                 continue  # purged between our insert and our read: try again
             stored = StoredKey(
                 row["fingerprint"], row["state"] == "done", row["locked_until"], row["expires_at"]
             )
-            verdict = judge(stored, fingerprint=fingerprint, now=now)
+            verdict = judge(stored, fingerprint=fingerprint, now=row["db_now"])
             if verdict is Verdict.REPLAY:
                 return Replay(
                     row["response_status"], row["response_headers"] or {}, row["response_body"]
@@ -78,18 +98,23 @@ async def begin(
             values = (
                 fresh
                 if verdict is Verdict.EXPIRED
-                else {"claim_token": token, "locked_until": fresh["locked_until"]}
+                else {"claim_token": claim.token, "locked_until": fresh["locked_until"]}
             )
             if await idempotency_repo.take_over(
                 session, tenant_id=tenant_id, key=key, old_token=row["claim_token"], values=values
             ):
                 resource = None if verdict is Verdict.EXPIRED else row["resource_id"]
-                return Claim(tenant_id, key, token, resource)
+                return Claim(tenant_id, key, claim.token, resource, fingerprint)
     return Verdict.IN_FLIGHT
 
 
-async def bind(session: AsyncSession, claim: Claim, resource_id: str) -> None:
-    """Inside the transaction that creates the resource: the key now names it."""
+async def bind(rt: Runtime, session: AsyncSession, claim: Claim, resource_id: str) -> None:
+    """Inside the transaction that creates the resource: the key now names it. A deferred
+    claim is inserted here, already bound."""
+    if claim.deferred:
+        if not await idempotency_repo.try_claim(session, _fresh(rt, claim, resource_id)):
+            raise KeyTaken(claim.key)
+        return
     if not await idempotency_repo.update_claimed(
         session,
         tenant_id=claim.tenant_id,
@@ -121,6 +146,8 @@ async def complete(
 async def abandon(rt: Runtime, claim: Claim) -> None:
     """The request was refused before it changed anything: the key may be used again.
     A claim already bound to a resource is kept; its lock lapses for a retry to finish."""
+    if claim.deferred:
+        return  # nothing was written (or the creating transaction bound it: kept)
     async with rt.sessions.begin() as session:
         await idempotency_repo.release(
             session, tenant_id=claim.tenant_id, key=claim.key, token=claim.token
@@ -129,4 +156,4 @@ async def abandon(rt: Runtime, claim: Claim) -> None:
 
 async def purge_expired(rt: Runtime) -> int:
     async with rt.sessions.begin() as session:
-        return await idempotency_repo.purge_expired(session, now=rt.clock.now())
+        return await idempotency_repo.purge_expired(session, db_time=rt.db_time)

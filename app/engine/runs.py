@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -10,15 +11,17 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from app.db import runs_repo, turns_repo
-from app.db.runs_repo import RunRecord
 from app.domain.budget import Limits, deadline_at, narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.ids import new_id
+from app.domain.records import Call, Run
 from app.domain.status import RunStatus
 from app.domain.tools import Principal, exposed_tools
 from app.engine import idempotency
 from app.engine.idempotency import Claim
+from app.engine.lease import Lease
 from app.engine.runtime import Runtime
+from app.engine.stepper import lease_for, new_lease_token
 
 
 @dataclass(frozen=True)
@@ -47,11 +50,26 @@ def caps(rt: Runtime) -> Limits:
     return Limits(**rt.config.limits.model_dump())
 
 
+@dataclass(frozen=True)
+class Started:
+    """A new run; with a lease when it was created already claimed by this process."""
+
+    run: Run
+    lease: Lease | None = None
+
+
 async def start_run(
-    rt: Runtime, *, principal: Principal, request: CreateRun, claim: Claim | None = None
-) -> RunRecord:
-    """Records a new queued run with its `run.created` event, and binds the request's
-    Idempotency-Key claim to it in the same transaction; stepping is the driver's."""
+    rt: Runtime,
+    *,
+    principal: Principal,
+    request: CreateRun,
+    claim: Claim | None = None,
+    lease: bool = False,
+) -> Started:
+    """Records a new run with its `run.created` event and binds the request's
+    Idempotency-Key claim to it, in one transaction. With `lease`, the run is created
+    already leased to this process (`run.claimed`), so stepping it needs no claim of
+    its own; else it is queued for the driver."""
     agent = rt.agent(request.agent)
     if agent is None:
         raise _invalid("agent", f"no agent named {request.agent!r}")
@@ -69,53 +87,51 @@ async def start_run(
     )
     now = rt.clock.now()
     run_id = new_id("run")
+    token = new_lease_token() if lease else None
+    record = Run(
+        tenant_id=principal.tenant_id,
+        id=run_id,
+        agent=request.agent,
+        route=agent.model,
+        status=RunStatus.RUNNING if lease else RunStatus.QUEUED,
+        input=request.input,
+        tools=tuple(tools),
+        limits=limits,
+        metadata=dict(request.metadata) if request.metadata is not None else None,
+        script=[dict(i) for i in request.script] if request.script is not None else None,
+        created_by=principal.subject,
+        creator_scopes=tuple(sorted(principal.scopes)) if principal.scopes is not None else None,
+        root_run_id=run_id,
+        deadline_at=deadline_at(now, limits),
+        created_at=now,
+        updated_at=now,
+        lease_owner=rt.settings.instance_id if lease else None,
+        lease_token=token,
+    )
+    events: list[runs_repo.Event] = [
+        ("run.created", {"agent": request.agent, "tools": tools, "limits": limits.as_dict()})
+    ]
+    if lease:
+        events.append(("run.claimed", {"after_step": 0}))
+    sent = asyncio.get_running_loop().time()
     async with rt.sessions.begin() as session:
+        if claim is not None:
+            await idempotency.bind(rt, session, claim, run_id)
         record = await runs_repo.insert(
             session,
-            {
-                "tenant_id": principal.tenant_id,
-                "id": run_id,
-                "agent": request.agent,
-                "route": agent.model,
-                "status": RunStatus.QUEUED,
-                "input": request.input,
-                "tools": tools,
-                "limits": limits.as_dict(),
-                "metadata": dict(request.metadata) if request.metadata is not None else None,
-                "script": [dict(i) for i in request.script] if request.script is not None else None,
-                "created_by": principal.subject,
-                "creator_scopes": sorted(principal.scopes)
-                if principal.scopes is not None
-                else None,
-                "root_run_id": run_id,
-                "deadline_at": deadline_at(now, limits),
-                "created_at": now,
-                "updated_at": now,
-            },
+            record,
+            events,
+            lease_s=rt.settings.lease_s if lease else None,
+            db_time=rt.db_time,
         )
-        record = await runs_repo.write(
-            session,
-            tenant_id=principal.tenant_id,
-            run_id=run_id,
-            version=record.version,
-            now=now,
-            events=[
-                (
-                    "run.created",
-                    {"agent": request.agent, "tools": tools, "limits": limits.as_dict()},
-                )
-            ],
-        )
-        if claim is not None:
-            await idempotency.bind(session, claim, run_id)
-    return record
+    return Started(record, lease_for(rt, record, sent) if lease else None)
 
 
 def _specs(rt: Runtime) -> dict[str, Any]:
     return {name: tool.spec for name, tool in rt.tools.items()}
 
 
-async def get_run(rt: Runtime, *, principal: Principal, run_id: str) -> RunRecord:
+async def get_run(rt: Runtime, *, principal: Principal, run_id: str) -> Run:
     async with rt.sessions() as session:
         record = await runs_repo.get(session, principal.tenant_id, run_id)
     if record is None:
@@ -151,7 +167,7 @@ async def list_runs(
     agent: str | None,
     limit: int,
     cursor: str | None,
-) -> tuple[list[RunRecord], str | None]:
+) -> tuple[list[Run], str | None]:
     after = None
     if cursor:
         raw = decode_cursor(cursor)
@@ -180,17 +196,18 @@ async def list_events(
             raise _invalid("cursor", "not a cursor this service gave out")
         after = max(after, raw)
     async with rt.sessions() as session:
-        if await runs_repo.get(session, principal.tenant_id, run_id) is None:
-            raise not_found()
         rows = await runs_repo.events_page(
             session, tenant_id=principal.tenant_id, run_id=run_id, after=after, limit=limit + 1
         )
+        # Rows prove the run is there; only an empty page needs asking.
+        if not rows and not await runs_repo.exists_run(session, principal.tenant_id, run_id):
+            raise not_found()
     return _page(rows, limit, lambda r: r["seq"])
 
 
 async def list_calls(
     rt: Runtime, *, principal: Principal, run_id: str, limit: int, cursor: str | None
-) -> tuple[list[Mapping[str, Any]], str | None]:
+) -> tuple[list[Call], str | None]:
     after = None
     if cursor:
         raw = decode_cursor(cursor)
@@ -202,15 +219,15 @@ async def list_calls(
             raise _invalid("cursor", "not a cursor this service gave out")
         after = (raw[0], raw[1])
     async with rt.sessions() as session:
-        if await runs_repo.get(session, principal.tenant_id, run_id) is None:
-            raise not_found()
         rows = await turns_repo.calls_page(
             session, tenant_id=principal.tenant_id, run_id=run_id, after=after, limit=limit + 1
         )
-    return _page(rows, limit, lambda r: [r["step"], r["position"]])
+        if not rows and not await runs_repo.exists_run(session, principal.tenant_id, run_id):
+            raise not_found()
+    return _page(rows, limit, lambda r: [r.step, r.position])
 
 
-async def request_cancel(rt: Runtime, *, principal: Principal, run_id: str) -> RunRecord:
+async def request_cancel(rt: Runtime, *, principal: Principal, run_id: str) -> Run:
     """Marks the run cancelled-on-request; its stepper (in any process) ends it as soon as
     in-flight work can stop. Cancelling a finished run is `invalid_state`."""
     async with rt.sessions.begin() as session:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config import AgentConfig, AppConfig, ModelRouteConfig
+from app.db.clock import DbTime
 from app.domain.ports import Clock, ModelProvider, Tool
 from app.settings import Settings
 
@@ -21,11 +22,17 @@ class Runtime:
     config: AppConfig
     tools: Mapping[str, Tool]
     models: Mapping[str, ModelProvider]
+    #: The database's clock, which lease and lock expiry is compared with.
+    db_time: DbTime = field(default_factory=DbTime)
     tool_slots: asyncio.Semaphore = field(init=False)
     _group_slots: dict[str, asyncio.Semaphore] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.tool_slots = asyncio.Semaphore(self.settings.tool_concurrency)
+
+    def instructions(self, agent: str) -> str:
+        config = self.agent(agent)
+        return config.instructions if config else ""
 
     def agent(self, name: str) -> AgentConfig | None:
         return self.config.agents.get(name)

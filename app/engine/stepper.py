@@ -1,7 +1,9 @@
-"""The stepper: holds a run's lease and advances it one committed step at a time.
+"""The stepper: holds a run's lease and advances it, one committed transaction a step.
 
-Each step is decided from the persisted records alone (`domain.steps.decide`) and handled
-by one function per step type, so any process can pick a run up where another stopped.
+Each step is decided from the run's state (`domain.steps.decide`), which the holder read
+once when it claimed the run and keeps in step with what it commits; one function
+handles each step type. Any process can pick a run up where another stopped, because
+the state is read back from the same records.
 """
 
 from __future__ import annotations
@@ -10,146 +12,141 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Callable
-from datetime import timedelta
 
-from app.db import runs_repo, turns_repo
-from app.db.runs_repo import RunRecord, StaleWrite
+from app.db import runs_repo
+from app.db.errors import is_unavailable
+from app.db.runs_repo import StaleWrite
+from app.db.session import retrying
+from app.domain.records import Run
 from app.domain.status import RunStatus, TerminationReason
-from app.domain.steps import CallModel, ExecuteCalls, Finish, NextStep, decide, finish
-from app.engine import history
+from app.domain.steps import CallModel, ExecuteCalls, Finish, NextStep, finish
+from app.engine.commit import Change, commit
 from app.engine.executor import execute_calls
 from app.engine.finish import finish_run
 from app.engine.lease import Interrupted, Lease
 from app.engine.model_step import call_model
 from app.engine.runtime import Runtime
+from app.engine.state import RunState
 
 log = logging.getLogger(__name__)
 #: Unexpected failures of one step in a row before the run ends.
 MAX_STEP_FAILURES = 3
+Progress = Callable[[Run], None]
 
 
 def new_lease_token() -> str:
     return secrets.token_hex(16)
 
 
-async def claim(rt: Runtime, tenant_id: str, run_id: str) -> Lease | None:
-    token = new_lease_token()
-    now = rt.clock.now()
-    expires_at = now + timedelta(seconds=rt.settings.lease_s)
-    async with rt.sessions.begin() as session:
-        record = await runs_repo.claim(
+def lease_for(rt: Runtime, run: Run, sent_at: float) -> Lease:
+    """The lease a claim (sent at loop time `sent_at`) gave this process."""
+    assert run.lease_token is not None
+    return Lease(rt, run.tenant_id, run.id, run.lease_token, sent_at + rt.settings.lease_s)
+
+
+async def load_state(rt: Runtime, run: Run) -> RunState:
+    """A claimed run's history, read once."""
+    instructions = rt.instructions(run.agent)
+    if run.steps == 0:
+        return RunState.fresh(run, instructions)
+
+    async def read(session):  # type: ignore[no-untyped-def]
+        return await RunState.load(session, run, instructions)
+
+    return await retrying(rt.sessions, read)
+
+
+async def claim(rt: Runtime, tenant_id: str, run_id: str) -> tuple[Lease, Run] | None:
+    sent = asyncio.get_running_loop().time()
+
+    async def work(session):  # type: ignore[no-untyped-def]
+        return await runs_repo.claim(
             session,
             tenant_id=tenant_id,
             run_id=run_id,
             owner=rt.settings.instance_id,
-            token=token,
-            now=now,
-            expires_at=expires_at,
+            token=new_lease_token(),
+            lease_s=rt.settings.lease_s,
+            db_time=rt.db_time,
+            now=rt.clock.now(),
         )
-    return Lease(rt, tenant_id, run_id, token, expires_at) if record else None
+
+    run = await retrying(rt.sessions, work)
+    return (lease_for(rt, run, sent), run) if run else None
 
 
-async def _next(lease: Lease) -> tuple[RunRecord, NextStep]:
+async def _loop(lease: Lease, state: RunState, on_progress: Progress) -> None:
     rt = lease.rt
-    async with rt.sessions() as session:
-        run = await runs_repo.get(session, lease.tenant_id, lease.run_id)
-        if run is None or (run.status == RunStatus.RUNNING and run.lease_token != lease.token):
-            raise StaleWrite(lease.run_id)
-        last_calls = (
-            await turns_repo.calls(session, tenant_id=run.tenant_id, run_id=run.id, step=run.steps)
-            if run.steps
-            else []
-        )
-    return run, decide(
-        limits=run.limits_value,
-        usage=run.usage_value,
-        now=rt.clock.now(),
-        deadline=run.deadline_at,
-        cancel_requested=run.cancel_requested_at is not None or lease.cancel_seen,
-        last_step=run.steps,
-        last_calls=history.call_states(last_calls),
-    )
-
-
-async def _finish(lease: Lease, run: RunRecord, decision: Finish) -> None:
-    async with lease.rt.sessions.begin() as session:
-        await finish_run(session, lease, decision)
-
-
-async def _loop(lease: Lease, on_progress: Callable[[], None]) -> None:
-    while True:
-        run, step = await _next(lease)
-        if run.status != RunStatus.RUNNING:
-            return
+    while state.run.status is RunStatus.RUNNING:
+        step = state.next_step(now=rt.clock.now(), cancel_seen=lease.cancel_seen)
         try:
             lease.check()
-            await _handle(lease, run, step)
+            await _handle(lease, state, step)
         except Interrupted:
-            if lease.lost or lease.rt.clock.now() >= lease.expires_at:
+            if lease.lapsed:
                 return
             lease.rearm()
         except (StaleWrite, asyncio.CancelledError):
             raise
-        except Exception:
-            log.exception("a step failed unexpectedly (run %s)", run.id)
-            await _step_failed(lease, run, step)
+        except Exception as exc:
+            if is_unavailable(exc):
+                # An outage, not a failing step: hand the run back untouched; a claim
+                # (here or elsewhere) reads it afresh once the database answers.
+                log.warning("the database is unavailable; handing run %s back", state.run.id)
+                return
+            log.exception("a step failed unexpectedly (run %s)", state.run.id)
+            await _step_failed(lease, state, step)
             return  # hand the run back: the driver tries again shortly
-        else:
-            if run.step_failures:
-                async with lease.rt.sessions.begin() as session:
-                    await lease.write(session, values={"step_failures": 0})
-        on_progress()
+        on_progress(state.run)
 
 
-async def _handle(lease: Lease, run: RunRecord, step: NextStep) -> None:
+async def _handle(lease: Lease, state: RunState, step: NextStep) -> None:
     match step:
         case Finish():
-            await _finish(lease, run, step)
+            await finish_run(lease, state, step)
         case CallModel(step=number):
-            decision = await call_model(lease, run, number)
+            decision = await call_model(lease, state, number)
             if decision is not None:
-                await _finish(lease, run, decision)
+                await finish_run(lease, state, decision)
         case ExecuteCalls(step=number):
-            await execute_calls(lease, run, number)
+            await execute_calls(lease, state, number)
 
 
-async def _step_failed(lease: Lease, run: RunRecord, step: NextStep) -> None:
+async def _step_failed(lease: Lease, state: RunState, step: NextStep) -> None:
     """Counts an unexpected failure (a bug, or the database failing mid-step). A step that
     keeps failing ends the run, blaming the side that failed, rather than looping until
     its deadline with the cause unrecorded."""
-    failures = run.step_failures + 1
-    async with lease.rt.sessions.begin() as session:
-        if failures >= MAX_STEP_FAILURES and not isinstance(step, Finish):
-            reason = (
-                TerminationReason.MODEL_FAILED
-                if isinstance(step, CallModel)
-                else TerminationReason.TOOL_FAILED
-            )
-            message = "the step failed unexpectedly several times; the failure is logged"
-            await finish_run(session, lease, finish(reason, "internal", message))
-            return
-        await lease.write(
-            session,
-            values={"step_failures": failures},
-            events=[("step.failed", {"decision": type(step).__name__, "failures": failures})],
+    failures = state.run.step_failures + 1
+    if failures >= MAX_STEP_FAILURES and not isinstance(step, Finish):
+        reason = (
+            TerminationReason.MODEL_FAILED
+            if isinstance(step, CallModel)
+            else TerminationReason.TOOL_FAILED
         )
+        message = "the step failed unexpectedly several times; the failure is logged"
+        await finish_run(lease, state, finish(reason, "internal", message))
+        return
+    event = ("step.failed", {"decision": type(step).__name__, "failures": failures})
+    await commit(lease, state, Change(run={"step_failures": failures}, events=[event]))
 
 
-async def drive(lease: Lease, on_progress: Callable[[], None] = lambda: None) -> None:
+async def drive(lease: Lease, state: RunState, on_progress: Progress = lambda run: None) -> None:
     """Advances the run while this lease holds, until it finishes or parks. A cancelled
     task (process shutdown, a crash in tests) writes nothing more: the lease expires and
     another process recovers the run from its records."""
-    lease.start()
     try:
-        await _loop(lease, on_progress)
+        await _loop(lease, state, on_progress)
     except StaleWrite:
         log.info("a run's lease moved to another stepper; stopping here")
+        lease.lose()
     finally:
-        await lease.close()
+        on_progress(state.run)
+    if state.run.status is RunStatus.FINISHED or lease.lost:
+        return  # the finishing transaction handed the lease back
     try:
         async with lease.rt.sessions.begin() as session:
             await runs_repo.release(
                 session, tenant_id=lease.tenant_id, run_id=lease.run_id, token=lease.token
             )
-    except Exception:  # the lease then simply expires
+    except Exception:  # the lease then simply lapses
         log.warning("could not hand a run's lease back", exc_info=True)

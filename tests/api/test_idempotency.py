@@ -139,7 +139,7 @@ async def test_an_abandoned_claim_is_taken_over_after_its_lock(harness: Harness)
     body = run_body(final("recovered"))
     await claim_as_another_request(harness, "k-5", body)  # which then crashed
     assert (await post(harness, headers, "k-5", body)).status_code == 409
-    harness.runtime.clock.advance(harness.runtime.settings.idempotency_lock_s + 1)
+    harness.travel(harness.runtime.settings.idempotency_lock_s + 1)
     response = await post(harness, headers, "k-5", body)
     assert response.status_code == 201 and response.json()["output"]["text"] == "recovered"
     assert await run_count(harness) == 1
@@ -150,13 +150,15 @@ async def test_a_claim_bound_to_a_created_run_never_creates_a_second(harness: Ha
     body = run_body(final("only one"))
     claim = await claim_as_another_request(harness, "k-6", body)
     # The holder created the run (binding the key in that transaction), then crashed.
-    created = await start_run(
-        harness.runtime,
-        principal=Principal("acme", "svc"),
-        request=CreateRun(agent="tech-radar", input=body["input"], script=body["script"]),
-        claim=claim,
-    )
-    harness.runtime.clock.advance(harness.runtime.settings.idempotency_lock_s + 1)
+    created = (
+        await start_run(
+            harness.runtime,
+            principal=Principal("acme", "svc"),
+            request=CreateRun(agent="tech-radar", input=body["input"], script=body["script"]),
+            claim=claim,
+        )
+    ).run
+    harness.travel(harness.runtime.settings.idempotency_lock_s + 1)
     response = await post(harness, headers, "k-6", body)
     assert response.status_code == 201 and response.json()["id"] == created.id
     assert response.json()["termination_reason"] == "final"
@@ -169,10 +171,10 @@ async def test_expired_keys_are_cleared_and_free_again(harness: Harness) -> None
     headers = await harness.key()
     body = run_body(final("x"))
     first = await post(harness, headers, "k-7", body)
-    harness.runtime.clock.advance(harness.runtime.settings.idempotency_ttl_s + 1)
+    harness.travel(harness.runtime.settings.idempotency_ttl_s + 1)
     again = await post(harness, headers, "k-7", run_body(final("a new request")))
     assert again.status_code == 201 and again.json()["id"] != first.json()["id"]
-    harness.runtime.clock.advance(harness.runtime.settings.idempotency_ttl_s + 1)
+    harness.travel(harness.runtime.settings.idempotency_ttl_s + 1)
     assert await idempotency.purge_expired(harness.runtime) == 1
     async with harness.runtime.sessions() as session:
         left = (await session.execute(text("SELECT count(*) FROM idempotency_key"))).scalar_one()

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from app.db import runs_repo
+from app.db.clock import DbTime
 from app.db.tables import turn
 from app.domain.tools import Principal
 from app.engine.runs import CreateRun, start_run
@@ -40,11 +41,14 @@ async def state(h: Harness, run_id: str) -> Any:
 async def two_steppers(  # type: ignore[no-untyped-def]
     harness_factory, probe_a: Any = None, probe_b: Any = None
 ) -> tuple[Harness, Harness]:
-    """a: a process that will crash; b: another process, whose clock is past a's lease."""
+    """a: a process that will crash; b: another process that sees the database's clock
+    past a's lease (the test's way of letting it lapse)."""
     a = await harness_factory(run_driver=False, clock_=FakeClock(), probe=probe_a)
     later = FakeClock()
     later.advance(LEASE_S + 1)
-    b = await harness_factory(run_driver=False, clock_=later, probe=probe_b)
+    b = await harness_factory(
+        run_driver=False, clock_=later, probe=probe_b, db_time=DbTime(LEASE_S + 1)
+    )
     return a, b
 
 
@@ -76,9 +80,11 @@ async def test_model_call_cut_off_is_asked_again_by_another_stepper(harness_fact
     assert record.input_tokens == 10
 
 
-async def test_step_cut_off_after_its_proposals_is_finished_without_repeating_it(
+async def test_a_read_only_call_cut_off_mid_round_is_run_again_and_recorded_once(
     harness_factory,
 ) -> None:  # type: ignore[no-untyped-def]
+    """A read needs no commit before it runs: after the crash nothing of it was written,
+    the next holder runs it again, and the round records it once."""
     stuck = ProbeTool(probe_spec(), gate=asyncio.Event())  # never opens: a's tool hangs
     healthy = ProbeTool(probe_spec())
     a, b = await two_steppers(harness_factory, stuck, healthy)
@@ -98,8 +104,14 @@ async def test_step_cut_off_after_its_proposals_is_finished_without_repeating_it
     assert record.tool_calls == 1 and healthy.executions == 1
     calls = (await b.client.get(f"/v1/runs/{run_id}/calls", headers=headers)).json()["items"]
     assert [(c["call_id"], c["status"], c["attempts"], c["source_id"]) for c in calls] == [
-        ("c1", "succeeded", 2, "s1")
+        ("c1", "succeeded", 1, "s1")
     ]
+    items = (await b.client.get(f"/v1/runs/{run_id}/events?limit=200", headers=headers)).json()[
+        "items"
+    ]
+    kinds = [e["type"] for e in items]
+    assert kinds.count("call.started") == 1 and kinds.count("call.succeeded") == 1
+    assert kinds.count("turn.completed") == 2 and kinds.count("sources.assigned") == 1
 
 
 async def test_a_held_lease_is_not_taken(harness_factory) -> None:  # type: ignore[no-untyped-def]
@@ -126,11 +138,13 @@ async def test_concurrent_advances_never_run_a_step_twice(harness_factory) -> No
     ]
     runs = []
     for _ in range(3):
-        record = await start_run(
-            a.runtime,
-            principal=Principal("acme", "svc"),
-            request=CreateRun(agent="tech-radar", input="q", script=script),
-        )
+        record = (
+            await start_run(
+                a.runtime,
+                principal=Principal("acme", "svc"),
+                request=CreateRun(agent="tech-radar", input="q", script=script),
+            )
+        ).run
         runs.append(record.id)
     responses = await asyncio.gather(
         *[
@@ -157,19 +171,24 @@ async def test_concurrent_advances_never_run_a_step_twice(harness_factory) -> No
 
 async def test_the_driver_picks_up_a_run_nobody_advances(harness_factory) -> None:  # type: ignore[no-untyped-def]
     h = await harness_factory(run_driver=True)
-    record = await start_run(
-        h.runtime,
-        principal=Principal("acme", "svc"),
-        request=CreateRun(agent="tech-radar", input="q", script=[final("ok")]),
-    )
+    record = (
+        await start_run(
+            h.runtime,
+            principal=Principal("acme", "svc"),
+            request=CreateRun(agent="tech-radar", input="q", script=[final("ok")]),
+        )
+    ).run
     finished = await h.driver.wait("acme", record.id, 10)
     assert finished.termination_reason == "final"
     assert h.driver._waiters == {}  # nothing kept per run once nobody waits
 
 
 async def test_a_call_interrupted_on_every_attempt_is_not_retried_forever(harness_factory) -> None:  # type: ignore[no-untyped-def]
-    stuck = ProbeTool(probe_spec(max_attempts=1), gate=asyncio.Event())
-    healthy = ProbeTool(probe_spec(max_attempts=1))
+    # A side effect (idempotent, so it may be retried) is committed as started before it
+    # is sent; a read would not be, and is simply run again.
+    spec = probe_spec(max_attempts=1, side_effects=True, idempotent=True)
+    stuck = ProbeTool(spec, gate=asyncio.Event())
+    healthy = ProbeTool(spec)
     a, b = await two_steppers(harness_factory, stuck, healthy)
     headers = await a.key()
     script = [tool_calls(("c1", "probe", {"q": "x"})), final("never")]

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from app.domain.errors import MAX_MESSAGE, ErrorValue
 from app.domain.model import ProposedCall
 from app.domain.ports import Tool, ToolContext
-from app.domain.proposals import MAX_MESSAGE, CheckedCall, Rejection, check_calls
+from app.domain.proposals import CheckedCall, check_calls
 from app.domain.tools import Principal, ToolResult, ToolSpec, args_hash
 
 SEARCH_SCHEMA: dict[str, Any] = {
@@ -107,7 +108,9 @@ def test_repeated_call_id_rejects_the_second_only() -> None:
     first, second = _check(_call({"query": "a"}), _call({"query": "b"}))
     assert first.rejection is None
     assert first.arguments == {"query": "a"}
-    assert second.rejection == Rejection("duplicate_call_id", "call id already used in this turn")
+    assert second.rejection == ErrorValue.rejection(
+        "duplicate_call_id", "call id already used in this turn"
+    )
     assert second.arguments == {"query": "b"}
     assert second.args_hash == args_hash({"query": "b"})
 
@@ -138,7 +141,7 @@ def test_seen_ids_do_not_leak_between_turns() -> None:
 
 def test_unknown_tool() -> None:
     [checked] = _check(_call({"query": "a"}, name="delete_everything"))
-    assert checked.rejection == Rejection(
+    assert checked.rejection == ErrorValue.rejection(
         "unknown_tool", "no tool named 'delete_everything' is available"
     )
     assert checked.rejection.retryable is True
@@ -168,7 +171,9 @@ def test_arguments_as_json_string_are_parsed() -> None:
 @pytest.mark.parametrize("raw", ["{not json", "", '{"query": "a"', "{'query': 'a'}"])
 def test_invalid_json_string_is_invalid_arguments(raw: str) -> None:
     [checked] = _check(_call(raw))
-    assert checked.rejection == Rejection("invalid_arguments", "arguments are not valid JSON")
+    assert checked.rejection == ErrorValue.rejection(
+        "invalid_arguments", "arguments are not valid JSON"
+    )
     assert checked.arguments == raw
     assert checked.args_hash == args_hash(raw)
 
@@ -176,7 +181,9 @@ def test_invalid_json_string_is_invalid_arguments(raw: str) -> None:
 @pytest.mark.parametrize("raw", [["query", "a"], "[1, 2]", '"text"', "42", 42, None, "null", True])
 def test_non_object_arguments_are_invalid(raw: Any) -> None:
     [checked] = _check(_call(raw))
-    assert checked.rejection == Rejection("invalid_arguments", "arguments must be an object")
+    assert checked.rejection == ErrorValue.rejection(
+        "invalid_arguments", "arguments must be an object"
+    )
 
 
 def test_non_object_json_string_keeps_the_parsed_value() -> None:
@@ -244,7 +251,7 @@ def test_semantic_check_message_is_invalid_arguments() -> None:
         tools={"search": tool},
     )
     assert ok.rejection is None
-    assert bad.rejection == Rejection("invalid_arguments", "limit must be even")
+    assert bad.rejection == ErrorValue.rejection("invalid_arguments", "limit must be even")
 
 
 def test_semantic_check_only_sees_schema_valid_arguments() -> None:
@@ -280,7 +287,9 @@ def test_semantic_problem_beats_permission_denied() -> None:
 def test_permission_not_covered_is_denied() -> None:
     tools = {"search": FakeTool(permissions=("radar:read", "radar:write"))}
     [checked] = _check(_call({"query": "a"}), tools=tools)
-    assert checked.rejection == Rejection("permission_denied", "the caller may not use this tool")
+    assert checked.rejection == ErrorValue.rejection(
+        "permission_denied", "the caller may not use this tool"
+    )
     assert checked.arguments == {"query": "a"}
 
 
@@ -311,12 +320,12 @@ def test_invalid_arguments_beat_permission_denied() -> None:
 
 
 def test_rejection_as_dict() -> None:
-    assert Rejection("unknown_tool", "no such tool").as_dict() == {
+    assert ErrorValue.rejection("unknown_tool", "no such tool").as_dict() == {
         "code": "unknown_tool",
         "retryable": True,
         "message": "no such tool",
     }
-    assert Rejection("x", "y", retryable=False).as_dict()["retryable"] is False
+    assert ErrorValue("x", "y", retryable=False).as_dict()["retryable"] is False
 
 
 def test_args_hash_is_independent_of_key_order() -> None:

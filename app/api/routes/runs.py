@@ -20,13 +20,15 @@ from app.api.schemas import (
     RunPage,
 )
 from app.api.views import call_view, run_view
-from app.db.runs_repo import RunRecord
 from app.domain.errors import DomainError, ErrorCode, FieldError
+from app.domain.records import Run
 from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
-from app.domain.tools import nul_path
+from app.domain.tools import Principal, nul_path
 from app.engine import runs
 from app.engine.driver import Driver
 from app.engine.idempotency import Claim
+from app.engine.runtime import Runtime
+from app.engine.state import RunState
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
@@ -64,7 +66,7 @@ def _refuse_unsupported(body: CreateRunIn) -> None:
         raise DomainError(ErrorCode.VALIDATION, "some fields are invalid", errors)
 
 
-def run_json(record: RunRecord) -> dict[str, Any]:
+def run_json(record: Run) -> dict[str, Any]:
     return RunOut.model_validate(run_view(record)).model_dump(mode="json")
 
 
@@ -101,22 +103,47 @@ async def create_run(
         if claim is not None and claim.resource_id is not None:
             # An earlier holder of this key created the run, then stopped: answer it.
             record = await runs.get_run(rt, principal=principal, run_id=claim.resource_id)
+            record = await _advance(driver, record, body.wait_s)
         else:
-            record = await runs.start_run(rt, principal=principal, request=create, claim=claim)
-        record = await _advance(driver, record, body.wait_s)
+            record = await _start(rt, driver, principal, create, claim, body.wait_s)
         return JSONResponse(
             run_json(record), status_code=201, headers={"Location": f"/v1/runs/{record.id}"}
         )
 
-    return await run_idempotent(request, rt, principal, operation, required=True)
+    return await run_idempotent(request, rt, principal, operation, required=True, creates=True)
 
 
-async def _advance(driver: Driver, record: RunRecord, wait_s: float) -> RunRecord:
-    """Advances for up to `wait_s`. Once the run exists, a failure here is the run's
-    business (it is recorded there), never a 5xx that would invite a second run."""
+async def _start(
+    rt: Runtime,
+    driver: Driver,
+    principal: Principal,
+    create: runs.CreateRun,
+    claim: Claim | None,
+    wait_s: float,
+) -> Run:
+    """Creates the run already leased to this process when it has room to advance it (no
+    claim of its own needed), else queued for any driver; then waits up to `wait_s`."""
+    lease = driver.free_slots > 0
+    started = await runs.start_run(
+        rt, principal=principal, request=create, claim=claim, lease=lease
+    )
+    record = started.run
+    if started.lease is not None:
+        driver.adopt(started.lease, RunState.fresh(record, rt.instructions(record.agent)))
+    return await _wait(driver, record, wait_s)
+
+
+async def _advance(driver: Driver, record: Run, wait_s: float) -> Run:
+    """Advances for up to `wait_s`."""
     driver.kick(record.tenant_id, record.id)
+    return await _wait(driver, record, wait_s)
+
+
+async def _wait(driver: Driver, record: Run, wait_s: float) -> Run:
+    """Once the run exists, a failure here is the run's business (it is recorded there),
+    never a 5xx that would invite a second run."""
     try:
-        return await driver.wait(record.tenant_id, record.id, wait_s)
+        return await driver.wait(record.tenant_id, record.id, wait_s, known=record)
     except Exception:
         log.warning("waiting on a run failed; answering it as it was", exc_info=True)
         return record

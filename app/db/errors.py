@@ -1,0 +1,45 @@
+"""Which database failures are an outage (retry later) rather than a bug."""
+
+from __future__ import annotations
+
+import errno
+
+from sqlalchemy import exc as sa_exc
+
+#: Connection exceptions, insufficient resources, operator intervention (shutdown).
+_UNAVAILABLE_SQLSTATE_PREFIXES = ("08", "53", "57P01", "57P02", "57P03")
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """The database is unreachable (as opposed to a bug): connection refused, pool
+    timeouts, a dropped connection."""
+    # Connection refused/reset, a connect or pool timeout: network errnos only, not every
+    # OSError, and not InterfaceError (misusing a connection is a bug, not an outage).
+    if isinstance(exc, (ConnectionError, TimeoutError, sa_exc.TimeoutError)):
+        return True
+    if isinstance(exc, OSError) and exc.errno in _NETWORK_ERRNOS:
+        return True
+    if isinstance(exc, sa_exc.DBAPIError):
+        return (
+            bool(exc.connection_invalidated)
+            or isinstance(exc, sa_exc.OperationalError)
+            or ("connection" in type(exc.orig).__name__.lower())
+            or _unavailable_sqlstate(getattr(exc.orig, "sqlstate", None))
+        )
+    return _unavailable_sqlstate(getattr(exc, "sqlstate", None))
+
+
+_NETWORK_ERRNOS = frozenset(
+    {
+        errno.ECONNREFUSED,
+        errno.ECONNRESET,
+        errno.EHOSTUNREACH,
+        errno.ENETUNREACH,
+        errno.ETIMEDOUT,
+        errno.ENOENT,
+    }  # ENOENT: a Unix socket that is not there (yet)
+)
+
+
+def _unavailable_sqlstate(sqlstate: object) -> bool:
+    return isinstance(sqlstate, str) and sqlstate.startswith(_UNAVAILABLE_SQLSTATE_PREFIXES)

@@ -1,0 +1,133 @@
+"""The engine's typed values for a run, a turn and a call, as persisted.
+
+Repositories map rows to these and back; the engine never handles raw rows. They are
+frozen: a change is a new value (`dataclasses.replace`), written under the run's lease.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from app.domain.budget import Limits, Usage
+from app.domain.errors import ErrorValue
+from app.domain.status import CallStatus, RunStatus
+from app.domain.tools import Principal
+
+#: Digits a cost keeps: the column's scale, so memory and database agree exactly.
+COST_DIGITS = 8
+
+
+def add_cost(total: float, amount: float) -> float:
+    return round(total + amount, COST_DIGITS)
+
+
+@dataclass(frozen=True)
+class Run:
+    tenant_id: str
+    id: str
+    agent: str
+    route: str
+    status: RunStatus
+    input: str
+    tools: tuple[str, ...]
+    limits: Limits
+    created_by: str
+    creator_scopes: tuple[str, ...] | None
+    root_run_id: str
+    deadline_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    termination_reason: str | None = None
+    error: Mapping[str, Any] | None = None
+    output: Mapping[str, Any] | None = None
+    metadata: Mapping[str, Any] | None = None
+    script: Sequence[Mapping[str, Any]] | None = None
+    steps: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    tool_calls: int = 0
+    #: Recorded model outcomes so far; the scripted model reads its next item here.
+    model_calls: int = 0
+    #: Model attempts already made in the current step.
+    step_attempts: int = 0
+    next_source: int = 1
+    #: Steps that failed unexpectedly in a row.
+    step_failures: int = 0
+    parent_run_id: str | None = None
+    consistency: str = "latest"
+    cancel_requested_at: datetime | None = None
+    lease_owner: str | None = None
+    lease_token: str | None = None
+    lease_expires_at: datetime | None = None
+    version: int = 1
+    event_seq: int = 0
+    finished_at: datetime | None = None
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(
+            steps=self.steps,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cost_usd=self.cost_usd,
+            tool_calls=self.tool_calls,
+        )
+
+    @property
+    def creator(self) -> Principal:
+        """Who created the run, as a principal (scopes kept on the run; roles not)."""
+        scopes = None if self.creator_scopes is None else frozenset(self.creator_scopes)
+        return Principal(self.tenant_id, self.created_by, frozenset(), scopes)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One model turn that produced an answer or tool calls."""
+
+    tenant_id: str
+    run_id: str
+    step: int
+    route: str
+    model: str
+    instructions_hash: str
+    tool_schema_hash: str
+    kind: str  # "tool_calls" | "final"
+    attempts: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    created_at: datetime
+    text: str | None = None
+    rejection: ErrorValue | None = None
+    #: Proposals refused before they became calls (a repeated call id), kept for the model.
+    extra_rejections: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class Call:
+    tenant_id: str
+    id: str
+    run_id: str
+    step: int
+    position: int
+    call_id: str
+    tool: str
+    status: CallStatus
+    arguments: Any
+    args_hash: str
+    operation_id: str
+    created_at: datetime
+    updated_at: datetime
+    attempts: int = 0
+    error: ErrorValue | None = None
+    ends_run: bool = False
+    output: Any = None
+    source_id: str | None = None
+    observed_at: str | None = None
+    source_version: str | None = None
+    preview_id: str | None = None
+    version: int = 1

@@ -1,0 +1,55 @@
+"""LISTEN/NOTIFY: how a cancel committed by any process reaches the process that holds
+the run at once. One dedicated connection per process, outside the pool; when it drops,
+it is opened again, and lease upkeep covers the gap (it also answers cancels)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+import asyncpg
+from sqlalchemy.engine import make_url
+
+log = logging.getLogger(__name__)
+#: The pause before reconnecting.
+CHECK_EVERY_S = 2.0
+
+
+def asyncpg_dsn(url: str) -> str:
+    """The SQLAlchemy URL (postgresql+asyncpg://...) as a plain libpq DSN for asyncpg."""
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+class Listener:
+    def __init__(self, url: str, channel: str, on_message: Callable[[str], None]) -> None:
+        self._dsn = asyncpg_dsn(url)
+        self._channel = channel
+        self._on_message = on_message
+        self.ready = asyncio.Event()
+
+    def _deliver(self, _connection: object, _pid: int, _channel: str, payload: str) -> None:
+        try:
+            self._on_message(payload)
+        except Exception:
+            log.warning("a notification could not be handled", exc_info=True)
+
+    async def run_forever(self) -> None:
+        while True:
+            connection = None
+            try:
+                connection = await asyncpg.connect(self._dsn, timeout=5)
+                closed = asyncio.Event()
+                connection.add_termination_listener(lambda _c, ev=closed: ev.set())
+                await connection.add_listener(self._channel, self._deliver)
+                self.ready.set()
+                await closed.wait()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.warning("listening for notifications failed; reconnecting", exc_info=True)
+            finally:
+                self.ready.clear()
+                if connection is not None and not connection.is_closed():
+                    connection.terminate()
+            await asyncio.sleep(CHECK_EVERY_S)

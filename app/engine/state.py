@@ -1,0 +1,132 @@
+"""What a lease holder knows of its run: read from the database once, when it claims the
+run, then kept in step with every transaction it commits. Nothing it wrote is read back,
+and no step reads the history before it, so a step costs the same at step 200 as at 2."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db import turns_repo
+from app.domain.context import CallRecord, TurnRecord, opening_messages, turn_messages
+from app.domain.records import Call, Run, Turn
+from app.domain.status import CallStatus
+from app.domain.steps import CallState, NextStep, decide
+
+
+def _call_record(call: Call) -> CallRecord:
+    error = None if call.error is None else call.error.as_dict()
+    return CallRecord(
+        call.call_id, call.tool, call.arguments, call.status, call.output, call.source_id, error
+    )
+
+
+def _turn_record(turn: Turn, calls: Sequence[Call]) -> TurnRecord:
+    return TurnRecord(
+        turn.step,
+        turn.kind,
+        turn.text,
+        None if turn.rejection is None else turn.rejection.as_dict(),
+        tuple(_call_record(c) for c in calls),
+        tuple(turn.extra_rejections),
+    )
+
+
+def call_state(call: Call) -> CallState:
+    unnumbered = call.status is CallStatus.SUCCEEDED and call.source_id is None
+    error = call.error
+    return CallState(
+        call.status,
+        None if error is None else error.code,
+        call.ends_run,
+        None if error is None else error.message,
+        unnumbered,
+    )
+
+
+@dataclass
+class RunState:
+    run: Run
+    instructions: str
+    #: The latest turn and its calls; earlier turns live on only as model messages.
+    turn: Turn | None = None
+    calls: list[Call] = field(default_factory=list)
+    #: Every source the run produced, by id: what a final answer may cite.
+    sources: dict[str, Call] = field(default_factory=dict)
+    _messages: list[dict[str, Any]] = field(default_factory=list)
+    #: The last step whose messages are in `_messages`.
+    _through: int = 0
+
+    @classmethod
+    def fresh(cls, run: Run, instructions: str) -> RunState:
+        opening = opening_messages(instructions=instructions, user_input=run.input)
+        return cls(run, instructions, _messages=opening)
+
+    @classmethod
+    async def load(cls, session: AsyncSession, run: Run, instructions: str) -> RunState:
+        """The whole history, read once by the process that claimed the run."""
+        state = cls.fresh(run, instructions)
+        turns = await turns_repo.turns(session, tenant_id=run.tenant_id, run_id=run.id)
+        by_step: dict[int, list[Call]] = {}
+        if turns:
+            calls = await turns_repo.calls(session, tenant_id=run.tenant_id, run_id=run.id)
+            for call in calls:
+                by_step.setdefault(call.step, []).append(call)
+                if call.source_id:
+                    state.sources[call.source_id] = call
+        for turn in turns[:-1]:
+            state._messages.extend(turn_messages(_turn_record(turn, by_step.get(turn.step, []))))
+            state._through = turn.step
+        if turns:
+            state.turn = turns[-1]
+            state.calls = by_step.get(turns[-1].step, [])
+        return state
+
+    def messages(self) -> list[dict[str, Any]]:
+        """The model's view: called when the latest turn has settled."""
+        if self.turn is not None and self._through < self.turn.step:
+            self._messages.extend(turn_messages(_turn_record(self.turn, self.calls)))
+            self._through = self.turn.step
+        return list(self._messages)
+
+    def next_step(self, *, now: datetime, cancel_seen: bool) -> NextStep:
+        run = self.run
+        last = self.calls if self.turn is not None and self.turn.step == run.steps else []
+        return decide(
+            limits=run.limits,
+            usage=run.usage,
+            now=now,
+            deadline=run.deadline_at,
+            cancel_requested=run.cancel_requested_at is not None or cancel_seen,
+            last_step=run.steps,
+            last_calls=[call_state(c) for c in last],
+        )
+
+    def open_calls(self) -> list[Call]:
+        return [c for c in self.calls if c.status in (CallStatus.PENDING, CallStatus.EXECUTING)]
+
+    # -- keeping in step with what was committed ----------------------------------------
+    def committed(
+        self,
+        run: Run,
+        *,
+        turn: Turn | None = None,
+        new_calls: Sequence[Call] = (),
+        updated_calls: Sequence[Call] = (),
+    ) -> None:
+        self.run = run
+        if turn is not None:
+            self.turn = turn
+            self.calls = list(new_calls)
+        if updated_calls:
+            changed: Mapping[str, Call] = {
+                c.id: replace(c, version=c.version + 1) for c in updated_calls
+            }
+            self.calls = [changed.get(c.id, c) for c in self.calls]
+            for call in changed.values():
+                if call.source_id:
+                    self.sources[call.source_id] = call
