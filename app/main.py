@@ -71,7 +71,9 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         url = database_url(settings)
-        engine = make_engine(url, pool_size=settings.pool_size)
+        engine = make_engine(
+            url, pool_size=settings.pool_size, pool_timeout_s=settings.db_pool_timeout_s
+        )
         sessions = make_sessionmaker(engine)
         registry = dict((tools or radar_tools)(sessions, clock))
         runtime = Runtime(

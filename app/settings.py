@@ -43,6 +43,8 @@ class Settings(BaseSettings):
     #: Database connections per process; unset: sized from max_active_runs and
     #: http_concurrency (see `db.session.pool_size_for`).
     db_pool_size: int | None = Field(default=None, ge=1)
+    #: How long a checkout waits for a free database connection.
+    db_pool_timeout_s: float = Field(default=30.0, gt=0)
     #: The service's public base URL (behind a proxy), for problem `type` URIs.
     public_url: str | None = None
     #: Whether this process also runs the driver (`serve --no-driver` turns it off).

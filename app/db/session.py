@@ -22,8 +22,8 @@ from sqlalchemy.ext.asyncio import (
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-#: How long a checkout waits for a free connection before the caller sees an outage.
-POOL_TIMEOUT_S = 30.0
+#: How the service's connections show in pg_stat_activity.
+APPLICATION_NAME = "toolgate"
 
 
 def pool_size_for(*, max_active_runs: int, http_concurrency: int) -> int:
@@ -33,14 +33,20 @@ def pool_size_for(*, max_active_runs: int, http_concurrency: int) -> int:
     return max(4, -(-max_active_runs // 4) + -(-http_concurrency // 4) + 1)
 
 
-def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
+def make_engine(url: str, *, pool_size: int = 10, pool_timeout_s: float = 30.0) -> AsyncEngine:
+    """`pool_timeout_s`: how long a checkout waits for a free connection before its caller
+    sees an outage (a request: 503; a step: the run is handed back, never failed)."""
     return create_async_engine(
         url,
         pool_size=pool_size,
         max_overflow=pool_size // 2,
         pool_pre_ping=False,
-        pool_timeout=POOL_TIMEOUT_S,
-        connect_args={"timeout": 5, "command_timeout": 30},
+        pool_timeout=pool_timeout_s,
+        connect_args={
+            "timeout": 5,
+            "command_timeout": 30,
+            "server_settings": {"application_name": APPLICATION_NAME},
+        },
     )
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import keys_repo
+from app.db.session import retrying
 from app.domain.ids import new_id
 from app.domain.ports import Clock
 from app.domain.tools import Principal
@@ -55,8 +56,13 @@ async def create_key(
 async def authenticate(sessions: async_sessionmaker[AsyncSession], key: str) -> Principal | None:
     if not key.startswith(KEY_PREFIX) or len(key) > 200:
         return None
-    async with sessions() as session:
-        row = await keys_repo.get_by_hash(session, hash_key(key))
+
+    async def lookup(session: AsyncSession):  # type: ignore[no-untyped-def]
+        return await keys_repo.get_by_hash(session, hash_key(key))
+
+    # The first database touch of every request: a connection found dropped here is
+    # replaced and the lookup made again, instead of answering 503.
+    row = await retrying(sessions, lookup)
     if row is None:
         return None
     scopes = row["scopes"]

@@ -38,7 +38,9 @@ class Listener:
         while True:
             connection = None
             try:
-                connection = await asyncpg.connect(self._dsn, timeout=5)
+                connection = await asyncpg.connect(
+                    self._dsn, timeout=5, server_settings={"application_name": "toolgate-listen"}
+                )
                 closed = asyncio.Event()
                 connection.add_termination_listener(lambda _c, ev=closed: ev.set())
                 await connection.add_listener(self._channel, self._deliver)

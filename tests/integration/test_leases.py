@@ -16,6 +16,7 @@ from app.engine.runs import CreateRun, start_run
 from tests.conftest import Harness
 from tests.factories import final, seed_radar, tool_calls
 from tests.fakes import FakeClock, ProbeTool, probe_spec
+from tests.statements import counting
 
 LEASE_S = 30
 
@@ -220,3 +221,49 @@ async def test_a_stepper_that_loses_its_lease_stops_without_writing(harness_fact
         ).json()["items"]
     ]
     assert kinds.count("run.claimed") == 2 and kinds.count("turn.completed") == 1
+
+
+async def test_one_statement_renews_every_lease_and_a_cancel_from_another_process_arrives(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    # Renewal every 40 s: within this test only LISTEN/NOTIFY can deliver the cancel.
+    a = await harness_factory(run_driver=True, settings_override={"lease_s": 120})
+    b = await harness_factory(run_driver=False)
+    headers = await a.key()
+    ids = [(await start(a, headers, final("slow", delay_ms=60_000), wait_s=0))["id"] for _ in "abc"]
+    await asyncio.wait_for(a.driver.listener.ready.wait(), 10)
+    before = {run_id: (await state(a, run_id))[0].lease_expires_at for run_id in ids}
+
+    with counting(a.app.state.engine) as idle:
+        await asyncio.sleep(1.0)
+    # Held runs cost nothing while they wait: no per-run look, only the driver's claim poll.
+    assert all("SKIP LOCKED" in s for s in idle.all), idle.all
+
+    with counting(a.app.state.engine) as renewal:
+        await a.driver.keeper.renew_once()
+    assert len(renewal.all) == 1
+    after = {run_id: (await state(a, run_id))[0].lease_expires_at for run_id in ids}
+    assert all(after[r] > before[r] for r in ids)
+
+    cancelled = await b.client.post(f"/v1/runs/{ids[0]}/cancel", headers=headers)
+    assert cancelled.json()["termination_reason"] == "cancelled"  # within the 5 s it waits
+    for run_id in ids[1:]:
+        record, _ = await state(a, run_id)
+        assert record.status == "running" and record.lease_token is not None
+
+
+async def test_a_lease_is_not_taken_over_early_when_clocks_disagree(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    behind = FakeClock()
+    behind.advance(-60)  # the holder's clock is a minute slow
+    a = await harness_factory(run_driver=False, clock_=behind)
+    ahead = FakeClock()
+    ahead.advance(LEASE_S + 1)  # and the other replica's runs ahead
+    b = await harness_factory(run_driver=False, clock_=ahead)
+    headers = await a.key()
+    run_id = (await start(a, headers, final("slow", delay_ms=3000), wait_s=0.1))["id"]
+    # Expiry is compared on the database's clock: neither process's skew hands it over.
+    assert await b.driver.poll_once() == 0
+    record, _ = await state(a, run_id)
+    assert record.lease_token == a.driver._leases[("acme", run_id)].token
+    b.runtime.db_time.advance(LEASE_S + 1)  # the database's time passes the lease
+    assert await b.driver.poll_once() == 1

@@ -1,0 +1,86 @@
+"""What a step costs the database, counted (never timed): one committed write
+transaction per step, a few statements each, no read of what the holder wrote, and the
+history read only by a process that claims a run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.conftest import Harness
+from tests.factories import final, run_body, seed_radar, tool_calls
+from tests.statements import counting
+
+
+def rounds(n: int) -> list[dict[str, Any]]:
+    search = ("c1", "search_technologies", {"query": "database"})
+    return [*(tool_calls(search, usage=(100, 10)) for _ in range(n)), final("done [source:s1]")]
+
+
+@pytest.mark.parametrize("n", [1, 5])
+async def test_a_run_of_n_read_only_rounds_commits_at_most_2n_plus_3_write_transactions(
+    harness_factory, n: int
+) -> None:  # type: ignore[no-untyped-def]
+    h: Harness = await harness_factory(run_driver=False)
+    await seed_radar(h)
+    headers = await h.key()
+    with counting(h.app.state.engine) as seen:
+        response = await h.client.post("/v1/runs", headers=headers, json=run_body(*rounds(n)))
+    run = response.json()
+    assert response.status_code == 201 and run["termination_reason"] == "final"
+    assert run["usage"]["tool_calls"] == n and run["usage"]["steps"] == n + 1
+    writes = seen.committed_writes
+    assert len(writes) <= 2 * n + 3, [w[0][:60] for w in writes]
+    assert sum(len(w) for w in writes) / len(writes) <= 5
+    # The holder keeps the run's state: it never reads back the run, its turns or calls.
+    assert seen.reading("run") == [] and seen.reading("turn") == []
+    assert seen.reading("tool_call") == []
+
+
+async def test_what_the_holder_kept_in_memory_is_what_the_database_holds(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    h: Harness = await harness_factory(run_driver=False)
+    await seed_radar(h)
+    headers = await h.key()
+    created = (await h.client.post("/v1/runs", headers=headers, json=run_body(*rounds(3)))).json()
+    stored = (await h.client.get(f"/v1/runs/{created['id']}", headers=headers)).json()
+    assert created == stored
+    events = (
+        await h.client.get(f"/v1/runs/{created['id']}/events?limit=200", headers=headers)
+    ).json()["items"]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert stored["version"] > 1 and events[-1]["type"] == "run.finished"
+
+
+async def test_a_claimed_run_reads_its_history_once(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    """A run queued (no free slot here) and then claimed by the driver: the claim is one
+    transaction, and the steps after it read nothing back."""
+    h: Harness = await harness_factory(run_driver=False)
+    await seed_radar(h)
+    headers = await h.key()
+    first = (
+        await h.client.post(
+            "/v1/runs",
+            headers=headers,
+            json=run_body(final("x", delay_ms=60_000), wait_s=0),
+        )
+    ).json()
+    assert first["status"] == "running"
+    script = rounds(4)
+    # Another run, queued (the driver has no free slot for it), then claimed by the poller.
+    h.runtime.settings.max_active_runs = 1
+    queued = (
+        await h.client.post("/v1/runs", headers=headers, json=run_body(*script, wait_s=0))
+    ).json()
+    assert queued["status"] == "queued"
+    h.runtime.settings.max_active_runs = 64
+    with counting(h.app.state.engine) as seen:
+        assert await h.driver.poll_once() == 1
+        finished = await h.driver.wait("acme", queued["id"], 10)
+    assert finished.termination_reason == "final"
+    # Claimed before its first step, it has no history to read; later steps read nothing.
+    assert seen.reading("turn") == [] and seen.reading("tool_call") == []
+    # The claim, four rounds of two transactions, the final turn.
+    assert len(seen.committed_writes) <= 2 * 4 + 2

@@ -1,0 +1,98 @@
+"""Under load and outages the engine hands runs back rather than failing them: many
+clients at once, a pool with no free connection, connections dropped by the server."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from tests.conftest import Harness
+from tests.factories import final, run_body, seed_radar, tool_calls
+
+SEARCH = ("c1", "search_technologies", {"query": "database"})
+SCRIPT = [tool_calls(SEARCH), tool_calls(SEARCH), final("done [source:s1]")]
+
+
+async def run_outcomes(h: Harness) -> dict[str, int]:
+    async with h.runtime.sessions() as session:
+        rows = await session.execute(
+            text(
+                "SELECT coalesce(termination_reason, status) AS outcome, count(*) FROM run "
+                "GROUP BY 1"
+            )
+        )
+        internal = await session.execute(
+            text("SELECT count(*) FROM run WHERE error->>'code' = 'internal'")
+        )
+        outcomes = {r[0]: r[1] for r in rows}
+        outcomes["internal"] = internal.scalar_one()
+    return outcomes
+
+
+async def test_64_concurrent_clients_end_with_no_5xx_and_no_internal_run(harness: Harness) -> None:
+    await seed_radar(harness)
+    headers = await harness.key()
+    statuses: list[int] = []
+    loop = asyncio.get_running_loop()
+    stop_at = loop.time() + 4.0
+
+    async def client() -> None:
+        while loop.time() < stop_at:
+            response = await harness.client.post(
+                "/v1/runs", headers=headers, json=run_body(*SCRIPT, wait_s=30)
+            )
+            statuses.append(response.status_code)
+
+    await asyncio.gather(*(client() for _ in range(64)))
+    assert len(statuses) >= 64 and set(statuses) == {201}
+    outcomes = await run_outcomes(harness)
+    assert outcomes == {"final": len(statuses), "internal": 0}
+
+
+async def test_a_step_that_finds_no_free_connection_hands_the_run_back(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    h: Harness = await harness_factory(
+        settings_override={"db_pool_size": 1, "db_pool_timeout_s": 0.2, "lease_s": 1.5}
+    )
+    headers = await h.key()
+    run = (
+        await h.client.post(
+            "/v1/runs", headers=headers, json=run_body(final("ok", delay_ms=300), wait_s=0)
+        )
+    ).json()
+    # Take the pool's only connection while the model call is in flight, past its end.
+    async with h.app.state.engine.connect() as held:
+        await held.execute(text("SELECT 1"))
+        await asyncio.sleep(1.0)
+    finished = await h.driver.wait("acme", run["id"], 15)
+    assert finished.termination_reason == "final"
+    assert finished.step_failures == 0
+    events = (await h.client.get(f"/v1/runs/{run['id']}/events", headers=headers)).json()
+    kinds = [e["type"] for e in events["items"]]
+    assert "step.failed" not in kinds and kinds.count("turn.completed") == 1
+
+
+async def test_connections_dropped_by_the_server_are_replaced_without_an_error(
+    harness_factory, db: AsyncEngine, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    h: Harness = await harness_factory()
+    await seed_radar(h)
+    headers = await h.key()
+    first = await h.client.post("/v1/runs", headers=headers, json=run_body(*SCRIPT))
+    assert first.json()["termination_reason"] == "final"
+    # Every pooled connection of the app ends, server side, as in a restart or a blip.
+    async with db.connect() as conn:
+        killed = await conn.execute(
+            text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND application_name = 'toolgate'"
+            )
+        )
+    assert killed.scalar_one() >= 1
+    with caplog.at_level(logging.INFO, logger="app.db.session"):
+        again = await h.client.post("/v1/runs", headers=headers, json=run_body(*SCRIPT))
+    assert again.status_code == 201 and again.json()["termination_reason"] == "final"
+    assert any("dropped" in r.getMessage() for r in caplog.records)  # met, and replaced

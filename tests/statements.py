@@ -1,0 +1,56 @@
+"""Counting what the app's engine sends to the database (statements and committed write
+transactions), through SQLAlchemy's event hooks: a count, never a timing."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+_WRITE = re.compile(r"^\s*(INSERT|UPDATE|DELETE)\b|pg_notify", re.IGNORECASE)
+
+
+class Statements:
+    """Every statement the app's engine runs, and the write transactions it commits."""
+
+    def __init__(self) -> None:
+        self.all: list[str] = []
+        self.committed_writes: list[list[str]] = []
+        self._open: dict[int, list[str]] = {}
+
+    def on_statement(self, conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        self.all.append(statement)
+        self._open.setdefault(id(conn), []).append(statement)
+
+    def on_commit(self, conn: Any) -> None:
+        statements = self._open.pop(id(conn), [])
+        if any(_WRITE.search(s) for s in statements):
+            self.committed_writes.append(statements)
+
+    def on_rollback(self, conn: Any) -> None:
+        self._open.pop(id(conn), None)
+
+    def reading(self, table: str) -> list[str]:
+        pattern = re.compile(rf"^\s*SELECT\b.*\bFROM {table}\b", re.IGNORECASE | re.DOTALL)
+        return [s for s in self.all if pattern.search(s)]
+
+
+@contextmanager
+def counting(engine: AsyncEngine) -> Iterator[Statements]:
+    seen = Statements()
+    hooks = [
+        ("before_cursor_execute", seen.on_statement),
+        ("commit", seen.on_commit),
+        ("rollback", seen.on_rollback),
+    ]
+    for name, fn in hooks:
+        event.listen(engine.sync_engine, name, fn)
+    try:
+        yield seen
+    finally:
+        for name, fn in hooks:
+            event.remove(engine.sync_engine, name, fn)
