@@ -63,12 +63,17 @@ async def insert_turn(session: AsyncSession, record: Turn) -> None:
     data = {name: getattr(record, name) for name in _TURN_FIELDS}
     data["rejection"] = _error(record.rejection)
     data["extra_rejections"] = list(record.extra_rejections)
-    await session.execute(insert(turn).values(**data))
+    await session.execute(_INSERT_TURN, data)
 
 
 async def insert_calls(session: AsyncSession, calls: Sequence[Call]) -> None:
     if calls:
-        await session.execute(insert(tool_call).values([_call_row(c) for c in calls]))
+        await session.execute(_INSERT_CALL, [_call_row(c) for c in calls])
+
+
+# Built once: their compiled forms are cached, and many rows go in one execution.
+_INSERT_TURN = insert(turn)
+_INSERT_CALL = insert(tool_call)
 
 
 _UPDATE_OUTCOME = (
