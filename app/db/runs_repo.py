@@ -31,7 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.types import String
 
 from app.db.clock import DbTime
-from app.db.tables import event, run
+from app.db.tables import event, run, run_script
 from app.domain.budget import Limits
 from app.domain.records import Run
 from app.domain.status import RunStatus
@@ -105,11 +105,12 @@ async def insert(
     record: Run,
     events: Sequence[Event],
     *,
+    script: Sequence[Mapping[str, Any]] | None,
     lease_s: float | None,
     db_time: DbTime,
 ) -> Run:
-    """A new run with its first events; with `lease_s`, already leased to its creator (the
-    lease's expiry on the database's clock)."""
+    """A new run with its first events (and its script, if scripted); with `lease_s`,
+    already leased to its creator (the lease's expiry on the database's clock)."""
     values = {**_row(record), "event_seq": len(events)}
     statement = run.insert().values(**values)
     if lease_s is not None:
@@ -119,6 +120,12 @@ async def insert(
     else:
         await session.execute(statement)
         record = replace(record, event_seq=len(events))
+    if script is not None:
+        await session.execute(
+            sa_insert(run_script).values(
+                tenant_id=record.tenant_id, run_id=record.id, script=list(script)
+            )
+        )
     await insert_events(
         session,
         tenant_id=record.tenant_id,
@@ -128,6 +135,17 @@ async def insert(
         now=record.created_at,
     )
     return record
+
+
+async def script_of(
+    session: AsyncSession, tenant_id: str, run_id: str
+) -> list[dict[str, Any]] | None:
+    result = await session.execute(
+        select(run_script.c.script).where(
+            run_script.c.tenant_id == tenant_id, run_script.c.run_id == run_id
+        )
+    )
+    return result.scalar_one_or_none()
 
 
 _INSERT_EVENT = sa_insert(event)

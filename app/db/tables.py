@@ -74,7 +74,6 @@ run = Table(
     Column("cost_usd", Numeric(18, 8), nullable=False, server_default="0"),
     Column("tool_calls", Integer, nullable=False, server_default="0"),
     Column("metadata", JSONB),
-    Column("script", JSONB),
     # Recorded model outcomes so far; the scripted model reads its next item here.
     Column("model_calls", Integer, nullable=False, server_default="0"),
     # Model attempts already made in the current step (reset when a turn is recorded).
@@ -108,6 +107,18 @@ run = Table(
         func.coalesce(Column("lease_expires_at"), text("'-infinity'::timestamptz")),
         postgresql_where=text("status IN ('queued', 'running')"),
     ),
+)
+
+# A scripted run's script: immutable, read once by the process that claims the run, and
+# kept out of the run row, which every step rewrites.
+run_script = Table(
+    "run_script",
+    metadata,
+    Column("tenant_id", String(64), nullable=False),
+    Column("run_id", String(64), nullable=False),
+    Column("script", JSONB, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "run_id"),
+    ForeignKeyConstraint(["tenant_id", "run_id"], ["run.tenant_id", "run.id"]),
 )
 
 turn = Table(

@@ -6,7 +6,7 @@ frozen: a change is a new value (`dataclasses.replace`), written under the run's
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -44,7 +44,6 @@ class Run:
     error: Mapping[str, Any] | None = None
     output: Mapping[str, Any] | None = None
     metadata: Mapping[str, Any] | None = None
-    script: Sequence[Mapping[str, Any]] | None = None
     steps: int = 0
     input_tokens: int = 0
     output_tokens: int = 0

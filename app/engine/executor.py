@@ -98,30 +98,30 @@ class Round:
 
     async def close(self, step: int) -> None:
         """Source ids go to successes in proposal order, whatever order they finished in;
-        then everything the round still holds is committed at once."""
+        then everything the round still holds is committed at once. A success whose
+        `call.succeeded` is still to be written carries its source id there; one already
+        written (a side effect) gets it in `sources.assigned`."""
         calls = [self.current(c) for c in self.state.calls]
         todo = [c for c in calls if c.status is CallStatus.SUCCEEDED and c.source_id is None]
-        if todo:
-            first = self.state.run.next_source
-            ids = number_sources(first, len(todo))
-            for call, sid in zip(todo, ids, strict=True):
-                self.calls[call.id] = replace(call, source_id=sid)
-            self.events.append(
-                (
-                    "sources.assigned",
-                    {
-                        "step": step,
-                        "sources": {c.call_id: s for c, s in zip(todo, ids, strict=True)},
-                    },
-                )
-            )
-            change = self.change()
-            change.run = {**change.run, "next_source": first + len(todo)}
-            await commit(self.lease, self.state, change)
-            self.calls.clear()
-            self.events.clear()
+        if not todo:
+            await self.flush()
             return
-        await self.flush()
+        first = self.state.run.next_source
+        pending = {data["call_id"]: data for kind, data in self.events if kind == "call.succeeded"}
+        assigned: dict[str, str] = {}
+        for call, sid in zip(todo, number_sources(first, len(todo)), strict=True):
+            self.calls[call.id] = replace(call, source_id=sid)
+            if call.call_id in pending:
+                pending[call.call_id]["source_id"] = sid
+            else:
+                assigned[call.call_id] = sid
+        if assigned:
+            self.events.append(("sources.assigned", {"step": step, "sources": assigned}))
+        change = self.change()
+        change.run = {**change.run, "next_source": first + len(todo)}
+        await commit(self.lease, self.state, change)
+        self.calls.clear()
+        self.events.clear()
 
 
 async def execute_calls(lease: Lease, state: RunState, step: int) -> None:

@@ -49,7 +49,7 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
             tools=[t.spec for t in exposed],
             timeout_s=min(route.timeout_s, left),
             position=run.model_calls,
-            script=run.script,
+            script=state.script,
         )
         try:
             reply = await lease.guarded(rt.models[run.route].complete(request), request.timeout_s)

@@ -21,6 +21,7 @@ from app.engine import idempotency
 from app.engine.idempotency import Claim
 from app.engine.lease import Lease
 from app.engine.runtime import Runtime
+from app.engine.state import RunState
 from app.engine.stepper import lease_for, new_lease_token
 
 
@@ -56,6 +57,8 @@ class Started:
 
     run: Run
     lease: Lease | None = None
+    #: The holder's state of a run created leased: nothing to read back to advance it.
+    state: RunState | None = None
 
 
 async def start_run(
@@ -88,6 +91,7 @@ async def start_run(
     now = rt.clock.now()
     run_id = new_id("run")
     token = new_lease_token() if lease else None
+    script = [dict(i) for i in request.script] if request.script is not None else None
     record = Run(
         tenant_id=principal.tenant_id,
         id=run_id,
@@ -98,7 +102,6 @@ async def start_run(
         tools=tuple(tools),
         limits=limits,
         metadata=dict(request.metadata) if request.metadata is not None else None,
-        script=[dict(i) for i in request.script] if request.script is not None else None,
         created_by=principal.subject,
         creator_scopes=tuple(sorted(principal.scopes)) if principal.scopes is not None else None,
         root_run_id=run_id,
@@ -121,10 +124,14 @@ async def start_run(
             session,
             record,
             events,
+            script=script,
             lease_s=rt.settings.lease_s if lease else None,
             db_time=rt.db_time,
         )
-    return Started(record, lease_for(rt, record, sent) if lease else None)
+    if not lease:
+        return Started(record)
+    state = RunState.fresh(record, rt.instructions(record.agent), script)
+    return Started(record, lease_for(rt, record, sent), state)
 
 
 def _specs(rt: Runtime) -> dict[str, Any]:

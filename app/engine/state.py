@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import turns_repo
+from app.db import runs_repo, turns_repo
 from app.domain.context import CallRecord, TurnRecord, opening_messages, turn_messages
 from app.domain.records import Call, Run, Turn
 from app.domain.status import CallStatus
@@ -52,6 +52,8 @@ def call_state(call: Call) -> CallState:
 class RunState:
     run: Run
     instructions: str
+    #: A scripted run's script (SPEC: the scripted model reads its items from it).
+    script: Sequence[Mapping[str, Any]] | None = None
     #: The latest turn and its calls; earlier turns live on only as model messages.
     turn: Turn | None = None
     calls: list[Call] = field(default_factory=list)
@@ -62,14 +64,21 @@ class RunState:
     _through: int = 0
 
     @classmethod
-    def fresh(cls, run: Run, instructions: str) -> RunState:
+    def fresh(
+        cls, run: Run, instructions: str, script: Sequence[Mapping[str, Any]] | None = None
+    ) -> RunState:
         opening = opening_messages(instructions=instructions, user_input=run.input)
-        return cls(run, instructions, _messages=opening)
+        return cls(run, instructions, script, _messages=opening)
 
     @classmethod
-    async def load(cls, session: AsyncSession, run: Run, instructions: str) -> RunState:
-        """The whole history, read once by the process that claimed the run."""
-        state = cls.fresh(run, instructions)
+    async def load(
+        cls, session: AsyncSession, run: Run, instructions: str, *, scripted: bool
+    ) -> RunState:
+        """The whole history (and script), read once by the process that claimed the run."""
+        script = await runs_repo.script_of(session, run.tenant_id, run.id) if scripted else None
+        state = cls.fresh(run, instructions, script)
+        if run.steps == 0:
+            return state
         turns = await turns_repo.turns(session, tenant_id=run.tenant_id, run_id=run.id)
         by_step: dict[int, list[Call]] = {}
         if turns:

@@ -47,11 +47,12 @@ def lease_for(rt: Runtime, run: Run, sent_at: float) -> Lease:
 async def load_state(rt: Runtime, run: Run) -> RunState:
     """A claimed run's history, read once."""
     instructions = rt.instructions(run.agent)
-    if run.steps == 0:
+    scripted = rt.route(run.route).provider == "scripted"
+    if run.steps == 0 and not scripted:
         return RunState.fresh(run, instructions)
 
     async def read(session):  # type: ignore[no-untyped-def]
-        return await RunState.load(session, run, instructions)
+        return await RunState.load(session, run, instructions, scripted=scripted)
 
     return await retrying(rt.sessions, read)
 

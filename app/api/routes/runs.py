@@ -28,7 +28,6 @@ from app.engine import runs
 from app.engine.driver import Driver
 from app.engine.idempotency import Claim
 from app.engine.runtime import Runtime
-from app.engine.state import RunState
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
@@ -128,8 +127,8 @@ async def _start(
         rt, principal=principal, request=create, claim=claim, lease=lease
     )
     record = started.run
-    if started.lease is not None:
-        driver.adopt(started.lease, RunState.fresh(record, rt.instructions(record.agent)))
+    if started.lease is not None and started.state is not None:
+        driver.adopt(started.lease, started.state)
     return await _wait(driver, record, wait_s)
 
 
