@@ -5,36 +5,50 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import Integer, String, bindparam, func, or_, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.tables import technology
 
 
-def _contains(column: Any, needle: str) -> Any:
+def _contains(column: Any, needle: Any) -> Any:
     # strpos, not LIKE: a query with % or _ must match literally.
-    return func.strpos(func.lower(column), needle.lower()) > 0
+    return func.strpos(func.lower(column), func.lower(needle)) > 0
+
+
+def _search_statement(with_ring: bool) -> Any:
+    needle = bindparam("needle", type_=String())
+    condition = [
+        technology.c.tenant_id == bindparam("tenant_id", type_=String()),
+        or_(
+            _contains(technology.c.name, needle),
+            _contains(technology.c.category, needle),
+            _contains(technology.c.description, needle),
+        ),
+    ]
+    if with_ring:
+        condition.append(technology.c.ring == bindparam("ring", type_=String()))
+    # The total over all matches comes with the page: one statement, not two.
+    return (
+        select(technology, func.count().over().label("total"))
+        .where(*condition)
+        .order_by(technology.c.name)
+        .limit(bindparam("limit", type_=Integer()))
+    )
+
+
+_SEARCH = {with_ring: _search_statement(with_ring) for with_ring in (False, True)}
 
 
 async def search(
     session: AsyncSession, *, tenant_id: str, query: str, ring: str | None, limit: int
 ) -> tuple[list[Mapping[str, Any]], int]:
-    condition = [
-        technology.c.tenant_id == tenant_id,
-        or_(
-            _contains(technology.c.name, query),
-            _contains(technology.c.category, query),
-            _contains(technology.c.description, query),
-        ),
-    ]
+    params = {"tenant_id": tenant_id, "needle": query, "limit": limit}
     if ring:
-        condition.append(technology.c.ring == ring)
-    total = (await session.execute(select(func.count()).where(*condition))).scalar_one()
-    rows = await session.execute(
-        select(technology).where(*condition).order_by(technology.c.name).limit(limit)
-    )
-    return list(rows.mappings()), int(total)
+        params["ring"] = ring
+    rows = list((await session.execute(_SEARCH[bool(ring)], params)).mappings())
+    return rows, int(rows[0]["total"]) if rows else 0
 
 
 async def get(session: AsyncSession, *, tenant_id: str, tech_id: str) -> Mapping[str, Any] | None:

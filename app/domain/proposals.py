@@ -11,12 +11,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from app.domain.errors import MAX_MESSAGE, ErrorValue, ObservationCode
 from app.domain.model import ProposedCall
 from app.domain.ports import Tool
-from app.domain.tools import Principal, args_hash, canonical_json, json_depth, nul_path
+from app.domain.tools import (
+    Principal,
+    args_hash,
+    canonical_json,
+    json_depth,
+    nul_path,
+    validator_for,
+)
 
 #: How much of an unparseable argument string is kept on the record.
 MAX_RAW = 10_000
@@ -68,7 +73,7 @@ def _parse_arguments(raw: Any) -> tuple[Any, ErrorValue | None]:
 
 
 def _schema_problem(schema: Mapping[str, Any], arguments: Any) -> str | None:
-    errors = sorted(Draft202012Validator(schema).iter_errors(arguments), key=lambda e: list(e.path))
+    errors = sorted(validator_for(schema).iter_errors(arguments), key=lambda e: list(e.path))
     if not errors:
         return None
     first = errors[0]

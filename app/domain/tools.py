@@ -164,3 +164,18 @@ def exposed_tools(
             continue
         result.append(name)
     return result
+
+
+_VALIDATORS: dict[int, tuple[Mapping[str, Any], Any]] = {}
+
+
+def validator_for(schema: Mapping[str, Any]) -> Any:
+    """A JSON Schema validator, built once per schema object (tool specs live as long as
+    the process): building one costs more than validating with it."""
+    from jsonschema import Draft202012Validator
+
+    entry = _VALIDATORS.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        entry = (schema, Draft202012Validator(schema))
+        _VALIDATORS[id(schema)] = entry
+    return entry[1]

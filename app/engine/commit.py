@@ -45,14 +45,6 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
             run_id=lease.run_id,
             lease_token=lease.token,
             values=values,
-            events=len(change.events),
-            now=now,
-        )
-        await runs_repo.insert_events(
-            session,
-            tenant_id=lease.tenant_id,
-            run_id=lease.run_id,
-            last_seq=applied.event_seq,
             events=change.events,
             now=now,
         )

@@ -15,8 +15,6 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from app.db.runs_repo import Event
 from app.domain.budget import seconds_left
 from app.domain.citations import number_sources
@@ -25,7 +23,7 @@ from app.domain.ports import Tool, ToolContext
 from app.domain.records import Call, add_cost
 from app.domain.retry import backoff_s, ends_run, may_retry
 from app.domain.status import CallStatus, check_call_transition
-from app.domain.tools import ToolError, ToolResult, json_depth, nul_path
+from app.domain.tools import ToolError, ToolResult, json_depth, nul_path, validator_for
 from app.engine.commit import Change, commit
 from app.engine.lease import Interrupted, Lease
 from app.engine.state import RunState
@@ -255,6 +253,6 @@ def _check_output(tool: Tool, output: Any) -> None:
             "invalid_output", f"the tool's output is larger than {tool.spec.max_output_bytes} bytes"
         )
     if tool.spec.output_schema is not None:
-        error = next(iter(Draft202012Validator(tool.spec.output_schema).iter_errors(output)), None)
+        error = next(iter(validator_for(tool.spec.output_schema).iter_errors(output)), None)
         if error is not None:
             raise ToolError("invalid_output", "the tool's output does not match its output schema")
