@@ -84,6 +84,7 @@ def create_app(
             tools=registry,
             models=_models(config),
             db_time=db_time or DbTime(),
+            single=engine.execution_options(isolation_level="AUTOCOMMIT"),
         )
         driver = Driver(runtime, listen_url=url)
         app.state.engine = engine

@@ -24,6 +24,11 @@ class Statements:
 
     def on_statement(self, conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         self.all.append(statement)
+        if conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT":
+            # A statement on its own commits as its own transaction.
+            if _WRITE.search(statement):
+                self.committed_writes.append([statement])
+            return
         self._open.setdefault(id(conn), []).append(statement)
 
     def on_commit(self, conn: Any) -> None:

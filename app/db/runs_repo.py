@@ -5,18 +5,13 @@ always compared with the database's clock (`DbTime`)."""
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    Integer,
     and_,
-    bindparam,
-    cast,
     column,
     exists,
     func,
@@ -24,13 +19,11 @@ from sqlalchemy import (
     or_,
     select,
     text,
-    true,
     tuple_,
     update,
     values,
 )
 from sqlalchemy import insert as sa_insert
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.types import String
 
@@ -153,103 +146,6 @@ async def script_of(
 
 
 _INSERT_EVENT = sa_insert(event)
-
-
-@dataclass(frozen=True)
-class Applied:
-    """What a lease holder learns from its own write: nothing it did not already know but
-    the counters other writers move too (a cancel request adds an event)."""
-
-    version: int
-    event_seq: int
-    cancel_requested_at: datetime | None
-
-
-async def apply(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    run_id: str,
-    lease_token: str,
-    values: Mapping[str, Any],
-    events: Sequence[Event],
-    now: datetime,
-) -> Applied:
-    """Changes a running run under its lease and appends its events, their seqs taken
-    from the run's counter: one statement. First in every step's transaction, so a
-    holder that lost the lease writes nothing (and nothing after it: StaleWrite)."""
-    params = {f"v_{name}": value for name, value in values.items()}
-    params.update(
-        w_tenant=tenant_id, w_run=run_id, w_token=lease_token, w_count=len(events), w_now=now
-    )
-    if events:
-        params["w_events"] = json.dumps([[kind, data] for kind, data in events])
-    statement = _apply_statement(tuple(sorted(values)), bool(events))
-    row = (await session.execute(statement, params)).one_or_none()
-    if row is None:
-        raise StaleWrite(run_id)
-    return Applied(row.version, row.event_seq, row.cancel_requested_at)
-
-
-@functools.lru_cache(maxsize=256)
-def _apply_statement(names: tuple[str, ...], with_events: bool) -> Any:
-    """One statement per set of changed columns, built and compiled once: a step's
-    hottest statement costs no construction or compilation after the first.
-
-        WITH changed AS (UPDATE run ... WHERE <lease> RETURNING version, event_seq, ...),
-             appended AS (INSERT INTO event SELECT ... FROM changed, jsonb_array_elements(
-                              :events) WITH ORDINALITY)
-        SELECT version, event_seq, cancel_requested_at FROM changed
-    """
-    tenant = bindparam("w_tenant", type_=String())
-    run_id = bindparam("w_run", type_=String())
-    now = bindparam("w_now", type_=run.c.updated_at.type)
-    count = bindparam("w_count", type_=Integer())
-    changed = (
-        update(run)
-        .where(
-            run.c.tenant_id == tenant,
-            run.c.id == run_id,
-            run.c.lease_token == bindparam("w_token", type_=String()),
-            run.c.status == RunStatus.RUNNING.value,
-        )
-        .values(
-            {
-                **{name: bindparam(f"v_{name}", type_=run.c[name].type) for name in names},
-                "version": run.c.version + 1,
-                "event_seq": run.c.event_seq + count,
-                "updated_at": now,
-            }
-        )
-        .returning(run.c.version, run.c.event_seq, run.c.cancel_requested_at)
-        .cte("changed")
-    )
-    answer = select(changed.c.version, changed.c.event_seq, changed.c.cancel_requested_at)
-    if not with_events:
-        return answer
-    items = (
-        func.jsonb_array_elements(cast(bindparam("w_events", type_=String()), JSONB))
-        .table_valued("value", with_ordinality="ord")
-        .render_derived(name="item")
-    )
-    rows = (
-        select(
-            tenant,
-            run_id,
-            changed.c.event_seq - count + items.c.ord,
-            items.c.value.op("->>")(0),
-            now,
-            items.c.value.op("->")(1),
-        )
-        .select_from(changed)
-        .join(items, true())
-    )
-    appended = (
-        sa_insert(event)
-        .from_select(["tenant_id", "run_id", "seq", "type", "at", "data"], rows)
-        .cte("appended")
-    )
-    return answer.add_cte(appended)
 
 
 async def get(session: AsyncSession, tenant_id: str, run_id: str) -> Run | None:

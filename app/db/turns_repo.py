@@ -1,16 +1,13 @@
-"""Turns (model requests and their answers) and tool calls of a run, as typed records.
-
-Writes here run inside a transaction whose first statement is the run's lease-conditional
-update (`runs_repo.apply`): a holder that lost the lease never reaches them.
-"""
+"""Turns (model requests and their answers) and tool calls of a run, read as typed
+records. They are written by a step's one statement (`db.step_writes`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
-from sqlalchemy import bindparam, insert, select, tuple_, update
+from sqlalchemy import select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.tables import tool_call, turn
@@ -20,22 +17,6 @@ from app.domain.status import CallStatus
 
 _TURN_FIELDS = tuple(f.name for f in fields(Turn))
 _CALL_FIELDS = tuple(f.name for f in fields(Call))
-#: What an outcome changes on a call row.
-_OUTCOME = (
-    "status",
-    "attempts",
-    "error",
-    "ends_run",
-    "output",
-    "source_id",
-    "observed_at",
-    "source_version",
-    "updated_at",
-)
-
-
-def _error(value: ErrorValue | None) -> dict[str, Any] | None:
-    return None if value is None else value.as_dict()
 
 
 def to_turn(row: Mapping[str, Any]) -> Turn:
@@ -51,51 +32,6 @@ def to_call(row: Mapping[str, Any]) -> Call:
     data["status"] = CallStatus(row["status"])
     data["error"] = ErrorValue.from_dict(row["error"])
     return Call(**data)
-
-
-def _call_row(call: Call) -> dict[str, Any]:
-    data = {name: getattr(call, name) for name in _CALL_FIELDS}
-    data["error"] = _error(call.error)
-    return data
-
-
-async def insert_turn(session: AsyncSession, record: Turn) -> None:
-    data = {name: getattr(record, name) for name in _TURN_FIELDS}
-    data["rejection"] = _error(record.rejection)
-    data["extra_rejections"] = list(record.extra_rejections)
-    await session.execute(_INSERT_TURN, data)
-
-
-async def insert_calls(session: AsyncSession, calls: Sequence[Call]) -> None:
-    if calls:
-        await session.execute(_INSERT_CALL, [_call_row(c) for c in calls])
-
-
-# Built once: their compiled forms are cached, and many rows go in one execution.
-_INSERT_TURN = insert(turn)
-_INSERT_CALL = insert(tool_call)
-
-
-_UPDATE_OUTCOME = (
-    update(tool_call)
-    .where(tool_call.c.tenant_id == bindparam("t_tenant"), tool_call.c.id == bindparam("t_id"))
-    .values(
-        {**{name: bindparam(f"v_{name}") for name in _OUTCOME}, "version": tool_call.c.version + 1}
-    )
-)
-
-
-async def update_calls(session: AsyncSession, calls: Sequence[Call]) -> None:
-    """Writes the outcome of each call (one statement, executed for every call)."""
-    if not calls:
-        return
-    params = []
-    for c in calls:
-        row = _call_row(c)
-        params.append(
-            {"t_tenant": c.tenant_id, "t_id": c.id, **{f"v_{k}": row[k] for k in _OUTCOME}}
-        )
-    await session.execute(_UPDATE_OUTCOME, params)
 
 
 async def turns(session: AsyncSession, *, tenant_id: str, run_id: str) -> list[Turn]:

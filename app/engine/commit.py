@@ -1,6 +1,7 @@
-"""One step, one transaction: the run's lease-conditional update first, then the turn,
-calls and events that hang off it. The holder's in-memory state follows only once the
-transaction has committed, so it never holds what the database does not."""
+"""One step, one transaction — one statement (`db.step_writes`): the run's
+lease-conditional update, and the turn, calls and events that hang off it. The holder's
+in-memory state follows only once the statement has committed, so it never holds what the
+database does not."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.db import runs_repo, turns_repo
-from app.db.session import retrying
+from app.db import runs_repo, step_writes
 from app.domain.records import Call, Run, Turn
 from app.domain.status import RunStatus, check_run_transition
 from app.engine.lease import Lease
@@ -38,23 +38,23 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
         check_run_transition(RunStatus.RUNNING, RunStatus(target))
     now = rt.clock.now()
 
-    async def work(session):  # type: ignore[no-untyped-def]
-        applied = await runs_repo.apply(
-            session,
+    assert rt.single is not None
+    # One statement, atomic on its own: no BEGIN/COMMIT round trips. Not retried: a
+    # failure may come after it took effect; the stepper then hands the run back and a
+    # claim reads the truth.
+    async with rt.single.connect() as connection:
+        applied = await step_writes.apply(
+            connection,
             tenant_id=lease.tenant_id,
             run_id=lease.run_id,
             lease_token=lease.token,
             values=values,
             events=change.events,
             now=now,
+            turn=change.turn,
+            new_calls=change.new_calls,
+            updated_calls=change.updated_calls,
         )
-        if change.turn is not None:
-            await turns_repo.insert_turn(session, change.turn)
-        await turns_repo.insert_calls(session, change.new_calls)
-        await turns_repo.update_calls(session, change.updated_calls)
-        return applied
-
-    applied = await retrying(rt.sessions, work)
     run = replace(
         state.run,
         **values,

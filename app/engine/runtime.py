@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.config import AgentConfig, AppConfig, ModelRouteConfig
 from app.db.clock import DbTime
@@ -24,6 +24,9 @@ class Runtime:
     models: Mapping[str, ModelProvider]
     #: The database's clock, which lease and lock expiry is compared with.
     db_time: DbTime = field(default_factory=DbTime)
+    #: Connections without an explicit transaction: for work that is one statement (a
+    #: step's write, a single read), which saves the BEGIN and COMMIT round trips.
+    single: AsyncEngine | None = None
     tool_slots: asyncio.Semaphore = field(init=False)
     _group_slots: dict[str, asyncio.Semaphore] = field(default_factory=dict, init=False)
 

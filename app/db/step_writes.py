@@ -1,0 +1,206 @@
+"""The one statement a step commits.
+
+Everything a step writes — the run's new values under its lease, its events (their seqs
+taken from the run's counter), a new turn, new calls, call outcomes — goes to Postgres as
+a single statement of data-modifying CTEs, each of the others joined to the run's update:
+
+    WITH changed  AS (UPDATE run SET ... WHERE <run> AND lease_token = :token
+                      AND status = 'running' RETURNING version, event_seq, ...),
+         appended AS (INSERT INTO event     SELECT ... FROM changed, <events>),
+         turned   AS (INSERT INTO turn      SELECT ... FROM changed),
+         proposed AS (INSERT INTO tool_call SELECT ... FROM changed, <calls>),
+         settled  AS (UPDATE tool_call SET ... FROM changed, <outcomes> WHERE ...)
+    SELECT version, event_seq, cancel_requested_at FROM changed
+
+A single statement is atomic on its own, so it runs without BEGIN/COMMIT: one round trip
+a step. When the lease is no longer held, `changed` is empty, nothing else is written, and
+the answer has no row (StaleWrite). Each shape is built and compiled once.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Integer, String, bindparam, cast, column, func, select, true, update
+from sqlalchemy import insert as sa_insert
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+from app.db.runs_repo import Event, StaleWrite
+from app.db.tables import event, run, tool_call, turn
+from app.domain.records import Call, Turn
+from app.domain.status import RunStatus
+
+_TURN_FIELDS = tuple(f.name for f in fields(Turn))
+_CALL_FIELDS = tuple(f.name for f in fields(Call))
+#: What an outcome changes on a call row.
+_OUTCOME = (
+    "status",
+    "attempts",
+    "error",
+    "ends_run",
+    "output",
+    "source_id",
+    "observed_at",
+    "source_version",
+    "updated_at",
+)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What a lease holder learns from its own write: only what other writers move too
+    (a cancel request adds an event and sets cancel_requested_at)."""
+
+    version: int
+    event_seq: int
+    cancel_requested_at: datetime | None
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if hasattr(value, "as_dict"):
+        return value.as_dict()
+    return value
+
+
+def _records(rows: Sequence[Mapping[str, Any]]) -> str:
+    return json.dumps([{k: _json_value(v) for k, v in row.items()} for row in rows])
+
+
+def _turn_params(record: Turn) -> dict[str, Any]:
+    params = {f"t_{name}": getattr(record, name) for name in _TURN_FIELDS}
+    params["t_rejection"] = None if record.rejection is None else record.rejection.as_dict()
+    params["t_extra_rejections"] = list(record.extra_rejections)
+    return params
+
+
+async def apply(
+    connection: AsyncConnection | AsyncSession,
+    *,
+    tenant_id: str,
+    run_id: str,
+    lease_token: str,
+    values: Mapping[str, Any],
+    events: Sequence[Event],
+    now: datetime,
+    turn: Turn | None = None,
+    new_calls: Sequence[Call] = (),
+    updated_calls: Sequence[Call] = (),
+) -> Applied:
+    params: dict[str, Any] = {f"v_{name}": value for name, value in values.items()}
+    params.update(
+        w_tenant=tenant_id, w_run=run_id, w_token=lease_token, w_count=len(events), w_now=now
+    )
+    if events:
+        params["w_events"] = json.dumps([[kind, data] for kind, data in events])
+    if turn is not None:
+        params.update(_turn_params(turn))
+    if new_calls:
+        params["w_new_calls"] = _records(
+            [{n: getattr(c, n) for n in _CALL_FIELDS} for c in new_calls]
+        )
+    if updated_calls:
+        params["w_outcomes"] = _records(
+            [{"id": c.id, **{n: getattr(c, n) for n in _OUTCOME}} for c in updated_calls]
+        )
+    statement = _statement(
+        tuple(sorted(values)), bool(events), turn is not None, bool(new_calls), bool(updated_calls)
+    )
+    row = (await connection.execute(statement, params)).one_or_none()
+    if row is None:
+        raise StaleWrite(run_id)
+    return Applied(row.version, row.event_seq, row.cancel_requested_at)
+
+
+def _recordset(name: str, table: Any, columns: Sequence[str]) -> Any:
+    """`jsonb_to_recordset(:name) AS name(col type, ...)`: many rows in one parameter."""
+    return (
+        func.jsonb_to_recordset(cast(bindparam(name, type_=String()), JSONB))
+        .table_valued(*(column(c, table.c[c].type) for c in columns))
+        .render_derived(name=name, with_types=True)
+    )
+
+
+@functools.lru_cache(maxsize=512)
+def _statement(
+    names: tuple[str, ...], events: bool, with_turn: bool, new_calls: bool, outcomes: bool
+) -> Any:
+    tenant = bindparam("w_tenant", type_=String())
+    run_id = bindparam("w_run", type_=String())
+    now = bindparam("w_now", type_=run.c.updated_at.type)
+    count = bindparam("w_count", type_=Integer())
+    changed = (
+        update(run)
+        .where(
+            run.c.tenant_id == tenant,
+            run.c.id == run_id,
+            run.c.lease_token == bindparam("w_token", type_=String()),
+            run.c.status == RunStatus.RUNNING.value,
+        )
+        .values(
+            {
+                **{name: bindparam(f"v_{name}", type_=run.c[name].type) for name in names},
+                "version": run.c.version + 1,
+                "event_seq": run.c.event_seq + count,
+                "updated_at": now,
+            }
+        )
+        .returning(run.c.version, run.c.event_seq, run.c.cancel_requested_at)
+        .cte("changed")
+    )
+    answer = select(changed.c.version, changed.c.event_seq, changed.c.cancel_requested_at)
+    if events:
+        items = (
+            func.jsonb_array_elements(cast(bindparam("w_events", type_=String()), JSONB))
+            .table_valued("value", with_ordinality="ord")
+            .render_derived(name="item")
+        )
+        rows = (
+            select(
+                tenant,
+                run_id,
+                changed.c.event_seq - count + items.c.ord,
+                items.c.value.op("->>")(0),
+                now,
+                items.c.value.op("->")(1),
+            )
+            .select_from(changed)
+            .join(items, true())
+        )
+        columns = ["tenant_id", "run_id", "seq", "type", "at", "data"]
+        answer = answer.add_cte(sa_insert(event).from_select(columns, rows).cte("appended"))
+    if with_turn:
+        values = [bindparam(f"t_{n}", type_=turn.c[n].type) for n in _TURN_FIELDS]
+        rows = select(*values).select_from(changed)
+        inserted = sa_insert(turn).from_select(list(_TURN_FIELDS), rows)
+        answer = answer.add_cte(inserted.cte("turned"))
+    if new_calls:
+        source = _recordset("w_new_calls", tool_call, _CALL_FIELDS)
+        rows = (
+            select(*(source.c[n] for n in _CALL_FIELDS)).select_from(changed).join(source, true())
+        )
+        inserted = sa_insert(tool_call).from_select(list(_CALL_FIELDS), rows)
+        answer = answer.add_cte(inserted.cte("proposed"))
+    if outcomes:
+        source = _recordset("w_outcomes", tool_call, ("id", *_OUTCOME))
+        # Joined to `changed`: no outcome is written when the lease is gone.
+        outcome = (
+            select(*(source.c[n] for n in ("id", *_OUTCOME)))
+            .select_from(changed)
+            .join(source, true())
+            .subquery("outcome")
+        )
+        settled = (
+            update(tool_call)
+            .where(tool_call.c.tenant_id == tenant, tool_call.c.id == outcome.c.id)
+            .values({**{n: outcome.c[n] for n in _OUTCOME}, "version": tool_call.c.version + 1})
+        )
+        answer = answer.add_cte(settled.cte("settled"))
+    return answer
