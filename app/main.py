@@ -75,7 +75,10 @@ def create_app(
             url, pool_size=settings.pool_size, pool_timeout_s=settings.db_pool_timeout_s
         )
         sessions = make_sessionmaker(engine)
-        registry = dict((tools or radar_tools)(sessions, clock))
+        single = engine.execution_options(isolation_level="AUTOCOMMIT")
+        reads = make_sessionmaker(single)
+        # The built-in tools only read: each of their statements stands alone.
+        registry = dict((tools or radar_tools)(reads, clock))
         runtime = Runtime(
             sessions=sessions,
             clock=clock,
@@ -84,7 +87,8 @@ def create_app(
             tools=registry,
             models=_models(config),
             db_time=db_time or DbTime(),
-            single=engine.execution_options(isolation_level="AUTOCOMMIT"),
+            single=single,
+            reads=reads,
         )
         driver = Driver(runtime, listen_url=url)
         app.state.engine = engine

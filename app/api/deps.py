@@ -38,7 +38,7 @@ async def get_principal(
             "send an API key as `Authorization: Bearer ...`",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    principal = await authenticate(rt.sessions, credentials.credentials)
+    principal = await authenticate(rt.reads, credentials.credentials)
     if principal is None:
         raise ProblemError(
             "unauthenticated", "the API key is not valid", headers={"WWW-Authenticate": "Bearer"}

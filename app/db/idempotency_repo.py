@@ -4,7 +4,9 @@ writes conditional on the claim token."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
 
 from sqlalchemy import delete, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -22,6 +24,55 @@ async def try_claim(session: AsyncSession, values: Mapping[str, Any]) -> bool:
         .returning(table.c.key)
     )
     return result.first() is not None
+
+
+@dataclass(frozen=True)
+class Binding:
+    """How a creating statement binds its request's key to what it creates: `insert` a
+    claim not written yet (nothing is created when the key already has a record), or
+    `bind` a claim this request holds (nothing is created when the claim was lost)."""
+
+    kind: Literal["insert", "bind"]
+    tenant_id: str
+    key: str
+    token: str
+    fingerprint: str | None = None
+    lock_s: float = 0.0
+    ttl_s: float = 0.0
+    created_at: datetime | None = None
+
+
+def binding_cte(binding: Binding, *, resource_id: Any, db_time: DbTime) -> Any:
+    """The binding as a data-modifying CTE that returns one row when it took hold."""
+    if binding.kind == "bind":
+        return (
+            update(table)
+            .where(
+                table.c.tenant_id == binding.tenant_id,
+                table.c.key == binding.key,
+                table.c.claim_token == binding.token,
+            )
+            .values(resource_id=resource_id)
+            .returning(table.c.key)
+            .cte("bound")
+        )
+    return (
+        pg_insert(table)
+        .values(
+            tenant_id=binding.tenant_id,
+            key=binding.key,
+            fingerprint=binding.fingerprint,
+            state="in_flight",
+            claim_token=binding.token,
+            locked_until=db_time.after(binding.lock_s),
+            created_at=binding.created_at,
+            expires_at=db_time.after(binding.ttl_s),
+            resource_id=resource_id,
+        )
+        .on_conflict_do_nothing(index_elements=["tenant_id", "key"])
+        .returning(table.c.key)
+        .cte("bound")
+    )
 
 
 async def get(

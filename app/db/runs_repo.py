@@ -20,14 +20,18 @@ from sqlalchemy import (
     select,
     text,
     tuple_,
+    union_all,
     update,
     values,
 )
 from sqlalchemy import insert as sa_insert
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import String
 
 from app.db.clock import DbTime
+from app.db.idempotency_repo import Binding, binding_cte
 from app.db.tables import event, run, run_script
 from app.domain.budget import Limits
 from app.domain.records import Run
@@ -97,41 +101,71 @@ async def insert_events(
         await session.execute(_INSERT_EVENT, _event_rows(tenant_id, run_id, first, events, now))
 
 
-async def insert(
-    session: AsyncSession,
+async def create(
+    connection: AsyncConnection | AsyncSession,
     record: Run,
     events: Sequence[Event],
     *,
     script: Sequence[Mapping[str, Any]] | None,
     lease_s: float | None,
     db_time: DbTime,
-) -> Run:
-    """A new run with its first events (and its script, if scripted); with `lease_s`,
-    already leased to its creator (the lease's expiry on the database's clock)."""
-    values = {**_row(record), "event_seq": len(events)}
-    statement = run.insert().values(**values)
-    if lease_s is not None:
-        statement = statement.values(lease_expires_at=db_time.after(lease_s))
-        result = await session.execute(statement.returning(run.c.lease_expires_at))
-        record = replace(record, lease_expires_at=result.scalar_one(), event_seq=len(events))
-    else:
-        await session.execute(statement)
-        record = replace(record, event_seq=len(events))
-    if script is not None:
-        await session.execute(
-            sa_insert(run_script).values(
-                tenant_id=record.tenant_id, run_id=record.id, script=list(script)
-            )
-        )
-    await insert_events(
-        session,
-        tenant_id=record.tenant_id,
-        run_id=record.id,
-        last_seq=len(events),
-        events=events,
-        now=record.created_at,
+    binding: Binding | None = None,
+) -> Run | None:
+    """A new run with its first events, its script (if scripted) and its request's key
+    binding, in one statement; with `lease_s`, already leased to its creator (expiring on
+    the database's clock). None when the binding did not take hold: nothing was made."""
+    guard = (
+        select(literal(1).label("ok")).cte("bound")
+        if binding is None
+        else binding_cte(binding, resource_id=record.id, db_time=db_time)
     )
-    return record
+    values = {**_row(record), "event_seq": len(events)}
+    if lease_s is not None:
+        values["lease_expires_at"] = db_time.after(lease_s)
+    names = list(values)
+    created = (
+        sa_insert(run)
+        .from_select(names, select(*(_value(run, n, values[n]) for n in names)).select_from(guard))
+        .returning(run.c.lease_expires_at)
+        .cte("created")
+    )
+    answer = select(created.c.lease_expires_at)
+    if script is not None:
+        rows = select(literal(record.tenant_id), literal(record.id), _json(list(script)))
+        scripted = sa_insert(run_script).from_select(
+            ["tenant_id", "run_id", "script"], rows.select_from(guard)
+        )
+        answer = answer.add_cte(scripted.cte("scripted"))
+    if events:
+        event_rows = [
+            select(
+                literal(record.tenant_id),
+                literal(record.id),
+                literal(seq),
+                literal(kind),
+                _value(event, "at", record.created_at),
+                _json(data),
+            ).select_from(guard)
+            for seq, (kind, data) in enumerate(events, start=1)
+        ]
+        appended = sa_insert(event).from_select(
+            ["tenant_id", "run_id", "seq", "type", "at", "data"], union_all(*event_rows)
+        )
+        answer = answer.add_cte(appended.cte("appended"))
+    row = (await connection.execute(answer)).one_or_none()
+    if row is None:
+        return None
+    return replace(record, lease_expires_at=row.lease_expires_at, event_seq=len(events))
+
+
+def _value(table: Any, name: str, value: Any) -> Any:
+    if isinstance(value, ColumnElement):
+        return value
+    return literal(value, table.c[name].type)
+
+
+def _json(value: Any) -> Any:
+    return literal(value, JSONB())
 
 
 async def script_of(

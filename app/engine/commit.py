@@ -38,7 +38,6 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
         check_run_transition(RunStatus.RUNNING, RunStatus(target))
     now = rt.clock.now()
 
-    assert rt.single is not None
     # One statement, atomic on its own: no BEGIN/COMMIT round trips. Not retried: a
     # failure may come after it took effect; the stepper then hands the run back and a
     # claim reads the truth.

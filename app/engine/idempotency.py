@@ -15,8 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from app.db import idempotency_repo
 from app.domain.idempotency import StoredKey, Verdict, judge
 from app.engine.runtime import Runtime
@@ -108,27 +106,32 @@ async def begin(
     return Verdict.IN_FLIGHT
 
 
-async def bind(rt: Runtime, session: AsyncSession, claim: Claim, resource_id: str) -> None:
-    """Inside the transaction that creates the resource: the key now names it. A deferred
-    claim is inserted here, already bound."""
-    if claim.deferred:
-        if not await idempotency_repo.try_claim(session, _fresh(rt, claim, resource_id)):
-            raise KeyTaken(claim.key)
-        return
-    if not await idempotency_repo.update_claimed(
-        session,
-        tenant_id=claim.tenant_id,
-        key=claim.key,
-        token=claim.token,
-        values={"resource_id": resource_id},
-    ):
-        raise ClaimLost(claim.key)
+def binding(rt: Runtime, claim: Claim) -> idempotency_repo.Binding:
+    """How the creating statement binds the key: a deferred claim is inserted there,
+    already bound; a held one is bound on its token."""
+    settings = rt.settings
+    return idempotency_repo.Binding(
+        "insert" if claim.deferred else "bind",
+        claim.tenant_id,
+        claim.key,
+        claim.token,
+        claim.fingerprint,
+        settings.idempotency_lock_s,
+        settings.idempotency_ttl_s,
+        rt.clock.now(),
+    )
+
+
+def binding_failed(claim: Claim) -> Exception:
+    """Why a creating statement whose binding did not take hold made nothing."""
+    return KeyTaken(claim.key) if claim.deferred else ClaimLost(claim.key)
 
 
 async def complete(
     rt: Runtime, claim: Claim, *, status: int, headers: Mapping[str, str], body: Any
 ) -> None:
-    async with rt.sessions.begin() as session:
+    # One statement: it needs no BEGIN/COMMIT of its own.
+    async with rt.reads() as session:
         await idempotency_repo.update_claimed(
             session,
             tenant_id=claim.tenant_id,

@@ -117,17 +117,21 @@ async def start_run(
     if lease:
         events.append(("run.claimed", {"after_step": 0}))
     sent = asyncio.get_running_loop().time()
-    async with rt.sessions.begin() as session:
-        if claim is not None:
-            await idempotency.bind(rt, session, claim, run_id)
-        record = await runs_repo.insert(
-            session,
+    # One statement: the key's binding, the run, its script and its first events.
+    async with rt.single.connect() as connection:
+        created = await runs_repo.create(
+            connection,
             record,
             events,
             script=script,
             lease_s=rt.settings.lease_s if lease else None,
             db_time=rt.db_time,
+            binding=None if claim is None else idempotency.binding(rt, claim),
         )
+    if created is None:
+        assert claim is not None
+        raise idempotency.binding_failed(claim)
+    record = created
     if not lease:
         return Started(record)
     state = RunState.fresh(record, rt.instructions(record.agent), script)

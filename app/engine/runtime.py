@@ -22,11 +22,13 @@ class Runtime:
     config: AppConfig
     tools: Mapping[str, Tool]
     models: Mapping[str, ModelProvider]
-    #: The database's clock, which lease and lock expiry is compared with.
-    db_time: DbTime = field(default_factory=DbTime)
     #: Connections without an explicit transaction: for work that is one statement (a
     #: step's write, a single read), which saves the BEGIN and COMMIT round trips.
-    single: AsyncEngine | None = None
+    single: AsyncEngine
+    #: Sessions on `single`: each statement stands on its own.
+    reads: async_sessionmaker[AsyncSession]
+    #: The database's clock, which lease and lock expiry is compared with.
+    db_time: DbTime = field(default_factory=DbTime)
     tool_slots: asyncio.Semaphore = field(init=False)
     _group_slots: dict[str, asyncio.Semaphore] = field(default_factory=dict, init=False)
 
