@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import func, literal
+from sqlalchemy import bindparam, func, literal
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import Interval
 
@@ -26,6 +26,15 @@ class DbTime:
     def after(self, seconds: float) -> ColumnElement:
         """now() + `seconds`, as a timestamptz expression."""
         return func.now() + literal(timedelta(seconds=self.offset_s + seconds), Interval())
+
+    def interval(self, seconds: float) -> timedelta:
+        """The value of a bound `now() + :interval` meaning `seconds` from now."""
+        return timedelta(seconds=self.offset_s + seconds)
+
+    @staticmethod
+    def after_param(name: str) -> ColumnElement:
+        """now() + a bound interval (see `interval`), for statements built once."""
+        return func.now() + bindparam(name, type_=Interval())
 
     def advance(self, seconds: float) -> None:
         self.offset_s += seconds

@@ -3,12 +3,13 @@ writes conditional on the claim token."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import delete, select, tuple_, update
+from sqlalchemy import bindparam, delete, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -42,15 +43,30 @@ class Binding:
     created_at: datetime | None = None
 
 
-def binding_cte(binding: Binding, *, resource_id: Any, db_time: DbTime) -> Any:
-    """The binding as a data-modifying CTE that returns one row when it took hold."""
-    if binding.kind == "bind":
+def binding_params(binding: Binding, db_time: DbTime) -> dict[str, Any]:
+    params: dict[str, Any] = {"b_tenant": binding.tenant_id, "b_key": binding.key}
+    params["b_token"] = binding.token
+    if binding.kind == "insert":
+        params.update(
+            b_fingerprint=binding.fingerprint,
+            b_lock=db_time.interval(binding.lock_s),
+            b_created=binding.created_at,
+            b_ttl=db_time.interval(binding.ttl_s),
+        )
+    return params
+
+
+@functools.lru_cache(maxsize=4)
+def binding_cte(kind: str, resource_id: Any) -> Any:
+    """The binding as a data-modifying CTE that returns one row when it took hold (its
+    parameters: `binding_params`)."""
+    if kind == "bind":
         return (
             update(table)
             .where(
-                table.c.tenant_id == binding.tenant_id,
-                table.c.key == binding.key,
-                table.c.claim_token == binding.token,
+                table.c.tenant_id == bindparam("b_tenant"),
+                table.c.key == bindparam("b_key"),
+                table.c.claim_token == bindparam("b_token"),
             )
             .values(resource_id=resource_id)
             .returning(table.c.key)
@@ -59,14 +75,14 @@ def binding_cte(binding: Binding, *, resource_id: Any, db_time: DbTime) -> Any:
     return (
         pg_insert(table)
         .values(
-            tenant_id=binding.tenant_id,
-            key=binding.key,
-            fingerprint=binding.fingerprint,
+            tenant_id=bindparam("b_tenant"),
+            key=bindparam("b_key"),
+            fingerprint=bindparam("b_fingerprint"),
             state="in_flight",
-            claim_token=binding.token,
-            locked_until=db_time.after(binding.lock_s),
-            created_at=binding.created_at,
-            expires_at=db_time.after(binding.ttl_s),
+            claim_token=bindparam("b_token"),
+            locked_until=DbTime.after_param("b_lock"),
+            created_at=bindparam("b_created", type_=table.c.created_at.type),
+            expires_at=DbTime.after_param("b_ttl"),
             resource_id=resource_id,
         )
         .on_conflict_do_nothing(index_elements=["tenant_id", "key"])
@@ -107,12 +123,23 @@ async def take_over(
 async def update_claimed(
     session: AsyncSession, *, tenant_id: str, key: str, token: str, values: Mapping[str, Any]
 ) -> bool:
-    result = await session.execute(
-        update(table)
-        .where(table.c.tenant_id == tenant_id, table.c.key == key, table.c.claim_token == token)
-        .values(**values)
-    )
+    params = {f"v_{name}": value for name, value in values.items()}
+    params.update(w_tenant=tenant_id, w_key=key, w_token=token)
+    result = await session.execute(_update_claimed(tuple(sorted(values))), params)
     return result.rowcount == 1
+
+
+@functools.lru_cache(maxsize=16)
+def _update_claimed(names: tuple[str, ...]) -> Any:
+    return (
+        update(table)
+        .where(
+            table.c.tenant_id == bindparam("w_tenant"),
+            table.c.key == bindparam("w_key"),
+            table.c.claim_token == bindparam("w_token"),
+        )
+        .values({name: bindparam(f"v_{name}", type_=table.c[name].type) for name in names})
+    )
 
 
 async def release(session: AsyncSession, *, tenant_id: str, key: str, token: str) -> None:

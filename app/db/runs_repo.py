@@ -5,6 +5,8 @@ always compared with the database's clock (`DbTime`)."""
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from datetime import datetime
@@ -12,6 +14,8 @@ from typing import Any
 
 from sqlalchemy import (
     and_,
+    bindparam,
+    cast,
     column,
     exists,
     func,
@@ -19,19 +23,18 @@ from sqlalchemy import (
     or_,
     select,
     text,
+    true,
     tuple_,
-    union_all,
     update,
     values,
 )
 from sqlalchemy import insert as sa_insert
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
-from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import String
 
 from app.db.clock import DbTime
-from app.db.idempotency_repo import Binding, binding_cte
+from app.db.idempotency_repo import Binding, binding_cte, binding_params
 from app.db.tables import event, run, run_script
 from app.domain.budget import Limits
 from app.domain.records import Run
@@ -114,58 +117,69 @@ async def create(
     """A new run with its first events, its script (if scripted) and its request's key
     binding, in one statement; with `lease_s`, already leased to its creator (expiring on
     the database's clock). None when the binding did not take hold: nothing was made."""
-    guard = (
-        select(literal(1).label("ok")).cte("bound")
-        if binding is None
-        else binding_cte(binding, resource_id=record.id, db_time=db_time)
-    )
-    values = {**_row(record), "event_seq": len(events)}
+    params = {f"r_{name}": value for name, value in _row(record).items()}
+    params["r_event_seq"] = len(events)
+    params["r_events"] = json.dumps([[kind, data] for kind, data in events])
     if lease_s is not None:
-        values["lease_expires_at"] = db_time.after(lease_s)
-    names = list(values)
-    created = (
-        sa_insert(run)
-        .from_select(names, select(*(_value(run, n, values[n]) for n in names)).select_from(guard))
-        .returning(run.c.lease_expires_at)
-        .cte("created")
-    )
-    answer = select(created.c.lease_expires_at)
+        params["r_lease"] = db_time.interval(lease_s)
     if script is not None:
-        rows = select(literal(record.tenant_id), literal(record.id), _json(list(script)))
-        scripted = sa_insert(run_script).from_select(
-            ["tenant_id", "run_id", "script"], rows.select_from(guard)
-        )
-        answer = answer.add_cte(scripted.cte("scripted"))
-    if events:
-        event_rows = [
-            select(
-                literal(record.tenant_id),
-                literal(record.id),
-                literal(seq),
-                literal(kind),
-                _value(event, "at", record.created_at),
-                _json(data),
-            ).select_from(guard)
-            for seq, (kind, data) in enumerate(events, start=1)
-        ]
-        appended = sa_insert(event).from_select(
-            ["tenant_id", "run_id", "seq", "type", "at", "data"], union_all(*event_rows)
-        )
-        answer = answer.add_cte(appended.cte("appended"))
-    row = (await connection.execute(answer)).one_or_none()
+        params["r_script"] = list(script)
+    if binding is not None:
+        params.update(binding_params(binding, db_time))
+    statement = _create_statement(
+        None if binding is None else binding.kind, lease_s is not None, script is not None
+    )
+    row = (await connection.execute(statement, params)).one_or_none()
     if row is None:
         return None
     return replace(record, lease_expires_at=row.lease_expires_at, event_seq=len(events))
 
 
-def _value(table: Any, name: str, value: Any) -> Any:
-    if isinstance(value, ColumnElement):
-        return value
-    return literal(value, table.c[name].type)
-
-
-def _json(value: Any) -> Any:
-    return literal(value, JSONB())
+@functools.lru_cache(maxsize=16)
+def _create_statement(binding: str | None, leased: bool, scripted: bool) -> Any:
+    """WITH bound AS (<the key's binding>), created AS (INSERT INTO run SELECT ... FROM
+    bound), scripted AS (...), appended AS (...) SELECT lease_expires_at FROM created."""
+    run_id = bindparam("r_id", type_=String())
+    tenant = bindparam("r_tenant_id", type_=String())
+    guard = (
+        select(literal(1).label("ok")).cte("bound")
+        if binding is None
+        else binding_cte(binding, run_id)
+    )
+    names = [*_RUN_FIELDS]
+    values = [bindparam(f"r_{n}", type_=run.c[n].type) for n in names]
+    if leased:
+        values[names.index("lease_expires_at")] = DbTime.after_param("r_lease")
+    created = (
+        sa_insert(run)
+        .from_select(names, select(*values).select_from(guard))
+        .returning(run.c.lease_expires_at)
+        .cte("created")
+    )
+    answer = select(created.c.lease_expires_at)
+    if scripted:
+        rows = select(tenant, run_id, bindparam("r_script", type_=JSONB())).select_from(guard)
+        columns = ["tenant_id", "run_id", "script"]
+        answer = answer.add_cte(sa_insert(run_script).from_select(columns, rows).cte("scripted"))
+    items = (
+        func.jsonb_array_elements(cast(bindparam("r_events", type_=String()), JSONB))
+        .table_valued("value", with_ordinality="ord")
+        .render_derived(name="item")
+    )
+    rows = (
+        select(
+            tenant,
+            run_id,
+            items.c.ord,
+            items.c.value.op("->>")(0),
+            bindparam("r_created_at", type_=event.c.at.type),
+            items.c.value.op("->")(1),
+        )
+        .select_from(guard)
+        .join(items, true())
+    )
+    columns = ["tenant_id", "run_id", "seq", "type", "at", "data"]
+    return answer.add_cte(sa_insert(event).from_select(columns, rows).cte("appended"))
 
 
 async def script_of(

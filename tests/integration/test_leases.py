@@ -243,7 +243,8 @@ async def test_one_statement_renews_every_lease_and_a_cancel_from_another_proces
 
     with counting(a.app.state.engine) as renewal:
         await a.driver.keeper.renew_once()
-    assert len(renewal.all) == 1
+    # (The driver's claim poll may run meanwhile: it is not lease upkeep.)
+    assert len([s for s in renewal.all if "SKIP LOCKED" not in s]) == 1
     after = {run_id: (await state(a, run_id))[0].lease_expires_at for run_id in ids}
     assert all(after[r] > before[r] for r in ids)
 
