@@ -1,6 +1,6 @@
 """Throughput, latency, memory and write cost of runs, measured against a real server process.
 
-    .venv/bin/python bench/bench_runs.py [--quick] [--workers 1] [--only 1,4,6] [...]
+    .venv/bin/python bench/bench_runs.py [--quick] [--workers N] [--only 1,4,6] [...]
 
 Creates a fresh database on the Postgres server at TOOLGATE_BENCH_DATABASE_URL (default: the
 local server at 127.0.0.1:5432), migrates it, seeds the demo radar, writes a config (the demo
@@ -873,7 +873,12 @@ def parse_args() -> argparse.Namespace:
     )
     add = parser.add_argument
     add("--quick", action="store_true", help="a short smoke run: fewer runs, shorter pgbench")
-    add("--workers", type=int, default=1, help="serve --workers (default 1)")
+    add(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="serve --workers (default: one per core, as the README advises)",
+    )
     add("--max-active-runs", type=int, default=512, help="TOOLGATE_MAX_ACTIVE_RUNS (512)")
     add("--only", default="1,2,3,4,5,6", help="workloads to run, e.g. 1,6 (default all)")
     add("--warmup", type=int, default=5, help="runs before workload 1, not measured (5)")
