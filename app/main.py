@@ -94,8 +94,9 @@ def create_app(
         app.state.engine = engine
         app.state.runtime = runtime
         app.state.driver = driver
-        if settings.run_driver if run_driver is None else run_driver:
-            driver.start()
+        # Lease upkeep and cancel delivery run in every process that may hold a run; only
+        # the poller (claiming runs nobody advances) is optional.
+        driver.start(poll=settings.run_driver if run_driver is None else run_driver)
         try:
             yield
         finally:

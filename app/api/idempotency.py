@@ -13,6 +13,7 @@ from fastapi import Request
 from starlette.responses import JSONResponse, Response
 
 from app.api.problems import ProblemError
+from app.domain.errors import DomainError
 from app.domain.idempotency import KeySyntaxError, Verdict, fingerprint, parse_key
 from app.domain.tools import Principal
 from app.engine import idempotency
@@ -78,9 +79,25 @@ async def run_idempotent(
             return await _run_claimed(rt, claim, operation)
         except KeyTaken:
             pass  # the key has a record: judge it the ordinary way
+        except DomainError:
+            # Refused before the key was looked at: a record of the key still answers
+            # first (a replay, or the key reused for another request), as SPEC §3.6 says.
+            earlier = await idempotency.look(
+                rt, tenant_id=principal.tenant_id, key=key, fingerprint=request_print
+            )
+            if earlier is None:
+                raise
+            return _answer(earlier)
     outcome = await idempotency.begin(
         rt, tenant_id=principal.tenant_id, key=key, fingerprint=request_print
     )
+    if isinstance(outcome, Claim):
+        return await _run_claimed(rt, outcome, operation)
+    return _answer(outcome)
+
+
+def _answer(outcome: Replay | Verdict) -> Response:
+    """The answer a request gets from an earlier request's record of its key."""
     if isinstance(outcome, Replay):
         return JSONResponse(
             outcome.body, status_code=outcome.status, headers={**outcome.headers, REPLAYED: "true"}
@@ -89,13 +106,11 @@ async def run_idempotent(
         raise ProblemError(
             "idempotency-key-reused", f"this {HEADER} was used for a different request"
         )
-    if not isinstance(outcome, Claim):
-        raise ProblemError(
-            "idempotency-key-in-flight",
-            f"a request with this {HEADER} is still in progress",
-            headers={"Retry-After": "1"},
-        )
-    return await _run_claimed(rt, outcome, operation)
+    raise ProblemError(
+        "idempotency-key-in-flight",
+        f"a request with this {HEADER} is still in progress",
+        headers={"Retry-After": "1"},
+    )
 
 
 async def _run_claimed(rt: Runtime, claim: Claim, operation: Operation) -> Response:

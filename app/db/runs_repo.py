@@ -16,7 +16,6 @@ from sqlalchemy import (
     and_,
     bindparam,
     cast,
-    column,
     exists,
     func,
     literal,
@@ -24,12 +23,10 @@ from sqlalchemy import (
     select,
     text,
     true,
-    tuple_,
     update,
-    values,
 )
 from sqlalchemy import insert as sa_insert
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.types import String
 
@@ -320,15 +317,13 @@ async def claim_runnable(
     lease_s: float,
     db_time: DbTime,
     now: datetime,
-    skip: Sequence[tuple[str, str]] = (),
 ) -> list[Run]:
     """Claims up to `limit` runs nobody advances (no lease, or an expired one), oldest
     lease first, in one statement; rows other drivers are claiming are skipped."""
-    pick = select(run.c.tenant_id, run.c.id).where(_claimable(db_time))
-    if skip:
-        pick = pick.where(tuple_(run.c.tenant_id, run.c.id).not_in(list(skip)))
     pick = (
-        pick.order_by(func.coalesce(run.c.lease_expires_at, text("'-infinity'::timestamptz")))
+        select(run.c.tenant_id, run.c.id)
+        .where(_claimable(db_time))
+        .order_by(func.coalesce(run.c.lease_expires_at, text("'-infinity'::timestamptz")))
         .limit(limit)
         .with_for_update(skip_locked=True)
         .subquery("picked")
@@ -357,12 +352,16 @@ async def renew_all(
     answer was lost. Leaves version alone: not a state change."""
     if not held:
         return {}
-    holding = values(
-        column("tenant_id", String),
-        column("id", String),
-        column("token", String),
-        name="held",
-    ).data(list(held))
+    # Arrays, not a VALUES list: one statement text whatever the number of leases.
+    holding = (
+        func.unnest(
+            bindparam("tenants", [h[0] for h in held], type_=ARRAY(String())),
+            bindparam("ids", [h[1] for h in held], type_=ARRAY(String())),
+            bindparam("tokens", [h[2] for h in held], type_=ARRAY(String())),
+        )
+        .table_valued("tenant_id", "id", "token")
+        .render_derived(name="held")
+    )
     result = await session.execute(
         update(run)
         .where(

@@ -5,7 +5,8 @@ taken from the run's counter), a new turn, new calls, call outcomes — goes to 
 a single statement of data-modifying CTEs, each of the others joined to the run's update:
 
     WITH changed  AS (UPDATE run SET ... WHERE <run> AND lease_token = :token
-                      AND status = 'running' RETURNING version, event_seq, ...),
+                      AND lease_expires_at > now() AND status = 'running'
+                      RETURNING version, event_seq, ...),
          appended AS (INSERT INTO event     SELECT ... FROM changed, <events>),
          turned   AS (INSERT INTO turn      SELECT ... FROM changed),
          proposed AS (INSERT INTO tool_call SELECT ... FROM changed, <calls>),
@@ -31,6 +32,7 @@ from sqlalchemy import insert as sa_insert
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
+from app.db.clock import DbTime
 from app.db.runs_repo import Event, StaleWrite
 from app.db.tables import event, run, tool_call, turn
 from app.domain.records import Call, Turn
@@ -90,6 +92,7 @@ async def apply(
     values: Mapping[str, Any],
     events: Sequence[Event],
     now: datetime,
+    db_time: DbTime,
     turn: Turn | None = None,
     new_calls: Sequence[Call] = (),
     updated_calls: Sequence[Call] = (),
@@ -98,6 +101,7 @@ async def apply(
     params.update(
         w_tenant=tenant_id, w_run=run_id, w_token=lease_token, w_count=len(events), w_now=now
     )
+    params["w_clock"] = db_time.interval(0)
     if events:
         params["w_events"] = json.dumps([[kind, data] for kind, data in events])
     if turn is not None:
@@ -142,6 +146,9 @@ def _statement(
             run.c.tenant_id == tenant,
             run.c.id == run_id,
             run.c.lease_token == bindparam("w_token", type_=String()),
+            # A lease past its expiry (on the database's clock) writes nothing, even before
+            # another process takes it: nothing is started on a lapsed lease.
+            run.c.lease_expires_at > DbTime.after_param("w_clock"),
             run.c.status == RunStatus.RUNNING.value,
         )
         .values(

@@ -50,6 +50,7 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
             values=values,
             events=change.events,
             now=now,
+            db_time=rt.db_time,
             turn=change.turn,
             new_calls=change.new_calls,
             updated_calls=change.updated_calls,

@@ -40,6 +40,7 @@ class Driver:
         #: One event per waiting request, set on each step this process commits.
         self._waiters: dict[Key, set[asyncio.Event]] = {}
         self._background: list[asyncio.Task[None]] = []
+        self._reserved = 0
         self.keeper = LeaseKeeper(rt, lambda: list(self._leases.values()))
         self.listener = (
             Listener(listen_url, runs_repo.CANCEL_CHANNEL, self._on_cancel) if listen_url else None
@@ -47,7 +48,18 @@ class Driver:
 
     @property
     def free_slots(self) -> int:
-        return self.rt.settings.max_active_runs - len(self._tasks)
+        return self.rt.settings.max_active_runs - len(self._tasks) - self._reserved
+
+    def reserve(self) -> bool:
+        """Holds a slot for a run about to be created leased here (concurrent creates must
+        not all count the same free slot); give it back with `unreserve` before `adopt`."""
+        if self.free_slots <= 0:
+            return False
+        self._reserved += 1
+        return True
+
+    def unreserve(self) -> None:
+        self._reserved -= 1
 
     # -- advancing -------------------------------------------------------------------
     def kick(self, tenant_id: str, run_id: str) -> None:
@@ -82,11 +94,18 @@ class Driver:
     async def _claim_and_drive(self, key: Key) -> None:
         claimed = await claim(self.rt, *key)
         if claimed is not None:
-            lease, run = claimed
-            await self._drive(lease, await load_state(self.rt, run))
+            await self._load_and_drive(*claimed)
 
     async def _load_and_drive(self, lease: Lease, run: Run) -> None:
-        await self._drive(lease, await load_state(self.rt, run))
+        # Held from the claim on: renewed, and reachable by a cancel, while the history loads.
+        self._leases[lease.key] = lease
+        try:
+            state = await load_state(self.rt, run)
+        except BaseException:
+            self._forget(lease)
+            await self._release(lease)
+            raise
+        await self._drive(lease, state)
 
     async def _drive(self, lease: Lease, state: RunState) -> None:
         key = lease.key
@@ -94,8 +113,18 @@ class Driver:
         try:
             await drive(lease, state, on_progress=lambda run: self._progress(key, run))
         finally:
-            if self._leases.get(key) is lease:
-                del self._leases[key]
+            self._forget(lease)
+
+    def _forget(self, lease: Lease) -> None:
+        if self._leases.get(lease.key) is lease:
+            del self._leases[lease.key]
+
+    async def _release(self, lease: Lease) -> None:
+        with contextlib.suppress(Exception):  # else the lease simply lapses
+            async with self.rt.sessions.begin() as session:
+                await runs_repo.release(
+                    session, tenant_id=lease.tenant_id, run_id=lease.run_id, token=lease.token
+                )
 
     def _progress(self, key: Key, run: Run) -> None:
         self._latest[key] = run
@@ -130,8 +159,12 @@ class Driver:
         try:
             while True:
                 event.clear()
-                if key in self._latest:
-                    record = self._latest[key]
+                latest = self._latest.get(key)
+                if latest is not None:
+                    # The holder's state, unless what the caller knows is newer (a cancel
+                    # it just recorded, say).
+                    if record is None or latest.version >= record.version:
+                        record = latest
                 elif record is None or key not in self._tasks:
                     record = await self._read(tenant_id, run_id)
                 left = end - loop.time()
@@ -159,8 +192,11 @@ class Driver:
         return record
 
     # -- polling ---------------------------------------------------------------------
-    def start(self) -> None:
-        self._background.append(asyncio.create_task(self._poll_forever(), name="driver-poller"))
+    def start(self, *, poll: bool = True) -> None:
+        """Lease upkeep and the listener always run: a process holding runs (created or
+        kicked here) must renew them and hear their cancels. The poller is optional."""
+        if poll:
+            self._background.append(asyncio.create_task(self._poll_forever(), name="driver-poller"))
         self._background.append(asyncio.create_task(self.keeper.run_forever(), name="leases"))
         if self.listener is not None:
             self._background.append(
@@ -196,14 +232,18 @@ class Driver:
                 lease_s=rt.settings.lease_s,
                 db_time=rt.db_time,
                 now=rt.clock.now(),
-                skip=list(self._tasks),
             )
 
         claimed = await retrying(rt.sessions, work)
         for run in claimed:
             key = (run.tenant_id, run.id)
-            if key not in self._tasks:
-                self._start(key, self._load_and_drive(lease_for(rt, run, sent), run))
+            lease = lease_for(rt, run, sent)
+            if key in self._tasks:
+                # A request's kick started on it meanwhile (its own claim will fail): hand
+                # this lease back so the next poll can take the run up.
+                await self._release(lease)
+                continue
+            self._start(key, self._load_and_drive(lease, run))
         return len(claimed)
 
     async def stop(self) -> None:
@@ -217,8 +257,4 @@ class Driver:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         for lease in leases:
-            with contextlib.suppress(Exception):
-                async with self.rt.sessions.begin() as session:
-                    await runs_repo.release(
-                        session, tenant_id=lease.tenant_id, run_id=lease.run_id, token=lease.token
-                    )
+            await self._release(lease)

@@ -137,10 +137,14 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
         if stopped is not None:
             raise stopped
         return
-    for call in writes:
-        if not await _run_call(batch, call, side_effect=True):
-            await batch.flush()
-            return
+    try:
+        for call in writes:
+            if not await _run_call(batch, call, side_effect=True):
+                await batch.flush()
+                return
+    except Interrupted:
+        await batch.flush()  # the reads that settled are recorded all the same
+        raise
     await batch.close(step)
 
 
@@ -185,6 +189,7 @@ async def _run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
         call = batch.start(call, tool.spec.cost_usd)
         if side_effect:
             await batch.flush()  # persisted as started before the request leaves
+            lease.check()  # that write may have brought a cancel: then it never leaves
         try:
             result = await _invoke(lease, batch.state, tool, call)
         except ToolError as error:

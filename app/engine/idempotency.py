@@ -71,6 +71,26 @@ def _fresh(rt: Runtime, claim: Claim, resource_id: str | None) -> dict[str, Any]
     }
 
 
+async def look(
+    rt: Runtime, *, tenant_id: str, key: str, fingerprint: str
+) -> Replay | Verdict | None:
+    """What an existing record of the key means for this request, without claiming:
+    a replay, `REUSED` or `IN_FLIGHT`; None when there is no record to answer from."""
+    async with rt.reads() as session:
+        row = await idempotency_repo.get(session, tenant_id, key, db_time=rt.db_time)
+    if row is None:
+        return None
+    stored = StoredKey(
+        row["fingerprint"], row["state"] == "done", row["locked_until"], row["expires_at"]
+    )
+    verdict = judge(stored, fingerprint=fingerprint, now=row["db_now"])
+    if verdict is Verdict.REPLAY:
+        return Replay(row["response_status"], row["response_headers"] or {}, row["response_body"])
+    if verdict in (Verdict.REUSED, Verdict.IN_FLIGHT):
+        return verdict
+    return None
+
+
 async def begin(
     rt: Runtime, *, tenant_id: str, key: str, fingerprint: str
 ) -> Claim | Replay | Verdict:

@@ -71,7 +71,12 @@ class Lease:
 
     async def guarded(self, work: Awaitable[T], timeout_s: float) -> T:
         """Awaits `work` unless the run is stopped first (Interrupted) or `timeout_s`
-        passes (TimeoutError); the work is cancelled in both cases."""
+        passes (TimeoutError); the work is cancelled in both cases. Work is not even
+        started once the run is stopping."""
+        if self._stop.is_set():
+            if asyncio.iscoroutine(work):
+                work.close()
+            raise Interrupted()
         task = asyncio.ensure_future(work)
         stop = asyncio.create_task(self._stop.wait())
         try:

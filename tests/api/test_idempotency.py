@@ -266,3 +266,16 @@ async def test_advance_replays_under_the_same_key(harness: Harness) -> None:
     assert first.status_code == 200 and first.json()["status"] == "finished"
     assert again.headers["idempotent-replayed"] == "true" and again.json() == first.json()
     assert_problem(other, 422, "idempotency-key-reused", f"/v1/runs/{run['id']}/advance")
+
+
+async def test_a_reused_key_is_reported_before_the_new_bodys_own_errors(harness: Harness) -> None:
+    headers = await harness.key()
+    first = await post(harness, headers, "k-9", run_body(final("x")))
+    assert first.status_code == 201
+    # The same key with another, invalid body: the key's misuse is what the client hears.
+    reused = await post(harness, headers, "k-9", run_body(final("x"), agent="no-such-agent"))
+    assert_problem(reused, 422, "idempotency-key-reused", "/v1/runs")
+    # A fresh key with that body is the body's own error, and stores nothing.
+    invalid = await post(harness, headers, "k-10", run_body(final("x"), agent="no-such-agent"))
+    assert invalid.status_code == 422 and invalid.json()["code"] == "validation-error"
+    assert await run_count(harness) == 1

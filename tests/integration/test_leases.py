@@ -270,3 +270,18 @@ async def test_a_lease_is_not_taken_over_early_when_clocks_disagree(harness_fact
     assert record.lease_token == a.driver._leases[("acme", run_id)].token
     b.runtime.db_time.advance(LEASE_S + 1)  # the database's time passes the lease
     assert await b.driver.poll_once() == 1
+
+
+async def test_a_process_without_the_poller_still_keeps_its_leases(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    """`serve --no-driver` turns off only the poller: a run created there is renewed, so
+    another process never takes it over in the middle of a step."""
+    a = await harness_factory(run_driver=False, settings_override={"lease_s": 1.2})
+    b = await harness_factory(run_driver=False)
+    headers = await a.key()
+    run_id = (await start(a, headers, final("slow", delay_ms=3000), wait_s=0))["id"]
+    for _ in range(5):  # well past the 1.2 s lease, held all along by renewals
+        await asyncio.sleep(0.6)
+        assert await b.driver.poll_once() == 0
+    finished = await a.driver.wait("acme", run_id, 10)
+    record, turns = await state(a, run_id)
+    assert finished.termination_reason == "final" and record.model_calls == 1 and turns == 1

@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from tests.conftest import Harness
+from sqlalchemy import text
+
+from tests.conftest import DEFAULT_AGENT, Harness, make_config
 from tests.factories import final, run_body, tool_calls
 from tests.fakes import ProbeTool, probe_spec
 
@@ -121,3 +123,40 @@ async def test_huge_token_counts_are_refused(harness: Harness) -> None:
     )
     assert response.status_code == 422
     assert response.json()["errors"][0]["path"] == "script.0.usage.input_tokens"
+
+
+async def test_a_side_effect_is_not_sent_once_its_start_write_learns_of_a_cancel(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    """The cancel notification is missed (written straight to the row): the side effect's
+    `executing` write is what brings the cancel, and the request must then never leave. The
+    round's settled read is recorded all the same."""
+    read = ProbeTool(probe_spec("read_probe"), gate=asyncio.Event())
+    write = ProbeTool(probe_spec("write_probe", side_effects=True))
+    agent = {**DEFAULT_AGENT, "tools": ["read_probe", "write_probe"]}
+    config = make_config(
+        {"tech-radar": agent}, extra_specs={"read_probe": read.spec, "write_probe": write.spec}
+    )
+    h = await harness_factory(
+        config=config, tools=lambda s, c: {"read_probe": read, "write_probe": write}
+    )
+    headers = await h.key()
+    script = [
+        tool_calls(("w", "write_probe", {"q": "1"}), ("r", "read_probe", {"q": "2"})),
+        final("x"),
+    ]
+    run = (
+        await h.client.post("/v1/runs", headers=headers, json=run_body(*script, wait_s=0))
+    ).json()
+    await asyncio.wait_for(read.started.wait(), 10)
+    async with h.runtime.sessions.begin() as session:
+        await session.execute(
+            text("UPDATE run SET cancel_requested_at = now() WHERE id = :id"), {"id": run["id"]}
+        )
+    read.gate.set()
+    finished = await h.driver.wait("acme", run["id"], 10)
+    assert finished.termination_reason == "cancelled"
+    assert write.executions == 0 and read.executions == 1
+    calls = (await h.client.get(f"/v1/runs/{run['id']}/calls", headers=headers)).json()["items"]
+    assert {c["call_id"]: c["status"] for c in calls} == {"w": "cancelled", "r": "succeeded"}
+    assert finished.tool_calls == 2  # the read ran; the write's attempt was started, then kept
