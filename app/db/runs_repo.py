@@ -116,7 +116,7 @@ async def create(
     the database's clock). None when the binding did not take hold: nothing was made."""
     params = {f"r_{name}": value for name, value in _row(record).items()}
     params["r_event_seq"] = len(events)
-    params["r_events"] = json.dumps([[kind, data] for kind, data in events])
+    params["r_events"] = events_param(events)
     if lease_s is not None:
         params["r_lease"] = db_time.interval(lease_s)
     if script is not None:
@@ -158,25 +158,36 @@ def _create_statement(binding: str | None, leased: bool, scripted: bool) -> Any:
         rows = select(tenant, run_id, bindparam("r_script", type_=JSONB())).select_from(guard)
         columns = ["tenant_id", "run_id", "script"]
         answer = answer.add_cte(sa_insert(run_script).from_select(columns, rows).cte("scripted"))
+    at = bindparam("r_created_at", type_=event.c.at.type)
+    return answer.add_cte(
+        appended_events(guard, tenant=tenant, run_id=run_id, last_seq=None, at=at, param="r_events")
+    )
+
+
+def events_param(events: Sequence[Event]) -> str:
+    """Events as the one JSON parameter `appended_events` reads: [[type, data], ...]."""
+    return json.dumps([[kind, data] for kind, data in events])
+
+
+def appended_events(
+    source: Any, *, tenant: Any, run_id: Any, last_seq: Any, at: Any, param: str
+) -> Any:
+    """INSERT INTO event SELECT ... FROM source, jsonb_array_elements(:param) WITH
+    ORDINALITY, as a CTE: nothing when `source` has no row. Seqs follow `last_seq` (the
+    run's counter before these events), or count from 1 when it is None."""
     items = (
-        func.jsonb_array_elements(cast(bindparam("r_events", type_=String()), JSONB))
+        func.jsonb_array_elements(cast(bindparam(param, type_=String()), JSONB))
         .table_valued("value", with_ordinality="ord")
         .render_derived(name="item")
     )
+    seq = items.c.ord if last_seq is None else last_seq + items.c.ord
     rows = (
-        select(
-            tenant,
-            run_id,
-            items.c.ord,
-            items.c.value.op("->>")(0),
-            bindparam("r_created_at", type_=event.c.at.type),
-            items.c.value.op("->")(1),
-        )
-        .select_from(guard)
+        select(tenant, run_id, seq, items.c.value.op("->>")(0), at, items.c.value.op("->")(1))
+        .select_from(source)
         .join(items, true())
     )
     columns = ["tenant_id", "run_id", "seq", "type", "at", "data"]
-    return answer.add_cte(sa_insert(event).from_select(columns, rows).cte("appended"))
+    return sa_insert(event).from_select(columns, rows).cte("appended")
 
 
 async def script_of(

@@ -33,8 +33,8 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.db.clock import DbTime
-from app.db.runs_repo import Event, StaleWrite
-from app.db.tables import event, run, tool_call, turn
+from app.db.runs_repo import Event, StaleWrite, appended_events, events_param
+from app.db.tables import run, tool_call, turn
 from app.domain.records import Call, Turn
 from app.domain.status import RunStatus
 
@@ -103,7 +103,7 @@ async def apply(
     )
     params["w_clock"] = db_time.interval(0)
     if events:
-        params["w_events"] = json.dumps([[kind, data] for kind, data in events])
+        params["w_events"] = events_param(events)
     if turn is not None:
         params.update(_turn_params(turn))
     if new_calls:
@@ -164,25 +164,11 @@ def _statement(
     )
     answer = select(changed.c.version, changed.c.event_seq, changed.c.cancel_requested_at)
     if events:
-        items = (
-            func.jsonb_array_elements(cast(bindparam("w_events", type_=String()), JSONB))
-            .table_valued("value", with_ordinality="ord")
-            .render_derived(name="item")
+        before = changed.c.event_seq - count
+        appended = appended_events(
+            changed, tenant=tenant, run_id=run_id, last_seq=before, at=now, param="w_events"
         )
-        rows = (
-            select(
-                tenant,
-                run_id,
-                changed.c.event_seq - count + items.c.ord,
-                items.c.value.op("->>")(0),
-                now,
-                items.c.value.op("->")(1),
-            )
-            .select_from(changed)
-            .join(items, true())
-        )
-        columns = ["tenant_id", "run_id", "seq", "type", "at", "data"]
-        answer = answer.add_cte(sa_insert(event).from_select(columns, rows).cte("appended"))
+        answer = answer.add_cte(appended)
     if with_turn:
         values = [bindparam(f"t_{n}", type_=turn.c[n].type) for n in _TURN_FIELDS]
         rows = select(*values).select_from(changed)
