@@ -43,5 +43,6 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
 
 # Migrations to head, then the service (with its background driver). `exec` replaces the
 # shell, so the server is PID 1 and `docker stop` (SIGTERM) reaches it: it shuts down
-# gracefully and hands its run leases back.
-CMD ["sh", "-c", "python -m app db upgrade && exec python -m app serve --host 0.0.0.0 --port 8000"]
+# gracefully and hands its run leases back. TOOLGATE_WORKERS: server processes (one per
+# core the container may use).
+CMD ["sh", "-c", "python -m app db upgrade && exec python -m app serve --host 0.0.0.0 --port 8000 --workers \"${TOOLGATE_WORKERS:-1}\""]
