@@ -363,6 +363,27 @@ class Probe:
         )
         return cls(connection, oid, walinspect)
 
+    async def step_times(self, steps: int) -> tuple[float, float] | None:
+        """Mean time between consecutive model turns in the first and the last quarter of
+        the newest run of `steps` steps, from its events: does a step cost more late in a
+        run than early? (None if the run table's shape changed.)"""
+        try:
+            ats = await self.connection.fetch(
+                "SELECT e.at FROM event e JOIN (SELECT tenant_id, id FROM run WHERE steps = $1 "
+                "ORDER BY created_at DESC LIMIT 1) r ON e.tenant_id = r.tenant_id "
+                "AND e.run_id = r.id WHERE e.type = 'turn.completed' ORDER BY e.seq",
+                steps,
+            )
+        except asyncpg.PostgresError:
+            return None
+        gaps = [
+            (b["at"] - a["at"]).total_seconds() * 1000 for a, b in zip(ats, ats[1:], strict=False)
+        ]
+        quarter = len(gaps) // 4
+        if quarter < 2:
+            return None
+        return statistics.fmean(gaps[:quarter]), statistics.fmean(gaps[-quarter:])
+
     async def in_flight(self) -> int | None:
         """Runs queued or running, read from the run table (None if its shape changed).
         Read here rather than through the API so that sampling adds no load to the server."""
@@ -724,7 +745,15 @@ async def closed_loop(
     wal = await ctx.probe.since(mark)
     label = f"{number}. {title}, N={rounds} ({rounds + 1} steps), {clients} client(s), "
     label += f"{runs} runs"
-    return Result(label, rounds, tally, elapsed, wal, cpu, ctx.memory())
+    notes = []
+    if clients == 1 and rounds >= 20:
+        times = await ctx.probe.step_times(rounds + 1)
+        if times is not None:
+            notes.append(
+                f"within a run      {times[0]:.2f} ms a step in its first quarter, "
+                f"{times[1]:.2f} ms in its last (the newest run, from its events)"
+            )
+    return Result(label, rounds, tally, elapsed, wal, cpu, ctx.memory(), notes)
 
 
 async def in_flight(number: int, ctx: Context) -> Result:
