@@ -85,10 +85,13 @@ class Round:
             values["cost_usd"] = add_cost(run.cost_usd, self.cost_usd)
         return Change(run=values, events=list(self.events), updated_calls=list(self.calls.values()))
 
-    async def flush(self) -> None:
-        if not self.calls and not self.events:
+    async def flush(self, **run_values: Any) -> None:
+        """Commits what the round holds (with `run_values`, more of the run's columns)."""
+        if not self.calls and not self.events and not run_values:
             return
-        await commit(self.lease, self.state, self.change())
+        change = self.change()
+        change.run = {**change.run, **run_values}
+        await commit(self.lease, self.state, change)
         self.calls.clear()
         self.events.clear()
         self.tool_calls = 0
@@ -115,11 +118,7 @@ class Round:
                 assigned[call.call_id] = sid
         if assigned:
             self.events.append(("sources.assigned", {"step": step, "sources": assigned}))
-        change = self.change()
-        change.run = {**change.run, "next_source": first + len(todo)}
-        await commit(self.lease, self.state, change)
-        self.calls.clear()
-        self.events.clear()
+        await self.flush(next_source=first + len(todo))
 
 
 async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
