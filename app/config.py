@@ -270,8 +270,13 @@ def _unsupported(config: AppConfig, builtin: Mapping[str, ToolSpec]) -> Iterator
     for name, route in config.models.items():
         if route.provider != "scripted":
             yield f"models.{name}.provider", f"provider {route.provider!r} is {NOT_SUPPORTED}"
-    for name in config.tools:
-        yield f"tools.{name}", f"HTTP tools are {NOT_SUPPORTED}"
+    for name, tool in config.tools.items():
+        # Approvals (previews), status lookups and rate limits come with later builds.
+        if tool.requires_approval:
+            yield f"tools.{name}.requires_approval", f"approvals are {NOT_SUPPORTED}"
+        for field in ("preview_url", "status_url", "rate_limit_per_minute"):
+            if getattr(tool, field) is not None:
+                yield f"tools.{name}.{field}", f"{field} is {NOT_SUPPORTED}"
     if config.quotas is not None:
         yield "quotas", f"quotas are {NOT_SUPPORTED}"
     for name, agent in config.agents.items():

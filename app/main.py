@@ -7,12 +7,14 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 
+import httpx
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app import openapi
 from app.adapters.builtin_tools.tech_radar import SPECS, radar_tools
 from app.adapters.clock import SystemClock
+from app.adapters.http_tools import client_timeouts, http_tools
 from app.adapters.scripted_model import ScriptedModel
 from app.api import errors
 from app.api.middleware import TraceAndErrorsMiddleware
@@ -79,6 +81,14 @@ def create_app(
         reads = make_sessionmaker(single)
         # The built-in tools only read: each of their statements stands alone.
         registry = dict((tools or radar_tools)(reads, clock))
+        # One client for every HTTP tool call, with explicit timeouts; each call also gets
+        # min(its own timeout, the time its run has left) from the executor.
+        http_client = httpx.AsyncClient(
+            timeout=client_timeouts(),
+            limits=httpx.Limits(max_connections=settings.tool_concurrency * 4),
+            follow_redirects=False,
+        )
+        registry.update(http_tools(config.tools, http_client))
         runtime = Runtime(
             sessions=sessions,
             clock=clock,
@@ -101,6 +111,7 @@ def create_app(
             yield
         finally:
             await driver.stop()
+            await http_client.aclose()
             await engine.dispose()
 
     app = FastAPI(title="Toolgate", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)

@@ -72,13 +72,17 @@ def make_config(
     agents: dict[str, Any] | None = None,
     extra_specs: dict[str, Any] | None = None,
     limits: dict[str, Any] | None = None,
+    tools: dict[str, Any] | None = None,
 ):  # type: ignore[no-untyped-def]
+    """`tools`: the config's HTTP tools section."""
     data: dict[str, Any] = {
         "models": {"scripted": {"provider": "scripted"}},
         "agents": agents or {"tech-radar": DEFAULT_AGENT},
     }
     if limits:
         data["limits"] = limits
+    if tools:
+        data["tools"] = tools
     return parse_config(data, builtin_tools={**SPECS, **(extra_specs or {})})
 
 

@@ -60,6 +60,11 @@ class ToolError(Exception):
         return f"{self.code}: {self.message}"
 
 
+class SentUnanswered(Exception):
+    """A tool's request may have reached its backend and no answer came (a timeout or a
+    connection lost after sending). For a side effect, its outcome is unknown."""
+
+
 @dataclass(frozen=True)
 class ToolResult:
     output: Any

@@ -23,7 +23,14 @@ from app.domain.ports import Tool, ToolContext
 from app.domain.records import Call, add_cost
 from app.domain.retry import backoff_s, ends_run, may_retry
 from app.domain.status import CallStatus, check_call_transition
-from app.domain.tools import ToolError, ToolResult, json_depth, nul_path, validator_for
+from app.domain.tools import (
+    SentUnanswered,
+    ToolError,
+    ToolResult,
+    json_depth,
+    nul_path,
+    validator_for,
+)
 from app.engine.commit import Change, commit
 from app.engine.lease import Interrupted, Lease
 from app.engine.state import RunState
@@ -239,6 +246,12 @@ async def _invoke(lease: Lease, state: RunState, tool: Tool, call: Call) -> Tool
         if not tool.spec.may_retry:
             raise OUTCOME_UNKNOWN from None  # it may have happened: never sent twice
         raise ToolError("timeout", "the tool did not answer in time", retryable=True) from None
+    except SentUnanswered:
+        if not tool.spec.may_retry:
+            raise OUTCOME_UNKNOWN from None
+        raise ToolError(
+            "connection_lost", "the tool's answer was lost on the way", retryable=True
+        ) from None
     except (ToolError, Interrupted):
         raise
     except Exception:
@@ -254,7 +267,8 @@ def _check_output(tool: Tool, output: Any) -> None:
     size = len(json.dumps(output, separators=(",", ":")).encode())
     if size > tool.spec.max_output_bytes:
         raise ToolError(
-            "invalid_output", f"the tool's output is larger than {tool.spec.max_output_bytes} bytes"
+            "output_too_large",
+            f"the tool's output is larger than {tool.spec.max_output_bytes} bytes",
         )
     if tool.spec.output_schema is not None:
         error = next(iter(validator_for(tool.spec.output_schema).iter_errors(output)), None)

@@ -148,10 +148,31 @@ def test_router_provider_is_refused() -> None:
     assert NOT_SUPPORTED in error.message
 
 
-def test_http_tool_is_refused() -> None:
-    error = _refused(_config(tools={"create_ticket": HTTP_TOOL}))
+def test_http_tool_is_accepted_and_its_spec_holds_no_url() -> None:
+    agents = _agent(tools=["search_technologies", "create_ticket"])
+    config = parse_config(
+        _config(tools={"create_ticket": HTTP_TOOL}, agents=agents), builtin_tools=BUILTIN
+    )
 
-    assert error.path == "tools.create_ticket"
+    spec = config.tools["create_ticket"].to_tool_spec("create_ticket")
+    assert spec.name == "create_ticket" and spec.read_only and not spec.requires_approval
+    assert "127.0.0.1" not in repr(spec)
+
+
+@pytest.mark.parametrize(
+    ("extra", "path"),
+    [
+        ({"risk": "high", "preview_url": "http://127.0.0.1:9100/p"}, "requires_approval"),
+        ({"status_url": "http://127.0.0.1:9100/operations"}, "status_url"),
+        ({"rate_limit_per_minute": 60}, "rate_limit_per_minute"),
+    ],
+)
+def test_http_tool_features_this_build_cannot_run_are_refused(
+    extra: dict[str, Any], path: str
+) -> None:
+    error = _refused(_config(tools={"create_ticket": {**HTTP_TOOL, **extra}}))
+
+    assert error.path == f"tools.create_ticket.{path}"
     assert NOT_SUPPORTED in error.message
 
 

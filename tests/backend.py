@@ -1,0 +1,109 @@
+"""A fake tool backend: a real HTTP server on loopback (uvicorn, in the test's event loop)
+that records every request, applies each operation's effect once per Idempotency-Key, and
+answers as the test scripts it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+
+@dataclass
+class Answer:
+    """What the backend answers one request: `status` and a JSON `body` (or `raw` bytes),
+    after `delay_s`; `effect` records the operation's effect first."""
+
+    status: int = 200
+    body: Any = None
+    raw: bytes | None = None
+    delay_s: float = 0.0
+    effect: bool = True
+
+
+def ok(output: Any, **envelope: Any) -> Answer:
+    return Answer(200, {"output": output, **envelope})
+
+
+def fail(status: int, code: str, message: str = "", **flags: Any) -> Answer:
+    return Answer(status, {"code": code, "message": message, **flags}, effect=False)
+
+
+@dataclass
+class Received:
+    tool: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass
+class FakeBackend:
+    url: str = ""
+    received: list[Received] = field(default_factory=list)
+    #: Effects applied, by operation id: an idempotent backend applies one per key.
+    effects: Counter[str] = field(default_factory=Counter)
+    #: Scripted answers per tool, in order; when empty, the tool echoes its arguments.
+    script: dict[str, list[Answer]] = field(default_factory=dict)
+
+    def tool_url(self, name: str) -> str:
+        return f"{self.url}/tools/{name}"
+
+    def answer(self, tool: str, *answers: Answer) -> None:
+        self.script.setdefault(tool, []).extend(answers)
+
+    def sent(self, tool: str) -> list[Received]:
+        return [r for r in self.received if r.tool == tool]
+
+    async def _handle(self, request: Request) -> Response:
+        tool = request.path_params["name"]
+        body = json.loads(await request.body())
+        self.received.append(Received(tool, dict(request.headers), body))
+        queue = self.script.get(tool) or []
+        answer = queue.pop(0) if queue else ok({"echo": body["arguments"]}, source_version="1")
+        if answer.effect:
+            # Applied once per key, however often the operation is sent.
+            self.effects[request.headers.get("idempotency-key", "")] = 1
+        if answer.delay_s:
+            await asyncio.sleep(answer.delay_s)
+        if answer.raw is not None:
+            return Response(answer.raw, status_code=answer.status, media_type="application/json")
+        return JSONResponse(answer.body, status_code=answer.status)
+
+
+async def _started(server: uvicorn.Server) -> None:
+    for _ in range(500):  # uvicorn offers no event to wait on; at most 5 s
+        if server.started:
+            return
+        await asyncio.sleep(0.01)
+    raise RuntimeError("the fake backend did not start")
+
+
+@asynccontextmanager
+async def serving() -> AsyncIterator[FakeBackend]:
+    backend = FakeBackend()
+    app = Starlette(routes=[Route("/tools/{name}", backend._handle, methods=["POST"])])
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    backend.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="off", loop="asyncio")
+    )
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    await _started(server)
+    try:
+        yield backend
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()

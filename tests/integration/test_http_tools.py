@@ -1,0 +1,213 @@
+"""Operator HTTP tools against a fake backend on loopback: the wire format, how backend
+errors, bad outputs and lost answers become call outcomes, retries decided by the
+executor, and backend URLs kept out of everything a tenant sees."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from tests.backend import Answer, FakeBackend, fail, ok, serving
+from tests.conftest import DEFAULT_AGENT, Harness, make_config
+from tests.factories import final, run_body, tool_calls
+
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["q"],
+    "properties": {"q": {"type": "string"}},
+}
+
+
+@pytest.fixture
+async def backend() -> AsyncIterator[FakeBackend]:
+    async with serving() as server:
+        yield server
+
+
+def http_tool(backend: FakeBackend, name: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "kind": "http",
+        "description": f"The {name} tool.",
+        "input_schema": SCHEMA,
+        "url": backend.tool_url(name),
+        "timeout_s": 2,
+        **fields,
+    }
+
+
+async def harness_with(harness_factory, backend: FakeBackend, **tools: dict[str, Any]) -> Harness:  # type: ignore[no-untyped-def]
+    specs = {name: http_tool(backend, name, **fields) for name, fields in tools.items()}
+    agent = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], *specs]}
+    return await harness_factory(config=make_config({"tech-radar": agent}, tools=specs))
+
+
+async def create(h: Harness, *script: dict[str, Any]) -> dict[str, Any]:
+    headers = await h.key()
+    response = await h.client.post("/v1/runs", headers=headers, json=run_body(*script))
+    assert response.status_code == 201
+    return response.json()
+
+
+async def calls_of(h: Harness, run_id: str) -> list[dict[str, Any]]:
+    headers = await h.key()
+    return (await h.client.get(f"/v1/runs/{run_id}/calls", headers=headers)).json()["items"]
+
+
+async def test_a_call_goes_out_in_the_wire_format_with_its_operation_id(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_with(harness_factory, backend, lookup={})
+    backend.answer("lookup", ok({"hits": 2}, source_version="7", observed_at="2026-11-30T00:00Z"))
+    run = await create(h, tool_calls(("c1", "lookup", '{"q": "kafka"}')), final("two [source:s1]"))
+    assert run["termination_reason"] == "final"
+    [sent] = backend.sent("lookup")
+    [call] = await calls_of(h, run["id"])
+    assert sent.headers["idempotency-key"] == call["operation_id"]
+    assert sent.headers["content-type"] == "application/json"
+    assert sent.body == {
+        "tool": "lookup",
+        "run_id": run["id"],
+        "call_id": "c1",
+        "operation_id": call["operation_id"],
+        "arguments": {"q": "kafka"},
+        "principal": {"tenant": "acme", "subject": "svc"},
+        "preview": None,
+        "as_of": None,
+    }
+    assert (call["status"], call["output"], call["source_version"]) == (
+        "succeeded",
+        {"hits": 2},
+        "7",
+    )
+    assert run["output"]["citations"][0]["source_version"] == "7"
+
+
+async def test_backend_errors_become_call_errors_with_only_their_safe_fields(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_with(harness_factory, backend, lookup={})
+    long = "no such thing " * 100
+    backend.answer(
+        "lookup",
+        Answer(404, {"code": "not_found", "retryable": False, "message": long, "secret": "s3"}),
+        # A problem+json body carrying the same members is understood as well.
+        Answer(409, {"type": "about:blank", "code": "stale", "detail": "try later"}),
+    )
+    script = [
+        tool_calls(("c1", "lookup", {"q": "a"}), ("c2", "lookup", {"q": "b"})),
+        final("nothing found"),
+    ]
+    run = await create(h, *script)
+    assert run["termination_reason"] == "final"  # non-retryable errors go back to the model
+    errors = {c["call_id"]: c["error"] for c in await calls_of(h, run["id"])}
+    assert errors["c1"]["code"] == "not_found" and errors["c1"]["retryable"] is False
+    assert len(errors["c1"]["message"]) == 500 and "s3" not in json.dumps(errors)
+    assert errors["c2"] == {"code": "stale", "retryable": False, "message": "try later"}
+
+
+async def test_a_fatal_error_ends_the_run(harness_factory, backend: FakeBackend) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_with(harness_factory, backend, lookup={})
+    backend.answer("lookup", fail(500, "broken", "the index is gone", fatal=True))
+    run = await create(h, tool_calls(("c1", "lookup", {"q": "a"})), final("never"))
+    assert run["termination_reason"] == "tool_failed"
+    assert run["error"] == {"code": "broken", "message": "the index is gone"}
+
+
+async def test_retryable_errors_are_retried_with_the_same_key_then_succeed(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_with(harness_factory, backend, lookup={"max_attempts": 3})
+    backend.answer("lookup", fail(503, "busy", retryable=True), fail(429, "slow_down"))
+    run = await create(h, tool_calls(("c1", "lookup", {"q": "a"})), final("ok [source:s1]"))
+    assert run["termination_reason"] == "final" and run["usage"]["tool_calls"] == 1
+    sent = backend.sent("lookup")
+    assert len(sent) == 3 and len({s.headers["idempotency-key"] for s in sent}) == 1
+    [call] = await calls_of(h, run["id"])
+    assert call["attempts"] == 3 and call["status"] == "succeeded"
+
+
+async def test_retries_exhausted_end_the_run_tool_failed(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_with(harness_factory, backend, lookup={"max_attempts": 2})
+    backend.answer("lookup", fail(503, "busy", retryable=True), fail(503, "busy", retryable=True))
+    run = await create(h, tool_calls(("c1", "lookup", {"q": "a"})), final("never"))
+    assert run["termination_reason"] == "tool_failed" and run["error"]["code"] == "busy"
+    assert len(backend.sent("lookup")) == 2
+
+
+@pytest.mark.parametrize(
+    ("answer", "code"),
+    [
+        (ok({"hits": "many"}), "invalid_output"),  # off its output_schema
+        (ok("x" * 2000), "output_too_large"),
+        (Answer(200, raw=b"not json"), "invalid_output"),
+        (Answer(200, {"result": 1}), "invalid_output"),  # no `output`
+    ],
+)
+async def test_bad_outputs_never_reach_the_model_or_the_api(
+    harness_factory, backend: FakeBackend, answer: Answer, code: str
+) -> None:  # type: ignore[no-untyped-def]
+    schema = {"type": "object", "properties": {"hits": {"type": "integer"}}}
+    h = await harness_with(
+        harness_factory, backend, lookup={"output_schema": schema, "max_output_bytes": 1000}
+    )
+    backend.answer("lookup", answer)
+    run = await create(h, tool_calls(("c1", "lookup", {"q": "a"})), final("nothing"))
+    [call] = await calls_of(h, run["id"])
+    assert call["status"] == "failed" and call["error"]["code"] == code
+    assert call["output"] is None
+
+
+async def test_a_side_effect_that_times_out_is_sent_once_and_ends_outcome_unknown(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_with(
+        harness_factory, backend, ticket={"side_effects": True, "timeout_s": 0.5}
+    )
+    backend.answer("ticket", Answer(200, {"output": {"id": "T-1"}}, delay_s=3))
+    run = await create(h, tool_calls(("c1", "ticket", {"q": "a"})), final("never"))
+    assert run["termination_reason"] == "tool_failed"
+    assert run["error"]["code"] == "outcome_unknown"
+    assert len(backend.sent("ticket")) == 1  # never sent again blindly
+
+
+async def test_an_unreachable_backend_is_retried_then_fails(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    # A port nobody listens on: the request provably never left, so a retry is safe.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}/tools/lookup"
+    h = await harness_with(harness_factory, backend, lookup={"max_attempts": 2, "url": closed})
+    run = await create(h, tool_calls(("c1", "lookup", {"q": "a"})), final("never"))
+    assert run["termination_reason"] == "tool_failed" and run["error"]["code"] == "unavailable"
+    [call] = await calls_of(h, run["id"])
+    assert call["attempts"] == 2
+
+
+async def test_backend_urls_appear_in_no_answer_or_event(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_with(harness_factory, backend, lookup={}, ticket={"side_effects": True})
+    backend.answer("lookup", fail(500, "boom", "it broke", retryable=False))
+    run = await create(
+        h,
+        tool_calls(("c1", "lookup", {"q": "a"}), ("c2", "ticket", {"q": "b"})),
+        final("done"),
+    )
+    headers = await h.key()
+    seen = [
+        run,
+        (await h.client.get(f"/v1/runs/{run['id']}/events?limit=200", headers=headers)).json(),
+        await calls_of(h, run["id"]),
+        (await h.client.get("/v1/tools?limit=200", headers=headers)).json(),
+    ]
+    text = json.dumps(seen)
+    assert backend.url.removeprefix("http://") not in text
+    assert "/tools/ticket" not in text and "/tools/lookup" not in text
