@@ -97,7 +97,9 @@ async def serving() -> AsyncIterator[FakeBackend]:
     sock.bind(("127.0.0.1", 0))
     backend.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", lifespan="off", loop="asyncio")
+        uvicorn.Config(
+            app, log_level="warning", lifespan="off", loop="asyncio", timeout_graceful_shutdown=1
+        )
     )
     task = asyncio.create_task(server.serve(sockets=[sock]))
     await _started(server)

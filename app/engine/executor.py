@@ -32,7 +32,7 @@ from app.domain.tools import (
     validator_for,
 )
 from app.engine.commit import Change, commit
-from app.engine.lease import Interrupted, Lease
+from app.engine.lease import Interrupted, Lease, NotStarted
 from app.engine.state import RunState
 
 log = logging.getLogger(__name__)
@@ -137,8 +137,9 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
     # Every read runs to its own outcome; an interruption (cancel, lost lease) stops the
     # others through the lease's stop signal. What settled is recorded either way.
     outcomes = await asyncio.gather(*(_bounded(batch, c) for c in reads), return_exceptions=True)
-    stopped = next((o for o in outcomes if isinstance(o, BaseException)), None)
-    if stopped is not None or not all(outcomes):
+    stopped = next((o for o in outcomes if isinstance(o, BaseException) and not _deadline(o)), None)
+    # A read that ends the run (False) or met the deadline: the side effects never start.
+    if stopped is not None or not all(o is True for o in outcomes):
         await batch.flush()
         if stopped is not None:
             raise stopped
@@ -148,10 +149,17 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
             if not await _run_call(batch, call, side_effect=True):
                 await batch.flush()
                 return
+    except DeadlineReached:
+        await batch.flush()
+        return  # the next decision ends the run `deadline`
     except Interrupted:
         await batch.flush()  # the reads that settled are recorded all the same
         raise
     await batch.close(step)
+
+
+def _deadline(outcome: object) -> bool:
+    return isinstance(outcome, DeadlineReached)
 
 
 async def _bounded(batch: Round, call: Call) -> bool:
@@ -192,12 +200,23 @@ async def _run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
         return False
     while True:
         lease.check()  # nothing new starts once the run is stopping
+        if seconds_left(rt.clock.now(), run.deadline_at) <= 0:
+            raise DeadlineReached()  # nor past the deadline
         call = batch.start(call, tool.spec.cost_usd)
         if side_effect:
             await batch.flush()  # persisted as started before the request leaves
             lease.check()  # that write may have brought a cancel: then it never leaves
         try:
             result = await _invoke(lease, batch.state, tool, call)
+        except NotStarted:
+            raise  # provably never sent: the finish records it `cancelled`
+        except (Interrupted, DeadlineReached):
+            if side_effect:
+                # Cut in flight by a cancel, the deadline or a lost lease: it may have
+                # taken effect, so it is an unknown outcome, never `cancelled`.
+                await _fail(batch, call, OUTCOME_UNKNOWN)
+                await batch.flush()
+            raise
         except ToolError as error:
             left = seconds_left(rt.clock.now(), run.deadline_at)
             if may_retry(tool.spec, error, attempts=call.attempts, seconds_left=left):
@@ -208,8 +227,6 @@ async def _run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
             if side_effect:
                 await batch.flush()
             return not ends
-        except DeadlineReached:
-            return False
         batch.move(
             call,
             CallStatus.SUCCEEDED,

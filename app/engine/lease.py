@@ -25,6 +25,10 @@ class Interrupted(Exception):
     """In-flight work stopped: the run was cancelled or its lease was lost."""
 
 
+class NotStarted(Interrupted):
+    """The run was already stopping: the work was never started."""
+
+
 @dataclass
 class Lease:
     """Held from a successful claim. `valid_until` (the event loop's monotonic clock) is a
@@ -76,7 +80,7 @@ class Lease:
         if self._stop.is_set():
             if asyncio.iscoroutine(work):
                 work.close()
-            raise Interrupted()
+            raise NotStarted()
         task = asyncio.ensure_future(work)
         stop = asyncio.create_task(self._stop.wait())
         try:

@@ -4,6 +4,7 @@ executor, and backend URLs kept out of everything a tenant sees."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 from collections.abc import AsyncIterator
@@ -211,3 +212,38 @@ async def test_backend_urls_appear_in_no_answer_or_event(
     text = json.dumps(seen)
     assert backend.url.removeprefix("http://") not in text
     assert "/tools/ticket" not in text and "/tools/lookup" not in text
+
+
+async def test_a_side_effect_cut_by_the_deadline_is_an_unknown_outcome_not_cancelled(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_with(harness_factory, backend, ticket={"side_effects": True, "timeout_s": 9})
+    backend.answer("ticket", Answer(200, {"output": {"id": "T-1"}}, delay_s=5))
+    headers = await h.key()
+    body = run_body(
+        tool_calls(("c1", "ticket", {"q": "a"})), final("never"), limits={"deadline_s": 1.5}
+    )
+    run = (await h.client.post("/v1/runs", headers=headers, json=body)).json()
+    assert run["termination_reason"] == "deadline"
+    [call] = await calls_of(h, run["id"])
+    assert call["status"] == "failed" and call["error"]["code"] == "outcome_unknown"
+    assert len(backend.sent("ticket")) == 1 and len(backend.effects) == 1
+
+
+async def test_a_side_effect_cut_by_a_cancel_is_an_unknown_outcome_not_cancelled(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_with(harness_factory, backend, ticket={"side_effects": True, "timeout_s": 9})
+    backend.answer("ticket", Answer(200, {"output": {"id": "T-1"}}, delay_s=5))
+    headers = await h.key()
+    body = run_body(tool_calls(("c1", "ticket", {"q": "a"})), final("never"), wait_s=0)
+    run = (await h.client.post("/v1/runs", headers=headers, json=body)).json()
+    for _ in range(100):
+        if backend.sent("ticket"):
+            break
+        await asyncio.sleep(0.05)
+    cancelled = (await h.client.post(f"/v1/runs/{run['id']}/cancel", headers=headers)).json()
+    assert cancelled["termination_reason"] == "cancelled"
+    [call] = await calls_of(h, run["id"])
+    assert call["status"] == "failed" and call["error"]["code"] == "outcome_unknown"
+    assert len(backend.sent("ticket")) == 1 and len(backend.effects) == 1
