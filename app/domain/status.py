@@ -55,12 +55,14 @@ RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
 }
 
 CALL_TRANSITIONS: dict[CallStatus, frozenset[CallStatus]] = {
+    # pending -> failed: the call cannot run at all (its tool left the config).
     CallStatus.PENDING: frozenset(
         {
             CallStatus.EXECUTING,
             CallStatus.REJECTED,
             CallStatus.AWAITING_APPROVAL,
             CallStatus.CANCELLED,
+            CallStatus.FAILED,
         }
     ),
     CallStatus.AWAITING_APPROVAL: frozenset(

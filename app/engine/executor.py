@@ -44,6 +44,11 @@ OUTCOME_UNKNOWN = ToolError(
 )
 
 
+TOOL_UNAVAILABLE = ToolError(
+    "tool_unavailable", "the call's tool is no longer configured", fatal=True
+)
+
+
 class DeadlineReached(Exception):
     pass
 
@@ -131,9 +136,17 @@ class Round:
 async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
     rt = lease.rt
     todo = state.open_calls()
+    batch = Round(lease, state)
+    gone = [c for c in todo if c.tool not in rt.tools]
+    if gone:
+        # The config changed under the run: the call cannot run here, and saying so ends
+        # the run with a clear code instead of a step failing over and over.
+        for call in gone:
+            await _fail(batch, call, TOOL_UNAVAILABLE)
+        await batch.flush()
+        return
     reads = [c for c in todo if rt.tools[c.tool].spec.read_only]
     writes = [c for c in todo if not rt.tools[c.tool].spec.read_only]
-    batch = Round(lease, state)
     # Every read runs to its own outcome; an interruption (cancel, lost lease) stops the
     # others through the lease's stop signal. What settled is recorded either way.
     outcomes = await asyncio.gather(*(_bounded(batch, c) for c in reads), return_exceptions=True)

@@ -32,6 +32,10 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
     """Returns a Finish when the step ends the run without recording a turn."""
     rt = lease.rt
     run = state.run
+    if run.route not in rt.config.models or run.route not in rt.models:
+        # The config changed under the run: say so, rather than fail the step repeatedly.
+        message = "the run's model route is no longer configured"
+        return finish(TerminationReason.MODEL_FAILED, "model_unavailable", message)
     route = rt.route(run.route)
     exposed = [rt.tools[n] for n in run.tools if n in rt.tools]
     messages = state.messages()

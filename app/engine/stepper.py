@@ -47,7 +47,8 @@ def lease_for(rt: Runtime, run: Run, sent_at: float) -> Lease:
 async def load_state(rt: Runtime, run: Run) -> RunState:
     """A claimed run's history, read once."""
     instructions = rt.instructions(run.agent)
-    scripted = rt.route(run.route).provider == "scripted"
+    route = rt.config.models.get(run.route)  # gone from the config: the model step says so
+    scripted = route is not None and route.provider == "scripted"
     if run.steps == 0 and not scripted:
         return RunState.fresh(run, instructions)
 

@@ -8,12 +8,14 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from app.adapters.builtin_tools.tech_radar import SPECS
+from app.config import parse_config
 from app.db import runs_repo
 from app.db.clock import DbTime
 from app.db.tables import turn
 from app.domain.tools import Principal
 from app.engine.runs import CreateRun, start_run
-from tests.conftest import Harness
+from tests.conftest import DEFAULT_AGENT, Harness
 from tests.factories import final, seed_radar, tool_calls
 from tests.fakes import FakeClock, ProbeTool, probe_spec
 from tests.statements import counting
@@ -285,3 +287,40 @@ async def test_a_process_without_the_poller_still_keeps_its_leases(harness_facto
     finished = await a.driver.wait("acme", run_id, 10)
     record, turns = await state(a, run_id)
     assert finished.termination_reason == "final" and record.model_calls == 1 and turns == 1
+
+
+async def test_a_run_whose_tool_left_the_config_ends_tool_unavailable(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    stuck = ProbeTool(probe_spec(), gate=asyncio.Event())
+    a = await harness_factory(run_driver=False, probe=stuck)
+    # b runs a config without the probe tool, and sees a's lease lapsed.
+    b = await harness_factory(run_driver=False, db_time=DbTime(LEASE_S + 1))
+    headers = await a.key()
+    script = [tool_calls(("c1", "probe", {"q": "x"})), final("never")]
+    run_id = (await start(a, headers, *script, wait_s=0))["id"]
+    await asyncio.wait_for(stuck.started.wait(), 10)
+    await crash(a, run_id)
+    assert await b.driver.poll_once() == 1
+    finished = await b.driver.wait("acme", run_id, 10)
+    assert finished.termination_reason == "tool_failed"
+    assert finished.error["code"] == "tool_unavailable"
+
+
+async def test_a_run_whose_model_route_left_the_config_ends_model_unavailable(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    a = await harness_factory(run_driver=False)
+    other = parse_config(
+        {
+            "models": {"other": {"provider": "scripted"}},
+            "agents": {"tech-radar": {**DEFAULT_AGENT, "model": "other"}},
+        },
+        builtin_tools=SPECS,
+    )
+    b = await harness_factory(run_driver=False, config=other, db_time=DbTime(LEASE_S + 1))
+    headers = await a.key()
+    run_id = (await start(a, headers, final("slow", delay_ms=5000), wait_s=0.1))["id"]
+    await crash(a, run_id)
+    assert await b.driver.poll_once() == 1
+    finished = await b.driver.wait("acme", run_id, 10)
+    assert finished.termination_reason == "model_failed"
+    assert finished.error["code"] == "model_unavailable"

@@ -40,6 +40,7 @@ ALLOWED_CALL: frozenset[tuple[CallStatus, CallStatus]] = frozenset(
         (C.PENDING, C.REJECTED),
         (C.PENDING, C.AWAITING_APPROVAL),
         (C.PENDING, C.CANCELLED),
+        (C.PENDING, C.FAILED),  # it cannot run at all (its tool left the config)
         (C.AWAITING_APPROVAL, C.APPROVED),
         (C.AWAITING_APPROVAL, C.REJECTED),
         (C.AWAITING_APPROVAL, C.CANCELLED),
