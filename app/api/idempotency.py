@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Request
+from fastapi import Header, Request
 from starlette.responses import JSONResponse, Response
 
 from app.api.problems import ProblemError
@@ -27,6 +27,15 @@ REPLAYED = "Idempotent-Replayed"
 KEPT_HEADERS = ("location",)
 
 Operation = Callable[[Claim | None], Awaitable[JSONResponse]]
+
+_KEY_DOC = (
+    '1–255 visible ASCII characters (the quoted form `"abc"` is the same key). A retry '
+    "with the same key and body replays the first answer (`Idempotent-Replayed: true`)."
+)
+IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", description=_KEY_DOC)]
+RequiredIdempotencyKey = Annotated[
+    str, Header(alias="Idempotency-Key", description="Required. " + _KEY_DOC)
+]
 
 
 def _key(request: Request, *, required: bool) -> str | None:

@@ -53,7 +53,8 @@ def call_view(call: Call) -> dict[str, Any]:
     return view
 
 
-def tool_view(tool: Tool) -> dict[str, Any]:
+def tool_view(tool: Tool, disabled: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """`disabled`: the tools the caller's tenant switched off."""
     spec = tool.spec
     return {
         "name": spec.name,
@@ -69,5 +70,5 @@ def tool_view(tool: Tool) -> dict[str, Any]:
         "concurrency_group": spec.concurrency_group,
         "max_concurrency": spec.max_concurrency,
         "cost_usd": spec.cost_usd,
-        "enabled": spec.enabled,
+        "enabled": spec.enabled and spec.name not in disabled,
     }

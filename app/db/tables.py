@@ -210,6 +210,18 @@ idempotency_key = Table(
     Index("ix_idempotency_key_expires", "expires_at"),
 )
 
+# The kill switch: a tool an admin disabled for the tenant (SPEC §3; the config's
+# `enabled: false` is the operator's global off).
+tool_switch = Table(
+    "tool_switch",
+    metadata,
+    Column("tenant_id", String(64), nullable=False),
+    Column("tool", String(200), nullable=False),
+    Column("disabled_by", String(200), nullable=False),
+    _ts("disabled_at"),
+    PrimaryKeyConstraint("tenant_id", "tool"),
+)
+
 technology = Table(
     "technology",
     metadata,

@@ -41,6 +41,7 @@ class ObservationCode(StrEnum):
     INVALID_ARGUMENTS = "invalid_arguments"
     DUPLICATE_CALL_ID = "duplicate_call_id"
     PERMISSION_DENIED = "permission_denied"
+    TOOL_DISABLED = "tool_disabled"
     INVALID_CITATION = "invalid_citation"
     BUDGET = "budget"
     CANCELLED = "cancelled"

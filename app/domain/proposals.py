@@ -87,6 +87,7 @@ def check_call(
     exposed: Mapping[str, Tool],
     principal: Principal,
     seen_ids: set[str],
+    disabled: frozenset[str] = frozenset(),
 ) -> CheckedCall:
     arguments, rejection = _parse_arguments(proposed.arguments)
 
@@ -116,11 +117,21 @@ def check_call(
         return rejected(ObservationCode.INVALID_ARGUMENTS, problem)
     if not principal.covers(tool.spec.permissions):
         return rejected(ObservationCode.PERMISSION_DENIED, "the caller may not use this tool")
+    if proposed.name in disabled:
+        return rejected(ObservationCode.TOOL_DISABLED, "the tool is switched off for now")
     return CheckedCall(proposed.call_id, proposed.name, arguments, args_hash(arguments), None)
 
 
 def check_calls(
-    calls: Sequence[ProposedCall], *, exposed: Mapping[str, Tool], principal: Principal
+    calls: Sequence[ProposedCall],
+    *,
+    exposed: Mapping[str, Tool],
+    principal: Principal,
+    disabled: frozenset[str] = frozenset(),
 ) -> list[CheckedCall]:
+    """`disabled`: tools switched off for the tenant since the run started (kill switch)."""
     seen: set[str] = set()
-    return [check_call(c, exposed=exposed, principal=principal, seen_ids=seen) for c in calls]
+    return [
+        check_call(c, exposed=exposed, principal=principal, seen_ids=seen, disabled=disabled)
+        for c in calls
+    ]

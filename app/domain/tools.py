@@ -155,13 +155,15 @@ def exposed_tools(
     requested: Iterable[str] | None,
     registry: Mapping[str, ToolSpec],
     principal: Principal,
+    disabled: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """agent tools ∩ requested tools ∩ tools the principal's scopes cover ∩ enabled tools."""
+    """agent tools ∩ requested tools ∩ tools the principal's scopes cover ∩ enabled tools
+    (neither off in the config nor disabled for the tenant: `disabled`)."""
     wanted = None if requested is None else set(requested)
     result = []
     for name in agent_tools:
         spec = registry.get(name)
-        if spec is None or not spec.enabled:
+        if spec is None or not spec.enabled or name in disabled:
             continue
         if wanted is not None and name not in wanted:
             continue

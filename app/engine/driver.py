@@ -11,7 +11,7 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
-from app.db import runs_repo
+from app.db import runs_repo, tool_switch_repo
 from app.db.session import retrying
 from app.domain.records import Run
 from app.domain.status import ACTIVE_RUN_STATUSES
@@ -42,9 +42,11 @@ class Driver:
         self._background: list[asyncio.Task[None]] = []
         self._reserved = 0
         self.keeper = LeaseKeeper(rt, lambda: list(self._leases.values()))
-        self.listener = (
-            Listener(listen_url, runs_repo.CANCEL_CHANNEL, self._on_cancel) if listen_url else None
-        )
+        channels = {
+            runs_repo.CANCEL_CHANNEL: self._on_cancel,
+            tool_switch_repo.CHANNEL: self._on_tools_switched,
+        }
+        self.listener = Listener(listen_url, channels) if listen_url else None
 
     @property
     def free_slots(self) -> int:
@@ -141,8 +143,12 @@ class Driver:
             lease.interrupt()
 
     def _on_cancel(self, payload: str) -> None:
-        tenant_id, _, run_id = payload.partition(" ")
-        self.interrupt(tenant_id, run_id)
+        if payload:
+            tenant_id, _, run_id = payload.partition(" ")
+            self.interrupt(tenant_id, run_id)
+
+    def _on_tools_switched(self, tenant_id: str) -> None:
+        self.rt.disabled_tools.forget(tenant_id)
 
     # -- waiting ---------------------------------------------------------------------
     async def wait(

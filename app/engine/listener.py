@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import asyncpg
 from sqlalchemy.engine import make_url
@@ -22,17 +22,25 @@ def asyncpg_dsn(url: str) -> str:
 
 
 class Listener:
-    def __init__(self, url: str, channel: str, on_message: Callable[[str], None]) -> None:
+    """One connection listening on every channel of `handlers` (channel -> handler of the
+    notification's payload)."""
+
+    def __init__(self, url: str, handlers: Mapping[str, Callable[[str], None]]) -> None:
         self._dsn = asyncpg_dsn(url)
-        self._channel = channel
-        self._on_message = on_message
+        self._handlers = dict(handlers)
         self.ready = asyncio.Event()
 
-    def _deliver(self, _connection: object, _pid: int, _channel: str, payload: str) -> None:
+    def _deliver(self, _connection: object, _pid: int, channel: str, payload: str) -> None:
         try:
-            self._on_message(payload)
+            self._handlers[channel](payload)
         except Exception:
             log.warning("a notification could not be handled", exc_info=True)
+
+    def _reconnected(self) -> None:
+        # Whatever was announced while nobody listened is lost: handlers that cache
+        # something are told with an empty payload, meaning "forget everything".
+        for handler in self._handlers.values():
+            handler("")
 
     async def run_forever(self) -> None:
         while True:
@@ -43,7 +51,9 @@ class Listener:
                 )
                 closed = asyncio.Event()
                 connection.add_termination_listener(lambda _c, ev=closed: ev.set())
-                await connection.add_listener(self._channel, self._deliver)
+                for channel in self._handlers:
+                    await connection.add_listener(channel, self._deliver)
+                self._reconnected()
                 self.ready.set()
                 await closed.wait()
             except asyncio.CancelledError:

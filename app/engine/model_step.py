@@ -204,7 +204,10 @@ async def _record_turn(
     )
     if isinstance(reply, ToolCallsProposal):
         checked = check_calls(
-            reply.calls, exposed={t.spec.name: t for t in exposed}, principal=run.creator
+            reply.calls,
+            exposed={t.spec.name: t for t in exposed},
+            principal=run.creator,
+            disabled=await rt.disabled_tools.of(run.tenant_id),
         )
         calls, extra, events = _new_calls(state, step, checked, now)
         turn = replace(turn, extra_rejections=tuple(extra))

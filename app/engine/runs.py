@@ -86,7 +86,11 @@ async def start_run(
     agent_limits = agent.limits.model_dump(exclude_none=True) if agent.limits else {}
     limits = narrow_limits(caps(rt), agent_limits, dict(request.limits or {}))
     tools = exposed_tools(
-        agent_tools=agent.tools, requested=request.tools, registry=_specs(rt), principal=principal
+        agent_tools=agent.tools,
+        requested=request.tools,
+        registry=_specs(rt),
+        principal=principal,
+        disabled=await rt.disabled_tools.of(principal.tenant_id),
     )
     now = rt.clock.now()
     run_id = new_id("run")

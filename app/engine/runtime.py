@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from app.config import AgentConfig, AppConfig, ModelRouteConfig
 from app.db.clock import DbTime
 from app.domain.ports import Clock, ModelProvider, Tool
+from app.engine.tool_switch import DisabledTools
 from app.settings import Settings
 
 
@@ -30,10 +31,13 @@ class Runtime:
     #: The database's clock, which lease and lock expiry is compared with.
     db_time: DbTime = field(default_factory=DbTime)
     tool_slots: asyncio.Semaphore = field(init=False)
+    #: The kill switch's disabled tools, per tenant, as this process last saw them.
+    disabled_tools: DisabledTools = field(init=False)
     _group_slots: dict[str, asyncio.Semaphore] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.tool_slots = asyncio.Semaphore(self.settings.tool_concurrency)
+        self.disabled_tools = DisabledTools(self)
 
     def instructions(self, agent: str) -> str:
         config = self.agent(agent)

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
+from starlette.responses import JSONResponse
 
-from app.api.deps import AnyRoleDep, RuntimeDep
+from app.api.deps import AdminDep, AnyRoleDep, RuntimeDep
+from app.api.idempotency import IdempotencyKey, run_idempotent
 from app.api.responses import problems
-from app.api.schemas import AgentPage, ToolPage
+from app.api.schemas import AgentPage, ToolOut, ToolPage
 from app.api.views import tool_view
 from app.config import AgentConfig
 from app.domain.budget import narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
+from app.domain.tools import Principal
+from app.engine import tool_switch
+from app.engine.idempotency import Claim
 from app.engine.runs import caps, decode_cursor, encode_cursor
 
 router = APIRouter(prefix="/v1", tags=["catalog"])
@@ -40,9 +45,54 @@ def _page(names: list[str], limit: int, cursor: str | None) -> tuple[list[str], 
 async def list_tools(
     principal: AnyRoleDep, rt: RuntimeDep, limit: Limit = 50, cursor: Cursor = None
 ) -> Any:
-    """Every registered tool, disabled ones included; never a backend URL."""
+    """Every registered tool, disabled ones included (`enabled: false`: off in the
+    config, or switched off for your tenant); never a backend URL."""
     names, next_cursor = _page(list(rt.tools), limit, cursor)
-    return {"items": [tool_view(rt.tools[n]) for n in names], "next_cursor": next_cursor}
+    disabled = await rt.disabled_tools.of(principal.tenant_id)
+    return {
+        "items": [tool_view(rt.tools[n], disabled) for n in names],
+        "next_cursor": next_cursor,
+    }
+
+
+async def _switch(
+    request: Request, rt: RuntimeDep, principal: Principal, name: str, *, off: bool
+) -> Any:
+    async def operation(_claim: Claim | None) -> JSONResponse:
+        await tool_switch.switch_tool(rt, principal=principal, name=name, off=off)
+        view = tool_view(rt.tools[name], await rt.disabled_tools.of(principal.tenant_id))
+        return JSONResponse(ToolOut.model_validate(view).model_dump(mode="json"))
+
+    return await run_idempotent(request, rt, principal, operation, required=False)
+
+
+_SWITCH_PROBLEMS = problems(400, 401, 403, 404, 409, 413, 415, 422)
+
+
+@router.post("/tools/{name}/disable", response_model=ToolOut, responses=_SWITCH_PROBLEMS)
+async def disable_tool(
+    name: str,
+    principal: AdminDep,
+    rt: RuntimeDep,
+    request: Request,
+    idempotency_key: IdempotencyKey = None,
+) -> Any:
+    """Kill switch: the tool is switched off for your tenant. Runs that start afterwards
+    do not get it; running runs have their new proposals of it rejected `tool_disabled`.
+    Doing it twice is the same as once."""
+    return await _switch(request, rt, principal, name, off=True)
+
+
+@router.post("/tools/{name}/enable", response_model=ToolOut, responses=_SWITCH_PROBLEMS)
+async def enable_tool(
+    name: str,
+    principal: AdminDep,
+    rt: RuntimeDep,
+    request: Request,
+    idempotency_key: IdempotencyKey = None,
+) -> Any:
+    """Switches the tool back on for your tenant (a tool off in the config stays off)."""
+    return await _switch(request, rt, principal, name, off=False)
 
 
 def _agent_view(rt: RuntimeDep, name: str, agent: AgentConfig) -> dict[str, Any]:

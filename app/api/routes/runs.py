@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Query, Request
 from starlette.responses import JSONResponse
 
 from app.api.deps import CallerDep, DriverDep, ReaderDep, RuntimeDep
-from app.api.idempotency import run_idempotent
+from app.api.idempotency import IdempotencyKey, RequiredIdempotencyKey, run_idempotent
 from app.api.responses import problems
 from app.api.schemas import (
     AdvanceIn,
@@ -32,14 +32,6 @@ from app.engine.runtime import Runtime
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
-_KEY_DOC = (
-    '1–255 visible ASCII characters (the quoted form `"abc"` is the same key). A retry '
-    "with the same key and body replays the first answer (`Idempotent-Replayed: true`)."
-)
-IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", description=_KEY_DOC)]
-RequiredIdempotencyKey = Annotated[
-    str, Header(alias="Idempotency-Key", description="Required. " + _KEY_DOC)
-]
 Limit = Annotated[int, Query(ge=1, le=200, description="Items per page (default 50).")]
 
 _UNSUPPORTED = ("parent_run_id", "continue_from")

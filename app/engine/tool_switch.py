@@ -1,0 +1,60 @@
+"""The kill switch (SPEC §3): an admin disables or enables a tool for their tenant. A tool
+disabled before a run starts is not exposed to it; one disabled during a run has its
+proposals rejected `tool_disabled`.
+
+Each process keeps the disabled sets it has read, per tenant; a change is announced with
+NOTIFY and drops every process's copy, and a copy is never older than `MAX_AGE_S` in case
+a notification was missed."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from app.db import tool_switch_repo
+from app.domain.errors import DomainError, ErrorCode
+from app.domain.tools import Principal
+
+if TYPE_CHECKING:
+    from app.engine.runtime import Runtime
+
+#: The longest a process trusts its copy of a tenant's disabled tools without NOTIFY.
+MAX_AGE_S = 5.0
+
+
+class DisabledTools:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self._known: dict[str, tuple[frozenset[str], float]] = {}
+
+    async def of(self, tenant_id: str) -> frozenset[str]:
+        now = asyncio.get_running_loop().time()
+        known = self._known.get(tenant_id)
+        if known is not None and now - known[1] < MAX_AGE_S:
+            return known[0]
+        async with self.rt.reads() as session:
+            tools = await tool_switch_repo.disabled(session, tenant_id)
+        self._known[tenant_id] = (tools, now)
+        return tools
+
+    def forget(self, tenant_id: str) -> None:
+        """Drops a tenant's copy; an empty tenant drops every copy."""
+        if tenant_id:
+            self._known.pop(tenant_id, None)
+        else:
+            self._known.clear()
+
+
+async def switch_tool(rt: Runtime, *, principal: Principal, name: str, off: bool) -> None:
+    if name not in rt.tools:
+        raise DomainError(ErrorCode.NOT_FOUND, "no such tool")
+    async with rt.sessions.begin() as session:
+        await tool_switch_repo.set_disabled(
+            session,
+            tenant_id=principal.tenant_id,
+            tool=name,
+            by=principal.subject,
+            now=rt.clock.now(),
+            off=off,
+        )
+    rt.disabled_tools.forget(principal.tenant_id)
