@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -40,6 +39,10 @@ def fail(status: int, code: str, message: str = "", **flags: Any) -> Answer:
     return Answer(status, {"code": code, "message": message, **flags}, effect=False)
 
 
+def status_url(backend: FakeBackend) -> str:
+    return f"{backend.url}/operations"
+
+
 @dataclass
 class Received:
     tool: str
@@ -51,8 +54,11 @@ class Received:
 class FakeBackend:
     url: str = ""
     received: list[Received] = field(default_factory=list)
-    #: Effects applied, by operation id: an idempotent backend applies one per key.
-    effects: Counter[str] = field(default_factory=Counter)
+    #: Effects applied, by operation id (an idempotent backend applies one per key), with
+    #: the output each produced: what the status endpoint answers.
+    effects: dict[str, Any] = field(default_factory=dict)
+    #: Status lookups received, by operation id.
+    looked_up: list[str] = field(default_factory=list)
     #: Scripted answers per tool, in order; when empty, the tool echoes its arguments.
     script: dict[str, list[Answer]] = field(default_factory=dict)
 
@@ -65,6 +71,14 @@ class FakeBackend:
     def sent(self, tool: str) -> list[Received]:
         return [r for r in self.received if r.tool == tool]
 
+    async def _status(self, request: Request) -> Response:
+        """SPEC §4.1: what became of an operation; 404 when it was never received."""
+        operation = request.path_params["operation"]
+        self.looked_up.append(operation)
+        if operation not in self.effects:
+            return JSONResponse({"code": "not_found"}, status_code=404)
+        return JSONResponse({"status": "succeeded", "output": self.effects[operation]})
+
     async def _handle(self, request: Request) -> Response:
         tool = request.path_params["name"]
         body = json.loads(await request.body())
@@ -73,7 +87,8 @@ class FakeBackend:
         answer = queue.pop(0) if queue else ok({"echo": body["arguments"]}, source_version="1")
         if answer.effect:
             # Applied once per key, however often the operation is sent.
-            self.effects[request.headers.get("idempotency-key", "")] = 1
+            output = answer.body.get("output") if isinstance(answer.body, dict) else None
+            self.effects.setdefault(request.headers.get("idempotency-key", ""), output)
         if answer.delay_s:
             await asyncio.sleep(answer.delay_s)
         if answer.raw is not None:
@@ -92,7 +107,12 @@ async def _started(server: uvicorn.Server) -> None:
 @asynccontextmanager
 async def serving() -> AsyncIterator[FakeBackend]:
     backend = FakeBackend()
-    app = Starlette(routes=[Route("/tools/{name}", backend._handle, methods=["POST"])])
+    app = Starlette(
+        routes=[
+            Route("/tools/{name}", backend._handle, methods=["POST"]),
+            Route("/operations/{operation}", backend._status, methods=["GET"]),
+        ]
+    )
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     backend.url = f"http://127.0.0.1:{sock.getsockname()[1]}"

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from app.config_models import HttpToolConfig
-from app.domain.ports import ToolContext
+from app.domain.ports import OperationStatus, ToolContext
 from app.domain.tools import SentUnanswered, ToolError, ToolResult, ToolSpec
 
 #: Room for the envelope (`{"output": …, "source_version": …}`) around the output itself.
@@ -33,7 +33,41 @@ class HttpTool:
     def __init__(self, name: str, config: HttpToolConfig, client: httpx.AsyncClient) -> None:
         self.spec: ToolSpec = config.to_tool_spec(name)
         self._url = str(config.url)
+        self._status_url = None if config.status_url is None else str(config.status_url)
         self._client = client
+
+    @property
+    def looks_up(self) -> bool:
+        return self._status_url is not None
+
+    async def status(self, context: ToolContext, timeout_s: float) -> OperationStatus:
+        """`GET <status_url>/<operation id>` (SPEC §4.1)."""
+        assert self._status_url is not None
+        url = f"{self._status_url.rstrip('/')}/{context.operation_id}"
+        unclear = ToolError("status_unavailable", "the tool's backend could not say", True)
+        try:
+            response = await self._client.get(url, timeout=timeout_s)
+        except httpx.HTTPError:
+            raise unclear from None
+        if response.status_code == 404:
+            return OperationStatus("unknown")
+        if (
+            response.status_code != 200
+            or len(response.content) > self.spec.max_output_bytes + ENVELOPE_BYTES
+        ):
+            raise unclear
+        try:
+            body = _parse(response.content)
+        except (ValueError, RecursionError):
+            raise unclear from None
+        state = body.get("status") if isinstance(body, dict) else None
+        if state == "succeeded":
+            return OperationStatus("succeeded", result=_result(response.content))
+        if state == "failed":
+            return OperationStatus("failed", error=_backend_error(200, response.content))
+        if state == "in_progress":
+            return OperationStatus("in_progress")
+        raise unclear
 
     def check(self, arguments: Mapping[str, Any]) -> str | None:
         return None  # the backend validates meaning; the schema was checked before

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from app.domain.model import ModelReply, ModelRequest
-from app.domain.tools import Principal, ToolResult, ToolSpec
+from app.domain.tools import Principal, ToolError, ToolResult, ToolSpec
 
 
 class Clock(Protocol):
@@ -34,6 +34,16 @@ class ToolContext:
     as_of: datetime | None = None
 
 
+@dataclass(frozen=True)
+class OperationStatus:
+    """What a backend says of an operation: `unknown` (never received: safe to send),
+    `in_progress`, `succeeded` (with its result) or `failed` (with its error)."""
+
+    state: str
+    result: ToolResult | None = None
+    error: ToolError | None = None
+
+
 class Tool(Protocol):
     """A registered tool: its spec, an optional semantic check, and its execution."""
 
@@ -45,4 +55,14 @@ class Tool(Protocol):
 
     async def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         """Runs the tool; raises ToolError for the tool's own failures."""
+        ...
+
+
+@runtime_checkable
+class StatusLookup(Protocol):
+    """A tool whose backend answers what became of an operation (SPEC §4.1 `status_url`).
+    Asked before a side effect whose outcome is unknown is ever sent again."""
+
+    async def status(self, context: ToolContext, timeout_s: float) -> OperationStatus:
+        """Raises ToolError when the backend cannot tell now."""
         ...

@@ -19,7 +19,7 @@ from app.db.runs_repo import Event
 from app.domain.budget import seconds_left
 from app.domain.citations import number_sources
 from app.domain.errors import ErrorValue
-from app.domain.ports import Tool, ToolContext
+from app.domain.ports import OperationStatus, StatusLookup, Tool, ToolContext
 from app.domain.records import Call, add_cost
 from app.domain.retry import backoff_s, ends_run, may_retry
 from app.domain.status import CallStatus, check_call_transition
@@ -202,9 +202,11 @@ async def _run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
     run = batch.state.run
     tool = rt.tools[call.tool]
     if call.status is CallStatus.EXECUTING and not tool.spec.may_retry:
-        # The earlier holder may have sent it: never re-send a side effect blindly.
-        await _fail(batch, call, OUTCOME_UNKNOWN)
-        return False
+        # The earlier holder may have sent it: never re-send a side effect blindly. Its
+        # backend may say what became of it; only "never received" allows sending.
+        settled = await _settle_unknown(batch, tool, call)
+        if settled is not None:
+            return settled
     if call.status is CallStatus.EXECUTING and call.attempts >= tool.spec.max_attempts:
         # Interrupted on every attempt (e.g. it takes its process down): stop retrying.
         await _fail(
@@ -231,6 +233,11 @@ async def _run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
                 await batch.flush()
             raise
         except ToolError as error:
+            if error is OUTCOME_UNKNOWN and call.attempts < tool.spec.max_attempts:
+                settled = await _settle_unknown(batch, tool, call)
+                if settled is not None:
+                    return settled
+                continue  # the backend never received it: sent again, same operation id
             left = seconds_left(rt.clock.now(), run.deadline_at)
             if may_retry(tool.spec, error, attempts=call.attempts, seconds_left=left):
                 await lease.guarded(asyncio.sleep(backoff_s(call.attempts)), left)
@@ -240,27 +247,85 @@ async def _run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
             if side_effect:
                 await batch.flush()
             return not ends
-        batch.move(
-            call,
-            CallStatus.SUCCEEDED,
-            "call.succeeded",
-            {"attempts": call.attempts},
-            output=result.output,
-            error=None,
-            observed_at=result.observed_at,
-            source_version=result.source_version,
-        )
+        _succeed(batch, call, result)
         if side_effect:
             await batch.flush()
         return True
 
 
-async def _invoke(lease: Lease, state: RunState, tool: Tool, call: Call) -> ToolResult:
-    rt = lease.rt
+def _succeed(batch: Round, call: Call, result: ToolResult) -> None:
+    batch.move(
+        call,
+        CallStatus.SUCCEEDED,
+        "call.succeeded",
+        {"attempts": call.attempts},
+        output=result.output,
+        error=None,
+        observed_at=result.observed_at,
+        source_version=result.source_version,
+    )
+
+
+async def _settle_unknown(batch: Round, tool: Tool, call: Call) -> bool | None:
+    """A side effect whose outcome is unknown, settled from its backend's status lookup:
+    True/False once its success/failure is recorded (as `_run_call` answers), None when
+    the backend never received it (safe to send again). Without a lookup, or when the
+    backend cannot tell in time, it fails `outcome_unknown`."""
+    try:
+        status = await _look_up(batch, tool, call)
+    except Interrupted:
+        await _fail(batch, call, OUTCOME_UNKNOWN)  # still unknown, never `cancelled`
+        await batch.flush()
+        raise
+    if status is None or status.state not in ("succeeded", "failed", "unknown"):
+        await _fail(batch, call, OUTCOME_UNKNOWN)
+        await batch.flush()
+        return False
+    if status.state == "unknown":
+        return None
+    outcome: ToolResult | ToolError | None = status.result or status.error
+    if isinstance(outcome, ToolResult):
+        try:
+            _check_output(tool, outcome.output)
+        except ToolError as error:
+            outcome = error
+    if isinstance(outcome, ToolResult):
+        _succeed(batch, call, outcome)
+        await batch.flush()
+        return True
+    error = outcome or OUTCOME_UNKNOWN
+    ends = ends_run(tool.spec, error)
+    await _fail(batch, call, error, ends=ends)
+    await batch.flush()
+    return not ends
+
+
+async def _look_up(batch: Round, tool: Tool, call: Call) -> OperationStatus | None:
+    """The backend's word on the operation, asked again (with backoff, within the run's
+    deadline and the tool's attempts) while it is in progress or cannot tell."""
+    if not isinstance(tool, StatusLookup) or not getattr(tool, "looks_up", False):
+        return None
+    lease, run = batch.lease, batch.state.run
+    for attempt in range(1, tool.spec.max_attempts + 1):
+        timeout = min(tool.spec.timeout_s, seconds_left(lease.rt.clock.now(), run.deadline_at))
+        if timeout <= 0:
+            return None
+        try:
+            status = await lease.guarded(tool.status(_context(batch.state, call), timeout), timeout)
+        except (ToolError, TimeoutError):
+            status = None
+        if status is not None and status.state != "in_progress":
+            return status
+        pause = backoff_s(attempt)
+        if pause >= seconds_left(lease.rt.clock.now(), run.deadline_at):
+            return None
+        await lease.guarded(asyncio.sleep(pause), pause + 1)
+    return None
+
+
+def _context(state: RunState, call: Call) -> ToolContext:
     run = state.run
-    left = seconds_left(rt.clock.now(), run.deadline_at)
-    timeout = min(tool.spec.timeout_s, left)
-    context = ToolContext(
+    return ToolContext(
         tenant_id=run.tenant_id,
         run_id=run.id,
         step=call.step,
@@ -268,8 +333,15 @@ async def _invoke(lease: Lease, state: RunState, tool: Tool, call: Call) -> Tool
         operation_id=call.operation_id,
         principal=run.creator,
     )
+
+
+async def _invoke(lease: Lease, state: RunState, tool: Tool, call: Call) -> ToolResult:
+    rt = lease.rt
+    run = state.run
+    left = seconds_left(rt.clock.now(), run.deadline_at)
+    timeout = min(tool.spec.timeout_s, left)
     try:
-        result = await lease.guarded(tool.execute(call.arguments, context), timeout)
+        result = await lease.guarded(tool.execute(call.arguments, _context(state, call)), timeout)
     except TimeoutError:
         if timeout >= left:
             raise DeadlineReached() from None

@@ -247,3 +247,39 @@ async def test_a_side_effect_cut_by_a_cancel_is_an_unknown_outcome_not_cancelled
     [call] = await calls_of(h, run["id"])
     assert call["status"] == "failed" and call["error"]["code"] == "outcome_unknown"
     assert len(backend.sent("ticket")) == 1 and len(backend.effects) == 1
+
+
+async def test_a_lost_answer_is_looked_up_and_its_effect_recorded_without_a_resend(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_with(
+        harness_factory,
+        backend,
+        ticket={"side_effects": True, "timeout_s": 0.5, "status_url": f"{backend.url}/operations"},
+    )
+    # The effect happens, but the answer comes too late: the lookup says it succeeded.
+    backend.answer("ticket", Answer(200, {"output": {"id": "T-1"}}, delay_s=2))
+    run = await create(h, tool_calls(("c1", "ticket", {"q": "a"})), final("made [source:s1]"))
+    assert run["termination_reason"] == "final"
+    [call] = await calls_of(h, run["id"])
+    assert (call["status"], call["output"], call["attempts"]) == ("succeeded", {"id": "T-1"}, 1)
+    assert len(backend.sent("ticket")) == 1 and backend.looked_up == [call["operation_id"]]
+
+
+async def test_a_request_the_backend_never_received_is_sent_again_with_the_same_key(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_with(
+        harness_factory,
+        backend,
+        ticket={"side_effects": True, "timeout_s": 0.5, "status_url": f"{backend.url}/operations"},
+    )
+    # The first request is lost before it takes effect; the lookup answers 404.
+    backend.answer("ticket", Answer(200, {"output": {"id": "lost"}}, delay_s=2, effect=False))
+    run = await create(h, tool_calls(("c1", "ticket", {"q": "a"})), final("made [source:s1]"))
+    assert run["termination_reason"] == "final"
+    sent = backend.sent("ticket")
+    assert len(sent) == 2 and len({s.headers["idempotency-key"] for s in sent}) == 1
+    assert len(backend.effects) == 1
+    [call] = await calls_of(h, run["id"])
+    assert call["status"] == "succeeded" and call["attempts"] == 2
