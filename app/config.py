@@ -274,9 +274,8 @@ def _unsupported(config: AppConfig, builtin: Mapping[str, ToolSpec]) -> Iterator
         # Approvals (previews), status lookups and rate limits come with later builds.
         if tool.requires_approval:
             yield f"tools.{name}.requires_approval", f"approvals are {NOT_SUPPORTED}"
-        for field in ("preview_url", "rate_limit_per_minute"):
-            if getattr(tool, field) is not None:
-                yield f"tools.{name}.{field}", f"{field} is {NOT_SUPPORTED}"
+        if tool.preview_url is not None:
+            yield f"tools.{name}.preview_url", f"preview_url is {NOT_SUPPORTED}"
     if config.quotas is not None:
         yield "quotas", f"quotas are {NOT_SUPPORTED}"
     for name, agent in config.agents.items():

@@ -195,6 +195,7 @@ class HttpToolConfig(_Strict):
             max_output_bytes=self.max_output_bytes,
             max_attempts=self.max_attempts,
             enabled=self.enabled,
+            rate_limit_per_minute=self.rate_limit_per_minute,
         )
 
 

@@ -222,6 +222,18 @@ tool_switch = Table(
     PrimaryKeyConstraint("tenant_id", "tool"),
 )
 
+# Rate limits (`rate_limit_per_minute`): calls of a tool per tenant in each minute, shared
+# by every replica.
+tool_rate = Table(
+    "tool_rate",
+    metadata,
+    Column("tenant_id", String(64), nullable=False),
+    Column("tool", String(200), nullable=False),
+    _ts("window_start"),
+    Column("calls", Integer, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "tool", "window_start"),
+)
+
 technology = Table(
     "technology",
     metadata,

@@ -1,4 +1,5 @@
-"""The kill switch's rows: which tools a tenant's admins disabled."""
+"""The kill switch's rows (which tools a tenant's admins disabled) and the rate limits'
+counters (calls of a tool per tenant and minute)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.types import String
 
-from app.db.tables import tool_switch
+from app.db.clock import DbTime
+from app.db.tables import tool_rate, tool_switch
 
 #: Announced on every change (payload: the tenant), so every process drops its cache.
 CHANNEL = "toolgate_tools"
@@ -38,3 +40,28 @@ async def set_disabled(
             )
         )
     await session.execute(select(func.pg_notify(CHANNEL, literal(tenant_id, String()))))
+
+
+async def take_call(
+    session: AsyncSession, *, tenant_id: str, tool: str, limit: int, db_time: DbTime
+) -> bool:
+    """Counts one call of `tool` in the current minute (the database's clock) if the
+    minute has room under `limit`; False when it has not. One statement, atomic across
+    replicas."""
+    window = func.date_trunc("minute", db_time.now())
+    statement = (
+        pg_insert(tool_rate)
+        .values(tenant_id=tenant_id, tool=tool, window_start=window, calls=1)
+        .on_conflict_do_update(
+            index_elements=["tenant_id", "tool", "window_start"],
+            set_={"calls": tool_rate.c.calls + 1},
+            where=tool_rate.c.calls < limit,
+        )
+        .returning(tool_rate.c.calls)
+    )
+    return (await session.execute(statement)).first() is not None
+
+
+async def purge_rates(session: AsyncSession, *, db_time: DbTime) -> None:
+    """Counters of minutes long gone."""
+    await session.execute(delete(tool_rate).where(tool_rate.c.window_start < db_time.after(-300)))

@@ -42,6 +42,7 @@ class ObservationCode(StrEnum):
     DUPLICATE_CALL_ID = "duplicate_call_id"
     PERMISSION_DENIED = "permission_denied"
     TOOL_DISABLED = "tool_disabled"
+    RATE_LIMITED = "rate_limited"
     INVALID_CITATION = "invalid_citation"
     BUDGET = "budget"
     CANCELLED = "cancelled"

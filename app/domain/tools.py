@@ -36,6 +36,8 @@ class ToolSpec:
     max_output_bytes: int = 65536
     max_attempts: int = 3
     enabled: bool = True
+    #: Calls per tenant and minute, across replicas (None: no limit).
+    rate_limit_per_minute: int | None = None
 
     @property
     def read_only(self) -> bool:

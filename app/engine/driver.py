@@ -217,6 +217,8 @@ class Driver:
                 await self.poll_once()
                 if loop.time() >= next_purge:
                     await idempotency.purge_expired(self.rt)
+                    async with self.rt.reads() as session:
+                        await tool_switch_repo.purge_rates(session, db_time=self.rt.db_time)
                     next_purge = loop.time() + PURGE_EVERY_S
             except Exception:
                 log.warning("the driver's housekeeping failed; trying again", exc_info=True)

@@ -24,6 +24,7 @@ from app.engine.commit import Change, commit
 from app.engine.finish import finish_run
 from app.engine.lease import Lease
 from app.engine.state import RunState
+from app.engine.tool_switch import apply_rate_limits
 
 log = logging.getLogger(__name__)
 
@@ -209,6 +210,7 @@ async def _record_turn(
             principal=run.creator,
             disabled=await rt.disabled_tools.of(run.tenant_id),
         )
+        checked = await apply_rate_limits(rt, tenant_id=run.tenant_id, checked=checked)
         calls, extra, events = _new_calls(state, step, checked, now)
         turn = replace(turn, extra_rejections=tuple(extra))
         change = Change(run=counters, events=[completed, *events], turn=turn, new_calls=calls)

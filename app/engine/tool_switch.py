@@ -1,6 +1,13 @@
-"""The kill switch (SPEC §3): an admin disables or enables a tool for their tenant. A tool
+"""The gates a tool call passes after validation and authorization (SPEC §2): the kill
+switch and the rate limit.
+
+Kill switch (SPEC §3): an admin disables or enables a tool for their tenant. A tool
 disabled before a run starts is not exposed to it; one disabled during a run has its
 proposals rejected `tool_disabled`.
+
+Rate limit: a tool's `rate_limit_per_minute` counts its accepted calls per tenant and
+minute in the database, so every replica shares it; a proposal past it is rejected
+`rate_limited` (retryable: the model may try again later).
 
 Each process keeps the disabled sets it has read, per tenant; a change is announced with
 NOTIFY and drops every process's copy, and a copy is never older than `MAX_AGE_S` in case
@@ -9,10 +16,13 @@ a notification was missed."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from app.db import tool_switch_repo
-from app.domain.errors import DomainError, ErrorCode
+from app.domain.errors import DomainError, ErrorCode, ErrorValue, ObservationCode
+from app.domain.proposals import CheckedCall
 from app.domain.tools import Principal
 
 if TYPE_CHECKING:
@@ -58,3 +68,27 @@ async def switch_tool(rt: Runtime, *, principal: Principal, name: str, off: bool
             off=off,
         )
     rt.disabled_tools.forget(principal.tenant_id)
+
+
+RATE_LIMITED = "the tool's rate limit for this minute is reached; try again later"
+
+
+async def apply_rate_limits(
+    rt: Runtime, *, tenant_id: str, checked: Sequence[CheckedCall]
+) -> list[CheckedCall]:
+    """The accepted calls of rate-limited tools each take a slot of the current minute
+    (one statement each); a call that finds none is rejected `rate_limited`."""
+    result = []
+    for call in checked:
+        limit = rt.tools[call.tool].spec.rate_limit_per_minute if call.tool in rt.tools else None
+        if call.rejection is None and limit is not None:
+            async with rt.reads() as session:
+                taken = await tool_switch_repo.take_call(
+                    session, tenant_id=tenant_id, tool=call.tool, limit=limit, db_time=rt.db_time
+                )
+            if not taken:
+                call = replace(
+                    call, rejection=ErrorValue.rejection(ObservationCode.RATE_LIMITED, RATE_LIMITED)
+                )
+        result.append(call)
+    return result

@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
+from app.db.clock import DbTime
 from tests.backend import Answer, FakeBackend, fail, ok, serving
 from tests.conftest import DEFAULT_AGENT, Harness, make_config
 from tests.factories import final, run_body, tool_calls
@@ -283,3 +285,25 @@ async def test_a_request_the_backend_never_received_is_sent_again_with_the_same_
     assert len(backend.effects) == 1
     [call] = await calls_of(h, run["id"])
     assert call["status"] == "succeeded" and call["attempts"] == 2
+
+
+async def test_a_rate_limit_is_shared_by_every_process(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    spec = {"lookup": http_tool(backend, "lookup", rate_limit_per_minute=2)}
+    agent = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], "lookup"]}
+    config = make_config({"tech-radar": agent}, tools=spec)
+    # Both processes see the database's clock a second into a fresh minute, so the test
+    # never straddles a minute's end.
+    start_of_minute = DbTime(61 - time.time() % 60)
+    a = await harness_factory(config=config, db_time=start_of_minute)
+    b = await harness_factory(config=config, db_time=start_of_minute)
+    two = tool_calls(("c1", "lookup", {"q": "a"}), ("c2", "lookup", {"q": "b"}))
+    first = await create(a, two, final("both [source:s1] [source:s2]"))
+    assert first["termination_reason"] == "final" and first["usage"]["tool_calls"] == 2
+    second = await create(b, tool_calls(("c1", "lookup", {"q": "c"})), final("later then"))
+    assert second["termination_reason"] == "final" and second["usage"]["tool_calls"] == 0
+    [call] = await calls_of(b, second["id"])
+    assert call["status"] == "rejected" and call["error"]["code"] == "rate_limited"
+    assert call["error"]["retryable"] is True
+    assert len(backend.sent("lookup")) == 2

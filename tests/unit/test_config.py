@@ -163,7 +163,6 @@ def test_http_tool_is_accepted_and_its_spec_holds_no_url() -> None:
     ("extra", "path"),
     [
         ({"risk": "high", "preview_url": "http://127.0.0.1:9100/p"}, "requires_approval"),
-        ({"rate_limit_per_minute": 60}, "rate_limit_per_minute"),
     ],
 )
 def test_http_tool_features_this_build_cannot_run_are_refused(
