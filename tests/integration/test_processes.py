@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -25,6 +26,7 @@ from app.db.session import make_sessionmaker
 from app.db.tables import run as run_table
 from app.db.tables import turn
 from app.engine.keys import create_key
+from tests.backend import Answer, serving
 from tests.factories import final
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -228,3 +230,75 @@ async def test_concurrent_identical_requests_create_one_run(
     async with sessions() as session:
         runs = (await session.execute(select(func.count()).select_from(run_table))).scalar_one()
     assert runs == 1
+
+
+def http_tool_config(folder: Path, backend_url: str, *, status_lookup: bool) -> Path:
+    ticket = {
+        "kind": "http",
+        "description": "Open a ticket.",
+        "input_schema": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"title": {"type": "string"}},
+        },
+        "url": f"{backend_url}/tools/ticket",
+        "side_effects": True,
+        "timeout_s": 20,
+    }
+    if status_lookup:
+        ticket["status_url"] = f"{backend_url}/operations"
+    config = {
+        "models": {"scripted": {"provider": "scripted"}},
+        "tools": {"ticket": ticket},
+        "agents": {"tech-radar": {"model": "scripted", "tools": ["ticket"]}},
+    }
+    path = folder / "toolgate.yaml"
+    path.write_text(json.dumps(config))  # JSON is YAML
+    return path
+
+
+@pytest.mark.parametrize("status_lookup", [True, False], ids=["status-lookup", "no-lookup"])
+async def test_a_replica_killed_mid_side_effect_never_sends_it_twice(
+    db: AsyncEngine, database_url: str, tmp_path: Path, status_lookup: bool
+) -> None:
+    sessions = make_sessionmaker(db)
+    key = await caller_key(sessions)
+    headers = {"Authorization": f"Bearer {key}", "Idempotency-Key": f"kill-{status_lookup}"}
+    async with serving() as backend:
+        # The ticket is made at once, but its answer takes long: a dies before it comes.
+        backend.answer("ticket", Answer(200, {"output": {"id": "T-1"}}, delay_s=4))
+        config = http_tool_config(tmp_path, backend.url, status_lookup=status_lookup)
+        env = {
+            "TOOLGATE_DATABASE_URL": database_url,
+            "TOOLGATE_CONFIG": str(config),
+            "TOOLGATE_LEASE_S": "2",
+            "TOOLGATE_DRIVER_POLL_S": "0.2",
+        }
+        port_a, port_b = free_port(), free_port()
+        script = [
+            {"type": "tool_calls", "calls": [{"id": "c1", "name": "ticket", "arguments": {}}]},
+            final("made it [source:s1]"),
+        ]
+        with server(["serve", "--port", str(port_a)], env) as a:
+            await wait_healthy(f"http://127.0.0.1:{port_a}")
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port_a}") as client:
+                body = {"agent": "tech-radar", "input": "q", "wait_s": 0, "script": script}
+                response = await client.post("/v1/runs", headers=headers, json=body)
+            run_id = response.json()["id"]
+            for _ in range(200):
+                if backend.sent("ticket"):
+                    break
+                await asyncio.sleep(0.05)
+            os.killpg(a.pid, signal.SIGKILL)  # mid side effect: sent, not answered
+            a.wait(timeout=10)
+        with server(["serve", "--port", str(port_b)], env):
+            base_b = f"http://127.0.0.1:{port_b}"
+            await wait_healthy(base_b)
+            finished = await wait_finished(base_b, headers, run_id)
+        assert len(backend.sent("ticket")) == 1 and len(backend.effects) == 1
+    if status_lookup:  # the survivor asked what became of it and recorded that
+        assert finished["termination_reason"] == "final"
+        assert backend.looked_up != []
+    else:  # nobody can tell: it is never sent again
+        assert finished["termination_reason"] == "tool_failed"
+        assert finished["error"]["code"] == "outcome_unknown"
