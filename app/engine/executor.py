@@ -18,7 +18,7 @@ from typing import Any
 from app.db.runs_repo import Event
 from app.domain.budget import seconds_left
 from app.domain.citations import number_sources
-from app.domain.errors import ErrorValue
+from app.domain.errors import ErrorValue, ObservationCode
 from app.domain.ports import OperationStatus, StatusLookup, Tool, ToolContext
 from app.domain.records import Call, add_cost
 from app.domain.retry import backoff_s, ends_run, may_retry
@@ -87,6 +87,18 @@ class Round:
         return self.move(
             call, CallStatus.EXECUTING, "call.started", {"attempt": attempt}, attempts=attempt
         )
+
+    def affordable(self, cost_usd: float) -> bool:
+        """Whether the run's cost budget can still pay for one more call of this cost
+        (counting what the round has started but not yet recorded)."""
+        run = self.state.run
+        return add_cost(run.cost_usd, self.cost_usd + cost_usd) <= run.limits.max_cost_usd
+
+    def refuse(self, call: Call, message: str) -> None:
+        """A call refused before any attempt: neither counted nor charged; the run then
+        ends `budget`."""
+        error = ErrorValue(ObservationCode.BUDGET, message)
+        self.move(call, CallStatus.CANCELLED, "call.cancelled", {"code": "budget"}, error=error)
 
     def change(self) -> Change:
         run = self.state.run
@@ -217,6 +229,11 @@ async def _run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
         lease.check()  # nothing new starts once the run is stopping
         if seconds_left(rt.clock.now(), run.deadline_at) <= 0:
             raise DeadlineReached()  # nor past the deadline
+        if call.attempts == 0 and not batch.affordable(tool.spec.cost_usd):
+            batch.refuse(call, "the run's cost budget cannot pay for this call")
+            if side_effect:
+                await batch.flush()
+            return False
         call = batch.start(call, tool.spec.cost_usd)
         if side_effect:
             await batch.flush()  # persisted as started before the request leaves

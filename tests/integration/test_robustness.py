@@ -160,3 +160,21 @@ async def test_a_side_effect_is_not_sent_once_its_start_write_learns_of_a_cancel
     calls = (await h.client.get(f"/v1/runs/{run['id']}/calls", headers=headers)).json()["items"]
     assert {c["call_id"]: c["status"] for c in calls} == {"w": "cancelled", "r": "succeeded"}
     assert finished.tool_calls == 2  # the read ran; the write's attempt was started, then kept
+
+
+async def test_a_call_the_cost_budget_cannot_pay_for_is_neither_sent_counted_nor_charged(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    probe = ProbeTool(probe_spec(cost_usd=0.4))
+    h = await harness_factory(probe=probe, settings_override={"tool_concurrency": 1})
+    headers = await h.key()
+    calls = [(f"c{i}", "probe", {"q": str(i)}) for i in range(3)]
+    body = run_body(tool_calls(*calls), final("never"), limits={"max_cost_usd": 1})
+    run = (await h.client.post("/v1/runs", headers=headers, json=body)).json()
+    assert run["termination_reason"] == "budget"
+    assert probe.executions == 2
+    assert run["usage"]["tool_calls"] == 2 and run["usage"]["cost_usd"] == 0.8
+    recorded = (await h.client.get(f"/v1/runs/{run['id']}/calls", headers=headers)).json()
+    statuses = [(c["call_id"], c["status"], c["attempts"]) for c in recorded["items"]]
+    assert statuses == [("c0", "succeeded", 1), ("c1", "succeeded", 1), ("c2", "cancelled", 0)]
+    assert recorded["items"][2]["error"]["code"] == "budget"
