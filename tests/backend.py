@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -59,8 +60,13 @@ class FakeBackend:
     effects: dict[str, Any] = field(default_factory=dict)
     #: Status lookups received, by operation id.
     looked_up: list[str] = field(default_factory=list)
-    #: Scripted answers per tool, in order; when empty, the tool echoes its arguments.
+    #: Requests being answered now, and the most ever answered at once, per tool.
+    busy: Counter[str] = field(default_factory=Counter)
+    peak: Counter[str] = field(default_factory=Counter)
+    #: Scripted answers per tool, in order; when empty, the tool echoes its arguments,
+    #: after the delay `echo_delays[tool][arguments["q"]]` if one is set.
     script: dict[str, list[Answer]] = field(default_factory=dict)
+    echo_delays: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def tool_url(self, name: str) -> str:
         return f"{self.url}/tools/{name}"
@@ -84,13 +90,23 @@ class FakeBackend:
         body = json.loads(await request.body())
         self.received.append(Received(tool, dict(request.headers), body))
         queue = self.script.get(tool) or []
-        answer = queue.pop(0) if queue else ok({"echo": body["arguments"]}, source_version="1")
+        if queue:
+            answer = queue.pop(0)
+        else:
+            delay = self.echo_delays.get(tool, {}).get(str(body["arguments"].get("q")), 0.0)
+            answer = ok({"echo": body["arguments"]}, source_version="1")
+            answer.delay_s = delay
         if answer.effect:
             # Applied once per key, however often the operation is sent.
             output = answer.body.get("output") if isinstance(answer.body, dict) else None
             self.effects.setdefault(request.headers.get("idempotency-key", ""), output)
-        if answer.delay_s:
-            await asyncio.sleep(answer.delay_s)
+        self.busy[tool] += 1
+        self.peak[tool] = max(self.peak[tool], self.busy[tool])
+        try:
+            if answer.delay_s:
+                await asyncio.sleep(answer.delay_s)
+        finally:
+            self.busy[tool] -= 1
         if answer.raw is not None:
             return Response(answer.raw, status_code=answer.status, media_type="application/json")
         return JSONResponse(answer.body, status_code=answer.status)

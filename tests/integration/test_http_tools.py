@@ -307,3 +307,32 @@ async def test_a_rate_limit_is_shared_by_every_process(
     assert call["status"] == "rejected" and call["error"]["code"] == "rate_limited"
     assert call["error"]["retryable"] is True
     assert len(backend.sent("lookup")) == 2
+
+
+async def test_reads_overlap_but_a_group_of_one_never_does_and_results_match_by_call_id(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_with(
+        harness_factory,
+        backend,
+        wide={},
+        narrow={"concurrency_group": "legacy", "max_concurrency": 1},
+    )
+    # c1 answers last although it was proposed first.
+    backend.echo_delays["wide"] = {"1": 1.0, "2": 0.8, "3": 0.6}
+    backend.echo_delays["narrow"] = {"4": 0.2, "5": 0.2, "6": 0.2}
+    calls = [
+        ("c1", "wide", {"q": "1"}),
+        ("c2", "wide", {"q": "2"}),
+        ("c3", "wide", {"q": "3"}),
+        ("c4", "narrow", {"q": "4"}),
+        ("c5", "narrow", {"q": "5"}),
+        ("c6", "narrow", {"q": "6"}),
+    ]
+    run = await create(h, tool_calls(*calls), final("all [source:s1]"))
+    assert run["termination_reason"] == "final"
+    assert backend.peak["wide"] == 3 and backend.peak["narrow"] == 1
+    recorded = {c["call_id"]: (c["output"], c["source_id"]) for c in await calls_of(h, run["id"])}
+    assert recorded["c1"] == ({"echo": {"q": "1"}}, "s1")
+    assert recorded["c3"] == ({"echo": {"q": "3"}}, "s3")
+    assert [recorded[f"c{i}"][1] for i in range(1, 7)] == [f"s{i}" for i in range(1, 7)]
