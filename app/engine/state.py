@@ -95,6 +95,10 @@ class RunState:
             state.calls = by_step.get(turns[-1].step, [])
         return state
 
+    def take(self, other: RunState) -> None:
+        """Becomes `other` (a fresh read of the same run), for whoever holds this one."""
+        vars(self).update(vars(other))
+
     def messages(self) -> list[dict[str, Any]]:
         """The model's view: called when the latest turn has settled."""
         if self.turn is not None and self._through < self.turn.step:

@@ -92,14 +92,44 @@ async def _loop(lease: Lease, state: RunState, on_progress: Progress) -> None:
             raise
         except Exception as exc:
             if is_unavailable(exc):
-                # An outage, not a failing step: hand the run back untouched; a claim
-                # (here or elsewhere) reads it afresh once the database answers.
-                log.warning("the database is unavailable; handing run %s back", state.run.id)
+                # An outage, not a failing step: hold on while the lease lasts and read
+                # the run afresh once the database answers; else hand it back untouched.
+                log.warning("the database is unavailable; run %s waits for it", state.run.id)
+                if await _outlast_outage(lease, state):
+                    continue
                 return
             log.exception("a step failed unexpectedly (run %s)", state.run.id)
             await _step_failed(lease, state, step)
             return  # hand the run back: the driver tries again shortly
         on_progress(state.run)
+
+
+async def _outlast_outage(lease: Lease, state: RunState) -> bool:
+    """Waits for the database while the lease holds, then reads the run afresh into
+    `state`: a write whose answer was lost may have taken effect, so the state in memory
+    is not trusted past an outage. False when the lease lapsed or moved on first."""
+    rt = lease.rt
+    pause = 0.2
+    while not lease.lapsed:
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, 5.0)
+
+        async def read(session):  # type: ignore[no-untyped-def]
+            return await runs_repo.get(session, lease.tenant_id, lease.run_id)
+
+        try:
+            run = await retrying(rt.sessions, read)
+            if run is None or run.lease_token != lease.token:
+                lease.lose()
+                return False
+            state.take(await load_state(rt, run))
+        except Exception as exc:
+            if is_unavailable(exc):
+                continue
+            raise
+        log.warning("the database answers again; run %s goes on", run.id)
+        return True
+    return False
 
 
 async def _handle(lease: Lease, state: RunState, step: NextStep) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -96,3 +97,53 @@ async def test_connections_dropped_by_the_server_are_replaced_without_an_error(
         again = await h.client.post("/v1/runs", headers=headers, json=run_body(*SCRIPT))
     assert again.status_code == 201 and again.json()["termination_reason"] == "final"
     assert any("dropped" in r.getMessage() for r in caplog.records)  # met, and replaced
+
+
+async def test_a_run_outlasts_dropped_connections_without_waiting_for_its_lease(
+    harness_factory, db: AsyncEngine, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    h: Harness = await harness_factory(run_driver=False)  # no poller: only the holder resumes
+    headers = await h.key()
+    body = run_body(final("still here", delay_ms=1500), wait_s=0)
+    run = (await h.client.post("/v1/runs", headers=headers, json=body)).json()
+    # While the model call is in flight, every pooled connection of the app dies: the
+    # turn's write meets a dead one.
+    async with db.connect() as conn:
+        await conn.execute(
+            text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND application_name = 'toolgate'"
+            )
+        )
+    # Watched from the test's own connection, so that the app's first use of its pool
+    # after the blow is the turn's write.
+    with caplog.at_level(logging.WARNING, logger="app.engine.stepper"):
+        finished = await watch(db, run["id"], timeout_s=15)  # the lease is 30 s
+    assert finished["termination_reason"] == "final"
+    assert finished["model_calls"] == 1 and finished["steps"] == 1
+    said = [r.getMessage() for r in caplog.records]
+    assert any("waits for it" in m for m in said) and any("answers again" in m for m in said)
+
+
+async def watch(db: AsyncEngine, run_id: str, *, timeout_s: float) -> dict[str, Any]:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout_s
+    while loop.time() < end:
+        async with db.connect() as conn:
+            row = (
+                (
+                    await conn.execute(
+                        text(
+                            "SELECT status, termination_reason, model_calls, steps FROM run "
+                            "WHERE id = :id"
+                        ),
+                        {"id": run_id},
+                    )
+                )
+                .mappings()
+                .one()
+            )
+        if row["status"] == "finished":
+            return dict(row)
+        await asyncio.sleep(0.1)
+    raise AssertionError("the run did not finish in time")
