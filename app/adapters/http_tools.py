@@ -9,6 +9,7 @@ Nothing of a backend's URL, and nothing of its error body but `code`, `retryable
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,26 +46,26 @@ class HttpTool:
         assert self._status_url is not None
         url = f"{self._status_url.rstrip('/')}/{context.operation_id}"
         unclear = ToolError("status_unavailable", "the tool's backend could not say", True)
+        limit = self.spec.max_output_bytes + ENVELOPE_BYTES
         try:
-            response = await self._client.get(url, timeout=timeout_s)
+            async with self._client.stream("GET", url, timeout=_timeout(timeout_s)) as r:
+                status = r.status_code
+                content = await _read_capped(r, limit)
         except httpx.HTTPError:
             raise unclear from None
-        if response.status_code == 404:
+        if status == 404:
             return OperationStatus("unknown")
-        if (
-            response.status_code != 200
-            or len(response.content) > self.spec.max_output_bytes + ENVELOPE_BYTES
-        ):
+        if status != 200 or content is None:
             raise unclear
         try:
-            body = _parse(response.content)
+            body = _parse(content)
         except (ValueError, RecursionError):
             raise unclear from None
         state = body.get("status") if isinstance(body, dict) else None
         if state == "succeeded":
-            return OperationStatus("succeeded", result=_result(response.content))
+            return OperationStatus("succeeded", result=_result(content))
         if state == "failed":
-            return OperationStatus("failed", error=_backend_error(200, response.content))
+            return OperationStatus("failed", error=_backend_error(200, content))
         if state == "in_progress":
             return OperationStatus("in_progress")
         raise unclear
@@ -89,10 +90,13 @@ class HttpTool:
         }
         headers = {"Idempotency-Key": context.operation_id}
         limit = self.spec.max_output_bytes + ENVELOPE_BYTES
+        timeout = _timeout(context.timeout_s or self.spec.timeout_s)
         try:
-            async with self._client.stream("POST", self._url, json=body, headers=headers) as r:
-                raw = await _read_capped(r, limit if r.is_success else MAX_ERROR_BYTES)
+            async with self._client.stream(
+                "POST", self._url, json=body, headers=headers, timeout=timeout
+            ) as r:
                 status = r.status_code
+                raw = await _read_capped(r, limit if r.is_success else MAX_ERROR_BYTES)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout):
             # Provably not sent: safe to try again for any tool.
             raise ToolError(
@@ -100,14 +104,14 @@ class HttpTool:
             ) from None
         except httpx.TransportError:
             raise SentUnanswered() from None
-        if raw is None:
-            raise ToolError(
-                "output_too_large",
-                f"the tool's answer is larger than {self.spec.max_output_bytes} bytes",
-            )
         if 200 <= status < 300:
+            if raw is None:
+                raise ToolError(
+                    "output_too_large",
+                    f"the tool's answer is larger than {self.spec.max_output_bytes} bytes",
+                )
             return _result(raw)
-        raise _backend_error(status, raw)
+        raise _backend_error(status, raw or b"")  # an error body past its cap: status only
 
 
 async def _read_capped(response: httpx.Response, limit: int) -> bytes | None:
@@ -138,9 +142,26 @@ def _result(raw: bytes) -> ToolResult:
     if not isinstance(envelope, dict) or "output" not in envelope:
         raise ToolError("invalid_output", "the tool's answer has no `output`")
     version, observed = envelope.get("source_version"), envelope.get("observed_at")
-    if not all(v is None or isinstance(v, str) for v in (version, observed)):
-        raise ToolError("invalid_output", "source_version and observed_at must be strings")
+    for value, longest in ((version, 200), (observed, 64)):
+        if value is not None and not _clean(value, longest):
+            raise ToolError(
+                "invalid_output",
+                "source_version and observed_at must be short strings without NUL",
+            )
     return ToolResult(envelope["output"], version, observed)
+
+
+#: An error code a backend may send: a short slug (anything else is `backend_error`).
+_CODE = re.compile(r"[A-Za-z0-9_.:-]{1,100}")
+
+
+def _clean(value: Any, longest: int) -> bool:
+    return isinstance(value, str) and len(value) <= longest and "\x00" not in value
+
+
+def _timeout(seconds: float) -> httpx.Timeout:
+    """One attempt's time for every phase (connecting at most 5 s of it)."""
+    return httpx.Timeout(seconds, connect=min(5.0, seconds))
 
 
 def _backend_error(status: int, raw: bytes) -> ToolError:
@@ -151,12 +172,14 @@ def _backend_error(status: int, raw: bytes) -> ToolError:
     except (ValueError, RecursionError):
         body = None
     transient = status == 429 or status >= 500
-    if not isinstance(body, dict) or not isinstance(body.get("code"), str):
+    if not isinstance(body, dict) or not _CODE.fullmatch(str(body.get("code"))):
         return ToolError("backend_error", f"the tool's backend answered {status}", transient)
-    message = body.get("message") or body.get("detail") or f"the tool failed ({status})"
+    message = body.get("message") or body.get("detail")
+    if not isinstance(message, str):
+        message = f"the tool failed ({status})"
     return ToolError(
-        body["code"][:100],
-        str(message),
+        body["code"],
+        message,
         retryable=body.get("retryable", transient) is True,
         fatal=body.get("fatal") is True,
     )

@@ -32,6 +32,8 @@ class ToolContext:
     operation_id: str
     principal: Principal
     as_of: datetime | None = None
+    #: This attempt's time, min(the tool's timeout, the run's time left).
+    timeout_s: float | None = None
 
 
 @dataclass(frozen=True)

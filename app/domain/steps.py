@@ -91,7 +91,10 @@ def decide(
         c.status is CallStatus.CANCELLED and c.error_code == ObservationCode.BUDGET
         for c in last_calls
     ):
-        return finish(TerminationReason.BUDGET, message="the tool-call budget is exhausted")
+        return finish(
+            TerminationReason.BUDGET,
+            message="the run's budget cannot pay for all of the turn's calls",
+        )
     reason = stop_reason(
         limits=limits, usage=usage, now=now, deadline=deadline, cancel_requested=False
     )

@@ -44,6 +44,9 @@ OUTCOME_UNKNOWN = ToolError(
 )
 
 
+NEVER_RECEIVED = ToolError(
+    "unavailable", "the tool's backend did not receive the call in its attempts", retryable=True
+)
 TOOL_UNAVAILABLE = ToolError(
     "tool_unavailable", "the call's tool is no longer configured", fatal=True
 )
@@ -237,11 +240,15 @@ async def _run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
         call = batch.start(call, tool.spec.cost_usd)
         if side_effect:
             await batch.flush()  # persisted as started before the request leaves
-            lease.check()  # that write may have brought a cancel: then it never leaves
+            if lease.stopping:  # that write may have brought a cancel: it never leaves
+                await _never_sent(batch, call)
+                raise Interrupted()
         try:
             result = await _invoke(lease, batch.state, tool, call)
         except NotStarted:
-            raise  # provably never sent: the finish records it `cancelled`
+            if side_effect:
+                await _never_sent(batch, call)
+            raise
         except (Interrupted, DeadlineReached):
             if side_effect:
                 # Cut in flight by a cancel, the deadline or a lost lease: it may have
@@ -250,11 +257,13 @@ async def _run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
                 await batch.flush()
             raise
         except ToolError as error:
-            if error is OUTCOME_UNKNOWN and call.attempts < tool.spec.max_attempts:
+            if error is OUTCOME_UNKNOWN:
                 settled = await _settle_unknown(batch, tool, call)
                 if settled is not None:
                     return settled
-                continue  # the backend never received it: sent again, same operation id
+                if call.attempts < tool.spec.max_attempts:
+                    continue  # the backend never received it: sent again, same operation id
+                error = NEVER_RECEIVED
             left = seconds_left(rt.clock.now(), run.deadline_at)
             if may_retry(tool.spec, error, attempts=call.attempts, seconds_left=left):
                 await lease.guarded(asyncio.sleep(backoff_s(call.attempts)), left)
@@ -268,6 +277,13 @@ async def _run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
         if side_effect:
             await batch.flush()
         return True
+
+
+async def _never_sent(batch: Round, call: Call) -> None:
+    """A side effect recorded as started whose request provably never left: `cancelled`."""
+    error = ErrorValue(ObservationCode.CANCELLED, "the run stopped before the call was sent")
+    batch.move(call, CallStatus.CANCELLED, "call.cancelled", {"code": "cancelled"}, error=error)
+    await batch.flush()
 
 
 def _succeed(batch: Round, call: Call, result: ToolResult) -> None:
@@ -340,7 +356,7 @@ async def _look_up(batch: Round, tool: Tool, call: Call) -> OperationStatus | No
     return None
 
 
-def _context(state: RunState, call: Call) -> ToolContext:
+def _context(state: RunState, call: Call, timeout_s: float | None = None) -> ToolContext:
     run = state.run
     return ToolContext(
         tenant_id=run.tenant_id,
@@ -349,6 +365,7 @@ def _context(state: RunState, call: Call) -> ToolContext:
         call_id=call.call_id,
         operation_id=call.operation_id,
         principal=run.creator,
+        timeout_s=timeout_s,
     )
 
 
@@ -358,7 +375,8 @@ async def _invoke(lease: Lease, state: RunState, tool: Tool, call: Call) -> Tool
     left = seconds_left(rt.clock.now(), run.deadline_at)
     timeout = min(tool.spec.timeout_s, left)
     try:
-        result = await lease.guarded(tool.execute(call.arguments, _context(state, call)), timeout)
+        context = _context(state, call, timeout)
+        result = await lease.guarded(tool.execute(call.arguments, context), timeout)
     except TimeoutError:
         if timeout >= left:
             raise DeadlineReached() from None
@@ -375,6 +393,8 @@ async def _invoke(lease: Lease, state: RunState, tool: Tool, call: Call) -> Tool
         raise
     except Exception:
         log.exception("tool %s raised unexpectedly", tool.spec.name)
+        if not tool.spec.may_retry:
+            raise OUTCOME_UNKNOWN from None  # it may have taken effect before it failed
         raise ToolError("internal", "the tool failed unexpectedly") from None
     _check_output(tool, result.output)
     return result

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -23,17 +24,28 @@ def finish_change(
     now: Any,
     output: dict[str, Any] | None = None,
     calls: list[Call] | None = None,
+    side_effects: Callable[[Call], bool] = lambda call: True,
 ) -> tuple[list[Call], list[Event], dict[str, Any]]:
-    """The calls it cancels, its events and the run's new values. `calls`: the step's
-    calls as the caller has them (they may be newer than the state's)."""
-    cancelled: list[Call] = []
+    """The calls it settles, its events and the run's new values. `calls`: the step's
+    calls as the caller has them (they may be newer than the state's). A side effect
+    left `executing` may have been sent: it ends `outcome_unknown`, never `cancelled`."""
+    settled: list[Call] = []
     events: list[Event] = []
     for call in state.calls if calls is None else calls:
         if call.status in SETTLED_CALL_STATUSES:
             continue
+        if call.status is CallStatus.EXECUTING and side_effects(call):
+            settled.append(
+                replace(
+                    call, status=CallStatus.FAILED, error=UNKNOWN, ends_run=True, updated_at=now
+                )
+            )
+            data = {"step": call.step, "call_id": call.call_id, "tool": call.tool}
+            events.append(("call.failed", {**data, **UNKNOWN.as_dict(), "ends_run": True}))
+            continue
         check_call_transition(call.status, CallStatus.CANCELLED)
         error = ErrorValue(decision.error_code or decision.reason.value, decision.message or "")
-        cancelled.append(replace(call, status=CallStatus.CANCELLED, error=error, updated_at=now))
+        settled.append(replace(call, status=CallStatus.CANCELLED, error=error, updated_at=now))
         events.append(
             (
                 "call.cancelled",
@@ -53,7 +65,12 @@ def finish_change(
         "lease_token": None,
         "lease_expires_at": None,
     }
-    return cancelled, events, values
+    return settled, events, values
+
+
+UNKNOWN = ErrorValue(
+    "outcome_unknown", "the call's outcome is unknown and it may not be sent again"
+)
 
 
 async def finish_run(
@@ -72,11 +89,22 @@ async def finish_run(
     if before.updated_calls:
         newer = {c.id: c for c in before.updated_calls}
         calls = [newer.get(c.id, c) for c in calls]
-    cancelled, events, values = finish_change(
-        state, decision, now=lease.rt.clock.now(), output=output, calls=calls
+    tools = lease.rt.tools
+
+    def side_effect(call: Call) -> bool:
+        # A tool gone from the config counts as one: it may have had effects.
+        return call.tool not in tools or not tools[call.tool].spec.read_only
+
+    settled, events, values = finish_change(
+        state,
+        decision,
+        now=lease.rt.clock.now(),
+        output=output,
+        calls=calls,
+        side_effects=side_effect,
     )
     merged = {c.id: c for c in before.updated_calls}
-    merged.update({c.id: c for c in cancelled})
+    merged.update({c.id: c for c in settled})
     await commit(
         lease,
         state,

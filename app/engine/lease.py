@@ -52,9 +52,14 @@ class Lease:
     def lapsed(self) -> bool:
         return self.lost or asyncio.get_running_loop().time() >= self.valid_until
 
+    @property
+    def stopping(self) -> bool:
+        """Cancel seen, lease lost or lapsed: nothing new may start."""
+        return self._stop.is_set() or self.lapsed
+
     def check(self) -> None:
         """Raises Interrupted when the run is stopping (cancel seen, lease lost or lapsed)."""
-        if self._stop.is_set() or self.lapsed:
+        if self.stopping:
             raise Interrupted()
 
     def interrupt(self) -> None:

@@ -210,7 +210,8 @@ async def _record_turn(
             principal=run.creator,
             disabled=await rt.disabled_tools.of(run.tenant_id),
         )
-        checked = await apply_rate_limits(rt, tenant_id=run.tenant_id, checked=checked)
+        room = max(0, run.limits.max_tool_calls - run.tool_calls)
+        checked = await apply_rate_limits(rt, tenant_id=run.tenant_id, checked=checked, room=room)
         calls, extra, events = _new_calls(state, step, checked, now)
         turn = replace(turn, extra_rejections=tuple(extra))
         change = Change(run=counters, events=[completed, *events], turn=turn, new_calls=calls)

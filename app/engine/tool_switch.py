@@ -74,19 +74,26 @@ RATE_LIMITED = "the tool's rate limit for this minute is reached; try again late
 
 
 async def apply_rate_limits(
-    rt: Runtime, *, tenant_id: str, checked: Sequence[CheckedCall]
+    rt: Runtime, *, tenant_id: str, checked: Sequence[CheckedCall], room: int
 ) -> list[CheckedCall]:
     """The accepted calls of rate-limited tools each take a slot of the current minute
-    (one statement each); a call that finds none is rejected `rate_limited`."""
+    (one statement each); a call that finds none is rejected `rate_limited`. Only calls
+    within `room` (what the tool-call budget still allows, in proposal order) take one:
+    the others are cancelled for the budget and never run."""
     result = []
     for call in checked:
         limit = rt.tools[call.tool].spec.rate_limit_per_minute if call.tool in rt.tools else None
-        if call.rejection is None and limit is not None:
+        if call.rejection is not None or room <= 0:
+            result.append(call)
+            continue
+        room -= 1
+        if limit is not None:
             async with rt.reads() as session:
                 taken = await tool_switch_repo.take_call(
                     session, tenant_id=tenant_id, tool=call.tool, limit=limit, db_time=rt.db_time
                 )
             if not taken:
+                room += 1  # a rejected call leaves its room to the next one
                 call = replace(
                     call, rejection=ErrorValue.rejection(ObservationCode.RATE_LIMITED, RATE_LIMITED)
                 )

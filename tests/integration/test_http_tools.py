@@ -336,3 +336,40 @@ async def test_reads_overlap_but_a_group_of_one_never_does_and_results_match_by_
     assert recorded["c1"] == ({"echo": {"q": "1"}}, "s1")
     assert recorded["c3"] == ({"echo": {"q": "3"}}, "s3")
     assert [recorded[f"c{i}"][1] for i in range(1, 7)] == [f"s{i}" for i in range(1, 7)]
+
+
+async def test_a_single_attempt_side_effect_is_still_looked_up(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_with(
+        harness_factory,
+        backend,
+        ticket={
+            "side_effects": True,
+            "timeout_s": 0.5,
+            "max_attempts": 1,
+            "status_url": f"{backend.url}/operations",
+        },
+    )
+    backend.answer("ticket", Answer(200, {"output": {"id": "T-1"}}, delay_s=2))
+    run = await create(h, tool_calls(("c1", "ticket", {"q": "a"})), final("made [source:s1]"))
+    assert run["termination_reason"] == "final" and len(backend.looked_up) == 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "code", "retried"),
+    [
+        (Answer(503, raw=b"<html>" + b"x" * 40_000), "backend_error", True),  # a proxy's page
+        (Answer(400, {"code": "bad\x00code", "message": "m"}), "backend_error", False),
+        (Answer(200, {"output": {}, "source_version": "v" * 300}), "invalid_output", False),
+    ],
+)
+async def test_what_a_backend_sends_is_never_trusted_blindly(
+    harness_factory, backend: FakeBackend, answer: Answer, code: str, retried: bool
+) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_with(harness_factory, backend, lookup={"max_attempts": 2})
+    backend.answer("lookup", answer, answer)
+    run = await create(h, tool_calls(("c1", "lookup", {"q": "a"})), final("fine"))
+    [call] = await calls_of(h, run["id"])
+    assert call["status"] == "failed" and call["error"]["code"] == code
+    assert len(backend.sent("lookup")) == (2 if retried else 1)

@@ -324,3 +324,21 @@ async def test_a_run_whose_model_route_left_the_config_ends_model_unavailable(
     finished = await b.driver.wait("acme", run_id, 10)
     assert finished.termination_reason == "model_failed"
     assert finished.error["code"] == "model_unavailable"
+
+
+async def test_a_side_effect_left_in_flight_by_a_crash_is_never_recorded_cancelled(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    spec = probe_spec(side_effects=True)
+    stuck = ProbeTool(spec, gate=asyncio.Event())
+    a, b = await two_steppers(harness_factory, stuck, ProbeTool(spec))
+    headers = await a.key()
+    run_id = (
+        await start(a, headers, tool_calls(("c1", "probe", {"q": "x"})), final("x"), wait_s=0)
+    )["id"]
+    await asyncio.wait_for(stuck.started.wait(), 10)
+    await crash(a, run_id)  # sent, never answered; then the client cancels
+    cancelled = (await b.client.post(f"/v1/runs/{run_id}/cancel", headers=headers)).json()
+    assert cancelled["termination_reason"] == "cancelled"
+    calls = (await b.client.get(f"/v1/runs/{run_id}/calls", headers=headers)).json()["items"]
+    assert [(c["status"], c["error"]["code"]) for c in calls] == [("failed", "outcome_unknown")]

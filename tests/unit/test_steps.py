@@ -164,7 +164,9 @@ def test_open_calls_beat_a_budget_cancelled_call() -> None:
 def test_call_cancelled_for_budget_finishes_budget() -> None:
     calls = [CallState(CallStatus.SUCCEEDED), CallState(CallStatus.CANCELLED, error_code="budget")]
     assert _decide(calls=calls) == Finish(
-        TerminationReason.BUDGET, "budget", "the tool-call budget is exhausted"
+        TerminationReason.BUDGET,
+        "budget",
+        "the run's budget cannot pay for all of the turn's calls",
     )
 
 
