@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging.config
 import os
 import signal
 import sys
@@ -14,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app import logs
 from app.settings import Settings
 
 
@@ -130,13 +132,14 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         workers=args.workers,
-        log_level="info",
+        log_config=logs.config(),
     )
     del server
     return 0
 
 
 def cmd_worker(settings: Settings, _args: argparse.Namespace) -> int:
+    logging.config.dictConfig(logs.config())
     settings, server = _resolve_database(settings)
 
     async def work() -> None:

@@ -13,6 +13,7 @@ import secrets
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app import logs
 from app.api.problems import problem_response
 from app.db.errors import is_unavailable
 
@@ -122,6 +123,7 @@ class TraceAndErrorsMiddleware:
         traceparent = headers.get(b"traceparent", b"").decode("latin-1")
         trace_id = trace_id_from(traceparent) or secrets.token_hex(16)
         scope.setdefault("state", {})["trace_id"] = trace_id
+        logs.trace_id.set(trace_id)
         limit = max_body_bytes_of(scope)
         refusal = body_refusal(headers, limit, scope.get("method", "GET"))
         if refusal is not None:
@@ -150,7 +152,7 @@ class TraceAndErrorsMiddleware:
         except Exception as exc:
             unavailable = is_unavailable(exc)
             if unavailable:
-                log.warning("database unavailable (trace %s): %s", trace_id, type(exc).__name__)
+                logs.outage.seen(exc)  # said once per outage, not once per request
             else:
                 log.exception("unexpected error (trace %s)", trace_id)
             if started:

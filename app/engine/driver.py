@@ -11,7 +11,9 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
+from app import logs
 from app.db import runs_repo, tool_switch_repo
+from app.db.errors import is_unavailable
 from app.db.session import retrying
 from app.domain.records import Run
 from app.domain.status import ACTIVE_RUN_STATUSES
@@ -220,8 +222,11 @@ class Driver:
                     async with self.rt.reads() as session:
                         await tool_switch_repo.purge_rates(session, db_time=self.rt.db_time)
                     next_purge = loop.time() + PURGE_EVERY_S
-            except Exception:
-                log.warning("the driver's housekeeping failed; trying again", exc_info=True)
+            except Exception as exc:
+                if is_unavailable(exc):
+                    logs.outage.seen(exc)
+                else:
+                    log.warning("the driver's housekeeping failed; trying again", exc_info=True)
             await asyncio.sleep(self.rt.settings.driver_poll_s)
 
     async def poll_once(self) -> int:

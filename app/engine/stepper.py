@@ -13,6 +13,7 @@ import logging
 import secrets
 from collections.abc import Callable
 
+from app import logs
 from app.db import runs_repo
 from app.db.errors import is_unavailable
 from app.db.runs_repo import StaleWrite
@@ -94,7 +95,8 @@ async def _loop(lease: Lease, state: RunState, on_progress: Progress) -> None:
             if is_unavailable(exc):
                 # An outage, not a failing step: hold on while the lease lasts and read
                 # the run afresh once the database answers; else hand it back untouched.
-                log.warning("the database is unavailable; run %s waits for it", state.run.id)
+                logs.outage.seen(exc)
+                log.info("run %s waits for the database", state.run.id)
                 if await _outlast_outage(lease, state):
                     continue
                 return
@@ -127,7 +129,8 @@ async def _outlast_outage(lease: Lease, state: RunState) -> bool:
             if is_unavailable(exc):
                 continue
             raise
-        log.warning("the database answers again; run %s goes on", run.id)
+        logs.outage.over()
+        log.info("run %s goes on", run.id)
         return True
     return False
 
@@ -166,6 +169,7 @@ async def drive(lease: Lease, state: RunState, on_progress: Progress = lambda ru
     """Advances the run while this lease holds, until it finishes or parks. A cancelled
     task (process shutdown, a crash in tests) writes nothing more: the lease expires and
     another process recovers the run from its records."""
+    logs.run_id.set(lease.run_id)  # every line logged while advancing it names the run
     try:
         await _loop(lease, state, on_progress)
     except StaleWrite:
