@@ -77,6 +77,14 @@ class FakeBackend:
     def sent(self, tool: str) -> list[Received]:
         return [r for r in self.received if r.tool == tool]
 
+    async def wait_sent(self, tool: str, timeout_s: float = 10.0) -> None:
+        """Until a request for `tool` has arrived."""
+        for _ in range(int(timeout_s / 0.05)):
+            if self.sent(tool):
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"nothing was sent to {tool}")
+
     async def _status(self, request: Request) -> Response:
         """SPEC §4.1: what became of an operation; 404 when it was never received."""
         operation = request.path_params["operation"]

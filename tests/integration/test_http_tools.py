@@ -4,7 +4,6 @@ executor, and backend URLs kept out of everything a tenant sees."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 import time
@@ -59,6 +58,22 @@ async def create(h: Harness, *script: dict[str, Any]) -> dict[str, Any]:
 async def calls_of(h: Harness, run_id: str) -> list[dict[str, Any]]:
     headers = await h.key()
     return (await h.client.get(f"/v1/runs/{run_id}/calls", headers=headers)).json()["items"]
+
+
+async def assert_unknown_and_sent_once(h: Harness, backend: FakeBackend, run_id: str) -> None:
+    [call] = await calls_of(h, run_id)
+    assert call["status"] == "failed" and call["error"]["code"] == "outcome_unknown"
+    assert len(backend.sent("ticket")) == 1 and len(backend.effects) == 1
+
+
+def looked_up_ticket(backend: FakeBackend, **fields: Any) -> dict[str, Any]:
+    """A side-effecting tool whose answers come late, with a status lookup."""
+    return {
+        "side_effects": True,
+        "timeout_s": 0.5,
+        "status_url": f"{backend.url}/operations",
+        **fields,
+    }
 
 
 async def test_a_call_goes_out_in_the_wire_format_with_its_operation_id(
@@ -227,9 +242,7 @@ async def test_a_side_effect_cut_by_the_deadline_is_an_unknown_outcome_not_cance
     )
     run = (await h.client.post("/v1/runs", headers=headers, json=body)).json()
     assert run["termination_reason"] == "deadline"
-    [call] = await calls_of(h, run["id"])
-    assert call["status"] == "failed" and call["error"]["code"] == "outcome_unknown"
-    assert len(backend.sent("ticket")) == 1 and len(backend.effects) == 1
+    await assert_unknown_and_sent_once(h, backend, run["id"])
 
 
 async def test_a_side_effect_cut_by_a_cancel_is_an_unknown_outcome_not_cancelled(
@@ -240,15 +253,10 @@ async def test_a_side_effect_cut_by_a_cancel_is_an_unknown_outcome_not_cancelled
     headers = await h.key()
     body = run_body(tool_calls(("c1", "ticket", {"q": "a"})), final("never"), wait_s=0)
     run = (await h.client.post("/v1/runs", headers=headers, json=body)).json()
-    for _ in range(100):
-        if backend.sent("ticket"):
-            break
-        await asyncio.sleep(0.05)
+    await backend.wait_sent("ticket")
     cancelled = (await h.client.post(f"/v1/runs/{run['id']}/cancel", headers=headers)).json()
     assert cancelled["termination_reason"] == "cancelled"
-    [call] = await calls_of(h, run["id"])
-    assert call["status"] == "failed" and call["error"]["code"] == "outcome_unknown"
-    assert len(backend.sent("ticket")) == 1 and len(backend.effects) == 1
+    await assert_unknown_and_sent_once(h, backend, run["id"])
 
 
 async def test_a_lost_answer_is_looked_up_and_its_effect_recorded_without_a_resend(
@@ -257,7 +265,7 @@ async def test_a_lost_answer_is_looked_up_and_its_effect_recorded_without_a_rese
     h = await harness_with(
         harness_factory,
         backend,
-        ticket={"side_effects": True, "timeout_s": 0.5, "status_url": f"{backend.url}/operations"},
+        ticket=looked_up_ticket(backend),
     )
     # The effect happens, but the answer comes too late: the lookup says it succeeded.
     backend.answer("ticket", Answer(200, {"output": {"id": "T-1"}}, delay_s=2))
@@ -274,7 +282,7 @@ async def test_a_request_the_backend_never_received_is_sent_again_with_the_same_
     h = await harness_with(
         harness_factory,
         backend,
-        ticket={"side_effects": True, "timeout_s": 0.5, "status_url": f"{backend.url}/operations"},
+        ticket=looked_up_ticket(backend),
     )
     # The first request is lost before it takes effect; the lookup answers 404.
     backend.answer("ticket", Answer(200, {"output": {"id": "lost"}}, delay_s=2, effect=False))
@@ -344,12 +352,7 @@ async def test_a_single_attempt_side_effect_is_still_looked_up(
     h = await harness_with(
         harness_factory,
         backend,
-        ticket={
-            "side_effects": True,
-            "timeout_s": 0.5,
-            "max_attempts": 1,
-            "status_url": f"{backend.url}/operations",
-        },
+        ticket=looked_up_ticket(backend, max_attempts=1),
     )
     backend.answer("ticket", Answer(200, {"output": {"id": "T-1"}}, delay_s=2))
     run = await create(h, tool_calls(("c1", "ticket", {"q": "a"})), final("made [source:s1]"))

@@ -65,6 +65,13 @@ async def start(h: Harness, headers: dict[str, str], *script: Any, wait_s: float
     return response.json()
 
 
+async def take_over(a: Harness, b: Harness, run_id: str) -> Any:
+    """a crashes; b, past a's lease, claims the run and advances it to its end."""
+    await crash(a, run_id)
+    assert await b.driver.poll_once() == 1
+    return await b.driver.wait("acme", run_id, 10)
+
+
 async def test_model_call_cut_off_is_asked_again_by_another_stepper(harness_factory) -> None:  # type: ignore[no-untyped-def]
     a, b = await two_steppers(harness_factory)
     headers = await a.key()
@@ -298,9 +305,7 @@ async def test_a_run_whose_tool_left_the_config_ends_tool_unavailable(harness_fa
     script = [tool_calls(("c1", "probe", {"q": "x"})), final("never")]
     run_id = (await start(a, headers, *script, wait_s=0))["id"]
     await asyncio.wait_for(stuck.started.wait(), 10)
-    await crash(a, run_id)
-    assert await b.driver.poll_once() == 1
-    finished = await b.driver.wait("acme", run_id, 10)
+    finished = await take_over(a, b, run_id)
     assert finished.termination_reason == "tool_failed"
     assert finished.error["code"] == "tool_unavailable"
 
@@ -319,9 +324,7 @@ async def test_a_run_whose_model_route_left_the_config_ends_model_unavailable(
     b = await harness_factory(run_driver=False, config=other, db_time=DbTime(LEASE_S + 1))
     headers = await a.key()
     run_id = (await start(a, headers, final("slow", delay_ms=5000), wait_s=0.1))["id"]
-    await crash(a, run_id)
-    assert await b.driver.poll_once() == 1
-    finished = await b.driver.wait("acme", run_id, 10)
+    finished = await take_over(a, b, run_id)
     assert finished.termination_reason == "model_failed"
     assert finished.error["code"] == "model_unavailable"
 

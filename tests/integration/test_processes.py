@@ -285,10 +285,7 @@ async def test_a_replica_killed_mid_side_effect_never_sends_it_twice(
                 body = {"agent": "tech-radar", "input": "q", "wait_s": 0, "script": script}
                 response = await client.post("/v1/runs", headers=headers, json=body)
             run_id = response.json()["id"]
-            for _ in range(200):
-                if backend.sent("ticket"):
-                    break
-                await asyncio.sleep(0.05)
+            await backend.wait_sent("ticket")
             os.killpg(a.pid, signal.SIGKILL)  # mid side effect: sent, not answered
             a.wait(timeout=10)
         with server(["serve", "--port", str(port_b)], env):
