@@ -135,18 +135,24 @@ async def _run_claimed(rt: Runtime, claim: Claim, operation: Operation) -> Respo
     except KeyTaken:
         raise
     except Exception:
-        await idempotency.abandon(rt, claim)
+        try:
+            await idempotency.abandon(rt, claim)
+        except Exception:  # the database is out: freed once it is back
+            rt.deferred.owe(lambda: idempotency.abandon(rt, claim))
         raise
     headers = {k: v for k, v in response.headers.items() if k.lower() in KEPT_HEADERS}
-    try:
+    body = json.loads(bytes(response.body))
+
+    async def complete() -> None:
         await idempotency.complete(
-            rt,
-            claim,
-            status=response.status_code,
-            headers=headers,
-            body=json.loads(bytes(response.body)),
+            rt, claim, status=response.status_code, headers=headers, body=body
         )
+
+    try:
+        await complete()
     except Exception:
-        # The answer is still right; a retry finds the claim bound and answers again.
-        log.warning("could not store an idempotent answer", exc_info=True)
+        # The answer is still right; it is stored as soon as the database takes it, so a
+        # retry is answered from it then.
+        log.info("an idempotent answer is stored once the database is back")
+        rt.deferred.owe(complete)
     return response

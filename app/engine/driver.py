@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 Key = tuple[str, str]
 #: How often a waiter looks at a run advanced by another process.
 POLL_FLOOR_S = 0.2
+#: How often writes owed since an outage are tried again.
+OWED_EVERY_S = 0.5
 #: How often expired Idempotency-Key records are deleted.
 PURGE_EVERY_S = 60.0
 
@@ -206,10 +208,18 @@ class Driver:
         if poll:
             self._background.append(asyncio.create_task(self._poll_forever(), name="driver-poller"))
         self._background.append(asyncio.create_task(self.keeper.run_forever(), name="leases"))
+        self._background.append(asyncio.create_task(self._pay_forever(), name="owed-writes"))
         if self.listener is not None:
             self._background.append(
                 asyncio.create_task(self.listener.run_forever(), name="listener")
             )
+
+    async def _pay_forever(self) -> None:
+        """Owed writes (see `engine.deferred`) go in as soon as the database takes them."""
+        while True:
+            await asyncio.sleep(OWED_EVERY_S)
+            if len(self.rt.deferred):
+                await self.rt.deferred.pay()
 
     async def _poll_forever(self) -> None:
         loop = asyncio.get_running_loop()

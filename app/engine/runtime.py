@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from app.config import AgentConfig, AppConfig, ModelRouteConfig
 from app.db.clock import DbTime
 from app.domain.ports import Clock, ModelProvider, Tool
+from app.engine.deferred import Deferred
 from app.engine.tool_switch import DisabledTools
 from app.settings import Settings
 
@@ -33,6 +34,8 @@ class Runtime:
     tool_slots: asyncio.Semaphore = field(init=False)
     #: The kill switch's disabled tools, per tenant, as this process last saw them.
     disabled_tools: DisabledTools = field(init=False)
+    #: Writes owed to the database since an outage (see `engine.deferred`).
+    deferred: Deferred = field(default_factory=Deferred, init=False)
     _group_slots: dict[str, asyncio.Semaphore] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:

@@ -279,3 +279,27 @@ async def test_a_reused_key_is_reported_before_the_new_bodys_own_errors(harness:
     invalid = await post(harness, headers, "k-10", run_body(final("x"), agent="no-such-agent"))
     assert invalid.status_code == 422 and invalid.json()["code"] == "validation-error"
     assert await run_count(harness) == 1
+
+
+async def test_an_answer_lost_with_the_database_is_stored_once_it_answers(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_factory(settings_override={"db_pool_size": 1, "db_pool_timeout_s": 0.3})
+    headers = {**(await h.key()), "Idempotency-Key": "lost-1"}
+    body = run_body(final("x", delay_ms=1500), wait_s=0.5)
+    async with raw_client(h) as client:
+        request = asyncio.create_task(client.post("/v1/runs", headers=headers, json=body))
+        await asyncio.sleep(0.2)
+        # The pool's only connection is taken while the request stores its answer.
+        async with h.app.state.engine.connect() as held:
+            await held.execute(text("SELECT 1"))
+            first = await request
+            await asyncio.sleep(0.3)
+        assert first.status_code == 201
+        for _ in range(40):  # the owed answer goes in once a connection is free
+            again = await client.post("/v1/runs", headers=headers, json=body)
+            if again.status_code != 409:
+                break
+            await asyncio.sleep(0.25)
+    assert again.status_code == 201 and again.headers["idempotent-replayed"] == "true"
+    assert again.json() == first.json()
