@@ -9,9 +9,10 @@ from collections.abc import AsyncIterator, Callable, Mapping
 
 import httpx
 from fastapi import FastAPI
+from opentelemetry.trace import TracerProvider
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app import openapi
+from app import openapi, telemetry
 from app.adapters.builtin_tools.tech_radar import SPECS, radar_tools
 from app.adapters.clock import SystemClock
 from app.adapters.http_tools import client_timeouts, http_tools
@@ -65,6 +66,7 @@ def create_app(
     tools: ToolFactory | None = None,
     run_driver: bool | None = None,
     db_time: DbTime | None = None,
+    tracer_provider: TracerProvider | None = None,
 ) -> FastAPI:
     settings = settings or Settings()
     config = config or load_app_config(settings)
@@ -97,6 +99,7 @@ def create_app(
             tools=registry,
             models=_models(config),
             db_time=db_time or DbTime(),
+            tracer=telemetry.tracer(tracer_provider),
             single=single,
             reads=reads,
         )

@@ -169,6 +169,7 @@ async def harness_factory(  # type: ignore[no-untyped-def]
             run_driver: bool = True,
             probe: Any = None,
             db_time: DbTime | None = None,
+            tracer_provider: Any = None,
         ) -> Harness:
             """`probe`: a fake tool added to the registry and to the tech-radar agent."""
             if probe is not None:
@@ -181,6 +182,7 @@ async def harness_factory(  # type: ignore[no-untyped-def]
                 tools=tools or radar_tools,
                 run_driver=run_driver,
                 db_time=db_time,
+                tracer_provider=tracer_provider,
             )
             await stack.enter_async_context(LifespanManager(app))
             client = await stack.enter_async_context(

@@ -89,6 +89,8 @@ run = Table(
     _ts("deadline_at"),
     _ts("cancel_requested_at", nullable=True),
     Column("lease_owner", String(200)),
+    # The W3C traceparent of the run's latest advance: the next one links to it.
+    Column("trace_context", String(64)),
     Column("lease_token", String(64)),
     _ts("lease_expires_at", nullable=True),
     Column("version", Integer, nullable=False, server_default="1"),

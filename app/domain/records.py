@@ -65,6 +65,8 @@ class Run:
     version: int = 1
     event_seq: int = 0
     finished_at: datetime | None = None
+    #: The span context of the run's latest advance (a W3C traceparent).
+    trace_context: str | None = None
 
     @property
     def usage(self) -> Usage:

@@ -31,6 +31,8 @@ class Change:
 async def commit(lease: Lease, state: RunState, change: Change) -> Run:
     rt = lease.rt
     values = dict(change.run)
+    if state.trace_context_owed:
+        values["trace_context"] = state.trace_context_owed  # the next segment links here
     if state.run.step_failures and "step_failures" not in values:
         values["step_failures"] = 0  # a step went through: the failure streak is over
     target = values.get("status")
@@ -66,6 +68,7 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
     state.committed(
         run, turn=change.turn, new_calls=change.new_calls, updated_calls=change.updated_calls
     )
+    state.trace_context_owed = None
     if applied.cancel_requested_at is not None and not lease.cancel_seen:
         lease.interrupt()
     return run

@@ -15,6 +15,9 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from opentelemetry.trace import Status, StatusCode
+
+from app import telemetry
 from app.db.runs_repo import Event
 from app.domain.budget import seconds_left
 from app.domain.citations import number_sources
@@ -370,6 +373,46 @@ def _context(state: RunState, call: Call, timeout_s: float | None = None) -> Too
 
 
 async def _invoke(lease: Lease, state: RunState, tool: Tool, call: Call) -> ToolResult:
+    """One attempt, in its own `execute_tool` span (arguments and result as hashes)."""
+    args_hash, args_size = telemetry.digest(call.arguments)
+    with lease.rt.tracer.start_as_current_span(
+        f"execute_tool {tool.spec.name}",
+        kind=telemetry.INTERNAL,
+        attributes={
+            telemetry.OPERATION: "execute_tool",
+            telemetry.TOOL: tool.spec.name,
+            telemetry.TOOL_CALL: call.call_id,
+            telemetry.STEP: call.step,
+            telemetry.ATTEMPT: call.attempts,
+            telemetry.ARGS_HASH: args_hash,
+            telemetry.ARGS_SIZE: args_size,
+        },
+    ) as span:
+        # Errors leave the span's block as values: the domain's frozen exceptions cannot
+        # pass through a context manager's re-raise.
+        stopped: BaseException | None = None
+        try:
+            result = await _attempt(lease, state, tool, call)
+        except ToolError as error:
+            span.set_attributes(
+                {telemetry.ERROR_TYPE: error.code, telemetry.RETRYABLE: error.retryable}
+            )
+            span.set_status(Status(StatusCode.ERROR))
+            stopped = error
+        except (DeadlineReached, Interrupted) as stop:
+            span.set_attribute(telemetry.ERROR_TYPE, type(stop).__name__)
+            stopped = stop
+        else:
+            result_hash, result_size = telemetry.digest(result.output)
+            span.set_attributes(
+                {telemetry.RESULT_HASH: result_hash, telemetry.RESULT_SIZE: result_size}
+            )
+    if stopped is not None:
+        raise stopped
+    return result
+
+
+async def _attempt(lease: Lease, state: RunState, tool: Tool, call: Call) -> ToolResult:
     rt = lease.rt
     run = state.run
     left = seconds_left(rt.clock.now(), run.deadline_at)

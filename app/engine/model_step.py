@@ -8,6 +8,9 @@ import logging
 from dataclasses import replace
 from typing import Any
 
+from opentelemetry.trace import Status, StatusCode
+
+from app import telemetry
 from app.db.runs_repo import Event
 from app.domain.budget import model_cost, seconds_left, tool_calls_that_fit
 from app.domain.citations import cited_ids, unknown_citations
@@ -56,17 +59,26 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
             position=run.model_calls,
             script=state.script,
         )
-        try:
-            reply = await lease.guarded(rt.models[run.route].complete(request), request.timeout_s)
-        except TimeoutError:
-            if request.timeout_s >= left:
-                return finish(TerminationReason.DEADLINE)
-            error = ModelError("timeout", "the model did not answer in time", retryable=True)
-        except ModelError as exc:
-            error = exc
-        else:
-            await _record_turn(lease, state, step, attempt, reply, exposed)
-            return None
+        with _chat_span(lease, route, step, attempt) as span:
+            try:
+                reply = await lease.guarded(
+                    rt.models[run.route].complete(request), request.timeout_s
+                )
+            except TimeoutError:
+                if request.timeout_s >= left:
+                    span.set_attribute(telemetry.ERROR_TYPE, "deadline")
+                    return finish(TerminationReason.DEADLINE)
+                error = ModelError("timeout", "the model did not answer in time", retryable=True)
+            except ModelError as exc:
+                error = exc
+            else:
+                _chat_answered(span, reply)
+                await _record_turn(lease, state, step, attempt, reply, exposed)
+                return None
+            span.set_attributes(
+                {telemetry.ERROR_TYPE: error.code, telemetry.RETRYABLE: error.retryable}
+            )
+            span.set_status(Status(StatusCode.ERROR))
         if not error.consumed:
             return finish(TerminationReason.MODEL_FAILED, error.code, error.message)
         await _record_failure(lease, state, step, attempt, error)
@@ -78,6 +90,32 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
             return finish(TerminationReason.DEADLINE)
         if pause:
             await lease.guarded(asyncio.sleep(pause), pause + 1)
+
+
+def _chat_span(lease: Lease, route: Any, step: int, attempt: int) -> Any:
+    name = getattr(route, "model", None) or route.provider
+    return lease.rt.tracer.start_as_current_span(
+        f"chat {name}",
+        kind=telemetry.CLIENT,
+        attributes={
+            telemetry.OPERATION: "chat",
+            telemetry.PROVIDER: route.provider,
+            telemetry.REQUEST_MODEL: name,
+            telemetry.STEP: step,
+            telemetry.ATTEMPT: attempt,
+        },
+    )
+
+
+def _chat_answered(span: Any, reply: ModelReply) -> None:
+    span.set_attributes(
+        {
+            telemetry.RESPONSE_MODEL: reply.model or "",
+            telemetry.FINISH_REASONS: ["stop" if isinstance(reply, FinalAnswer) else "tool_calls"],
+            telemetry.INPUT_TOKENS: reply.usage.input_tokens,
+            telemetry.OUTPUT_TOKENS: reply.usage.output_tokens,
+        }
+    )
 
 
 async def _record_failure(

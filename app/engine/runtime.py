@@ -6,8 +6,10 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from opentelemetry.trace import Tracer
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from app import telemetry
 from app.config import AgentConfig, AppConfig, ModelRouteConfig
 from app.db.clock import DbTime
 from app.domain.ports import Clock, ModelProvider, Tool
@@ -31,6 +33,7 @@ class Runtime:
     reads: async_sessionmaker[AsyncSession]
     #: The database's clock, which lease and lock expiry is compared with.
     db_time: DbTime = field(default_factory=DbTime)
+    tracer: Tracer = field(default_factory=telemetry.tracer)
     tool_slots: asyncio.Semaphore = field(init=False)
     #: The kill switch's disabled tools, per tenant, as this process last saw them.
     disabled_tools: DisabledTools = field(init=False)

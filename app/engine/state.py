@@ -59,6 +59,8 @@ class RunState:
     calls: list[Call] = field(default_factory=list)
     #: Every source the run produced, by id: what a final answer may cite.
     sources: dict[str, Call] = field(default_factory=dict)
+    #: This segment's span context, owed to the run row by the segment's first write.
+    trace_context_owed: str | None = None
     _messages: list[dict[str, Any]] = field(default_factory=list)
     #: The last step whose messages are in `_messages`.
     _through: int = 0

@@ -13,7 +13,7 @@ import logging
 import secrets
 from collections.abc import Callable
 
-from app import logs
+from app import logs, telemetry
 from app.db import runs_repo
 from app.db.errors import is_unavailable
 from app.db.runs_repo import StaleWrite
@@ -170,13 +170,28 @@ async def drive(lease: Lease, state: RunState, on_progress: Progress = lambda ru
     task (process shutdown, a crash in tests) writes nothing more: the lease expires and
     another process recovers the run from its records."""
     logs.run_id.set(lease.run_id)  # every line logged while advancing it names the run
-    try:
-        await _loop(lease, state, on_progress)
-    except StaleWrite:
-        log.info("a run's lease moved to another stepper; stopping here")
-        lease.lose()
-    finally:
-        on_progress(state.run)
+    run = state.run
+    with lease.rt.tracer.start_as_current_span(
+        f"invoke_agent {run.agent}",
+        kind=telemetry.INTERNAL,
+        links=telemetry.link_to(run.trace_context),
+        attributes={
+            telemetry.OPERATION: "invoke_agent",
+            telemetry.AGENT: run.agent,
+            telemetry.CONVERSATION: run.id,
+            telemetry.ROUTE: run.route,
+        },
+    ) as segment:
+        state.trace_context_owed = telemetry.context_of(segment)
+        try:
+            await _loop(lease, state, on_progress)
+        except StaleWrite:
+            log.info("a run's lease moved to another stepper; stopping here")
+            lease.lose()
+        finally:
+            on_progress(state.run)
+            if state.run.termination_reason:
+                segment.set_attribute(telemetry.TERMINATION, state.run.termination_reason)
     if state.run.status is RunStatus.FINISHED or lease.lost:
         return  # the finishing transaction handed the lease back
     try:

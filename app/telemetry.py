@@ -1,0 +1,78 @@
+"""Spans of runs, model calls and tool calls (SPEC §8), named after the OpenTelemetry GenAI
+semantic conventions as of semantic-conventions v1.41.0. The names live here only.
+
+- `invoke_agent {agent}` (INTERNAL): one segment of a run's advance in one process. A run
+  that parks or changes hands starts a new segment, which *links* to the one before (its
+  context is kept on the run), with `gen_ai.conversation.id` = the run id tying them.
+- `chat {model}` (CLIENT): one model call attempt.
+- `execute_tool {tool}` (INTERNAL): one tool call attempt.
+
+Content is never recorded: arguments and results only as a SHA-256 and a size. The tracer
+comes from the provider given to `create_app` (tests use an in-memory exporter), else the
+global one, which is a no-op unless the process configured one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags
+
+SCOPE = "toolgate"
+
+OPERATION = "gen_ai.operation.name"
+PROVIDER = "gen_ai.provider.name"
+REQUEST_MODEL = "gen_ai.request.model"
+RESPONSE_MODEL = "gen_ai.response.model"
+FINISH_REASONS = "gen_ai.response.finish_reasons"
+INPUT_TOKENS = "gen_ai.usage.input_tokens"
+OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+AGENT = "gen_ai.agent.name"
+CONVERSATION = "gen_ai.conversation.id"
+TOOL = "gen_ai.tool.name"
+TOOL_CALL = "gen_ai.tool.call.id"
+ERROR_TYPE = "error.type"
+STEP = "toolgate.step"
+ATTEMPT = "toolgate.attempt"
+RETRYABLE = "toolgate.retryable"
+TERMINATION = "toolgate.termination_reason"
+ROUTE = "toolgate.route"
+ARGS_HASH = "toolgate.arguments.hash"
+ARGS_SIZE = "toolgate.arguments.size"
+RESULT_HASH = "toolgate.result.hash"
+RESULT_SIZE = "toolgate.result.size"
+
+INTERNAL, CLIENT = SpanKind.INTERNAL, SpanKind.CLIENT
+
+
+def tracer(provider: trace.TracerProvider | None = None) -> trace.Tracer:
+    return (provider or trace.get_tracer_provider()).get_tracer(SCOPE)
+
+
+def digest(value: Any) -> tuple[str, int]:
+    """A value as its SHA-256 and size: what spans carry instead of content."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode()
+    return "sha256:" + hashlib.sha256(text).hexdigest(), len(text)
+
+
+def context_of(span: trace.Span) -> str | None:
+    """The span's context as a W3C traceparent, kept on the run for the next segment."""
+    ctx = span.get_span_context()
+    if not ctx.is_valid:
+        return None
+    return f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags):02x}"
+
+
+def link_to(traceparent: str | None) -> list[Link]:
+    """A link to the segment whose context was kept (none if there is none)."""
+    if not traceparent:
+        return []
+    try:
+        _, trace_id, span_id, flags = traceparent.split("-")
+        ctx = SpanContext(int(trace_id, 16), int(span_id, 16), True, TraceFlags(int(flags, 16)))
+    except ValueError:
+        return []
+    return [Link(ctx)] if ctx.is_valid else []
