@@ -60,6 +60,8 @@ class FakeBackend:
     effects: dict[str, Any] = field(default_factory=dict)
     #: Status lookups received, by operation id.
     looked_up: list[str] = field(default_factory=list)
+    #: How many lookups answer `in_progress` before the truth.
+    in_progress_for: int = 0
     #: Requests being answered now, and the most ever answered at once, per tool.
     busy: Counter[str] = field(default_factory=Counter)
     peak: Counter[str] = field(default_factory=Counter)
@@ -89,6 +91,8 @@ class FakeBackend:
         """SPEC §4.1: what became of an operation; 404 when it was never received."""
         operation = request.path_params["operation"]
         self.looked_up.append(operation)
+        if len(self.looked_up) <= self.in_progress_for:
+            return JSONResponse({"status": "in_progress"})
         if operation not in self.effects:
             return JSONResponse({"code": "not_found"}, status_code=404)
         return JSONResponse({"status": "succeeded", "output": self.effects[operation]})

@@ -337,22 +337,28 @@ async def _settle_unknown(batch: Round, tool: Tool, call: Call) -> bool | None:
 
 
 async def _look_up(batch: Round, tool: Tool, call: Call) -> OperationStatus | None:
-    """The backend's word on the operation, asked again (with backoff, within the run's
-    deadline and the tool's attempts) while it is in progress or cannot tell."""
+    """The backend's word on the operation. A lookup that fails is tried again up to the
+    tool's `max_attempts`; an operation still `in_progress` is asked about again, with
+    backoff, for up to `timeout_s × max_attempts` — never past the run's deadline."""
     if not isinstance(tool, StatusLookup) or not getattr(tool, "looks_up", False):
         return None
     lease, run = batch.lease, batch.state.run
-    for attempt in range(1, tool.spec.max_attempts + 1):
+    loop = asyncio.get_running_loop()
+    patience_ends = loop.time() + tool.spec.timeout_s * tool.spec.max_attempts
+    failures, asked = 0, 0
+    while failures < tool.spec.max_attempts and loop.time() < patience_ends:
         timeout = min(tool.spec.timeout_s, seconds_left(lease.rt.clock.now(), run.deadline_at))
         if timeout <= 0:
             return None
+        asked += 1
         try:
-            status = await lease.guarded(tool.status(_context(batch.state, call), timeout), timeout)
+            context = _context(batch.state, call, timeout)
+            status = await lease.guarded(tool.status(context, timeout), timeout)
         except (ToolError, TimeoutError):
-            status = None
+            status, failures = None, failures + 1
         if status is not None and status.state != "in_progress":
             return status
-        pause = backoff_s(attempt)
+        pause = backoff_s(asked)
         if pause >= seconds_left(lease.rt.clock.now(), run.deadline_at):
             return None
         await lease.guarded(asyncio.sleep(pause), pause + 1)

@@ -376,3 +376,15 @@ async def test_what_a_backend_sends_is_never_trusted_blindly(
     [call] = await calls_of(h, run["id"])
     assert call["status"] == "failed" and call["error"]["code"] == code
     assert len(backend.sent("lookup")) == (2 if retried else 1)
+
+
+async def test_an_operation_in_progress_is_asked_about_again_until_it_settles(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    # A 0.5 s timeout and 3 attempts: 1.5 s of patience, well over the four answers below.
+    h = await harness_with(harness_factory, backend, ticket=looked_up_ticket(backend))
+    backend.answer("ticket", Answer(200, {"output": {"id": "T-1"}}, delay_s=2))
+    backend.in_progress_for = 3
+    run = await create(h, tool_calls(("c1", "ticket", {"q": "a"})), final("made [source:s1]"))
+    assert run["termination_reason"] == "final"
+    assert len(backend.looked_up) == 4 and len(backend.sent("ticket")) == 1
