@@ -103,7 +103,7 @@ run = Table(
     Index("ix_run_tenant_status_created", "tenant_id", "status", "created_at", "id"),
     Index("ix_run_tenant_parent", "tenant_id", "parent_run_id"),
     # The driver's queue: runs that may need a stepper, oldest lease first, a run without
-    # a lease first of all; in the claim query's own order (see runs_repo.claim_runnable).
+    # a lease first of all; in the claim query's own order (see leases_repo.claim_runnable).
     Index(
         "ix_run_claimable",
         func.coalesce(Column("lease_expires_at"), text("'-infinity'::timestamptz")),

@@ -12,7 +12,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from app import logs
-from app.db import runs_repo, tool_switch_repo
+from app.db import leases_repo, runs_repo, tool_switch_repo
 from app.db.errors import is_unavailable
 from app.db.session import retrying
 from app.domain.records import Run
@@ -128,7 +128,7 @@ class Driver:
     async def _release(self, lease: Lease) -> None:
         with contextlib.suppress(Exception):  # else the lease simply lapses
             async with self.rt.sessions.begin() as session:
-                await runs_repo.release(
+                await leases_repo.release(
                     session, tenant_id=lease.tenant_id, run_id=lease.run_id, token=lease.token
                 )
 
@@ -248,7 +248,7 @@ class Driver:
         sent = asyncio.get_running_loop().time()
 
         async def work(session):  # type: ignore[no-untyped-def]
-            return await runs_repo.claim_runnable(
+            return await leases_repo.claim_runnable(
                 session,
                 owner=rt.settings.instance_id,
                 limit=free,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from app import logs
-from app.db import runs_repo
+from app.db import leases_repo
 from app.db.errors import is_unavailable
 from app.engine.runtime import Runtime
 
@@ -125,7 +125,7 @@ class LeaseKeeper:
         lease_s = self.rt.settings.lease_s
         sent = asyncio.get_running_loop().time()
         async with self.rt.sessions.begin() as session:
-            still_held = await runs_repo.renew_all(
+            still_held = await leases_repo.renew_all(
                 session,
                 held=[(*key, lease.token) for key, lease in leases.items()],
                 lease_s=lease_s,

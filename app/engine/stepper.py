@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Callable
 
 from app import logs, telemetry
-from app.db import runs_repo
+from app.db import leases_repo, runs_repo
 from app.db.errors import is_unavailable
 from app.db.runs_repo import StaleWrite
 from app.db.session import retrying
@@ -63,7 +63,7 @@ async def claim(rt: Runtime, tenant_id: str, run_id: str) -> tuple[Lease, Run] |
     sent = asyncio.get_running_loop().time()
 
     async def work(session):  # type: ignore[no-untyped-def]
-        return await runs_repo.claim(
+        return await leases_repo.claim(
             session,
             tenant_id=tenant_id,
             run_id=run_id,
@@ -196,7 +196,7 @@ async def drive(lease: Lease, state: RunState, on_progress: Progress = lambda ru
         return  # the finishing transaction handed the lease back
     try:
         async with lease.rt.sessions.begin() as session:
-            await runs_repo.release(
+            await leases_repo.release(
                 session, tenant_id=lease.tenant_id, run_id=lease.run_id, token=lease.token
             )
     except Exception:  # the lease then simply lapses

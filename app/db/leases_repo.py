@@ -1,0 +1,156 @@
+"""Leases on runs: claims (one run, or the runnable ones in one statement), their upkeep
+per process, and their hand-back. Expiry is always compared with the database's clock."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, bindparam, func, or_, select, text, update
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.types import String
+
+from app.db.clock import DbTime
+from app.db.runs_repo import ACTIVE, INSERT_EVENT, event_rows, to_run
+from app.db.tables import run
+from app.domain.records import Run
+from app.domain.status import RunStatus
+
+
+def _claimable(db_time: DbTime) -> Any:
+    # Served by ix_run_runnable: a run without a lease sorts as -infinity.
+    return and_(
+        run.c.status.in_(ACTIVE),
+        func.coalesce(run.c.lease_expires_at, text("'-infinity'::timestamptz")) < db_time.now(),
+    )
+
+
+def _lease_values(owner: str, lease_s: float, db_time: DbTime, now: datetime) -> dict[str, Any]:
+    return {
+        "lease_owner": owner,
+        "lease_expires_at": db_time.after(lease_s),
+        "status": RunStatus.RUNNING,
+        "version": run.c.version + 1,
+        "event_seq": run.c.event_seq + 1,
+        "updated_at": now,
+    }
+
+
+async def _claimed_events(session: AsyncSession, claimed: Sequence[Run], now: datetime) -> None:
+    # A claim is a transition like any other: the timeline shows who picks a run up when.
+    rows = [
+        row
+        for r in claimed
+        for row in event_rows(
+            r.tenant_id, r.id, r.event_seq, [("run.claimed", {"after_step": r.steps})], now
+        )
+    ]
+    if rows:
+        await session.execute(INSERT_EVENT, rows)
+
+
+async def claim(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    run_id: str,
+    owner: str,
+    token: str,
+    lease_s: float,
+    db_time: DbTime,
+    now: datetime,
+) -> Run | None:
+    """Takes the lease of an active run nobody holds (or whose holder's lease expired)."""
+    result = await session.execute(
+        update(run)
+        .where(
+            run.c.tenant_id == tenant_id,
+            run.c.id == run_id,
+            run.c.status.in_(ACTIVE),
+            or_(run.c.lease_token.is_(None), run.c.lease_expires_at < db_time.now()),
+        )
+        .values(lease_token=token, **_lease_values(owner, lease_s, db_time, now))
+        .returning(run)
+    )
+    row = result.mappings().one_or_none()
+    if row is None:
+        return None
+    record = to_run(row)
+    await _claimed_events(session, [record], now)
+    return record
+
+
+async def claim_runnable(
+    session: AsyncSession,
+    *,
+    owner: str,
+    limit: int,
+    lease_s: float,
+    db_time: DbTime,
+    now: datetime,
+) -> list[Run]:
+    """Claims up to `limit` runs nobody advances (no lease, or an expired one), oldest
+    lease first, in one statement; rows other drivers are claiming are skipped."""
+    pick = (
+        select(run.c.tenant_id, run.c.id)
+        .where(_claimable(db_time))
+        .order_by(func.coalesce(run.c.lease_expires_at, text("'-infinity'::timestamptz")))
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+        .subquery("picked")
+    )
+    token = func.replace(func.gen_random_uuid().cast(String), "-", "")
+    result = await session.execute(
+        update(run)
+        .where(run.c.tenant_id == pick.c.tenant_id, run.c.id == pick.c.id)
+        .values(lease_token=token, **_lease_values(owner, lease_s, db_time, now))
+        .returning(run)
+    )
+    claimed = [to_run(r) for r in result.mappings()]
+    await _claimed_events(session, claimed, now)
+    return claimed
+
+
+async def renew_all(
+    session: AsyncSession,
+    *,
+    held: Sequence[tuple[str, str, str]],
+    lease_s: float,
+    db_time: DbTime,
+) -> dict[tuple[str, str], bool]:
+    """Extends every lease in `held` (tenant, run, token) in one statement. Answers the
+    runs still held, each with whether a cancel was requested; a run missing from the
+    answer was lost. Leaves version alone: not a state change."""
+    if not held:
+        return {}
+    # Arrays, not a VALUES list: one statement text whatever the number of leases.
+    holding = (
+        func.unnest(
+            bindparam("tenants", [h[0] for h in held], type_=ARRAY(String())),
+            bindparam("ids", [h[1] for h in held], type_=ARRAY(String())),
+            bindparam("tokens", [h[2] for h in held], type_=ARRAY(String())),
+        )
+        .table_valued("tenant_id", "id", "token")
+        .render_derived(name="held")
+    )
+    result = await session.execute(
+        update(run)
+        .where(
+            run.c.tenant_id == holding.c.tenant_id,
+            run.c.id == holding.c.id,
+            run.c.lease_token == holding.c.token,
+        )
+        .values(lease_expires_at=db_time.after(lease_s))
+        .returning(run.c.tenant_id, run.c.id, run.c.cancel_requested_at.is_not(None))
+    )
+    return {(r[0], r[1]): bool(r[2]) for r in result}
+
+
+async def release(session: AsyncSession, *, tenant_id: str, run_id: str, token: str) -> None:
+    await session.execute(
+        update(run)
+        .where(run.c.tenant_id == tenant_id, run.c.id == run_id, run.c.lease_token == token)
+        .values(lease_owner=None, lease_token=None, lease_expires_at=None)
+    )

@@ -1,0 +1,139 @@
+"""A round of a turn's calls: their outcomes, counters and events held until committed,
+and the one place a call's status moves during execution."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from app.db.runs_repo import Event
+from app.domain.citations import number_sources
+from app.domain.errors import ErrorValue, ObservationCode
+from app.domain.records import Call, add_cost
+from app.domain.status import CallStatus, check_call_transition
+from app.domain.tools import ToolError, ToolResult
+from app.engine.commit import Change, commit
+from app.engine.lease import Lease
+from app.engine.state import RunState
+
+
+@dataclass
+class Round:
+    """The round's outcomes not yet committed: calls, counters and events."""
+
+    lease: Lease
+    state: RunState
+    calls: dict[str, Call] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    tool_calls: int = 0
+    cost_usd: float = 0.0
+
+    def current(self, call: Call) -> Call:
+        return self.calls.get(call.id, call)
+
+    def move(
+        self, call: Call, target: CallStatus, event: str, data: dict[str, Any], **values: Any
+    ) -> Call:
+        check_call_transition(call.status, target)
+        moved = replace(call, status=target, updated_at=self.lease.rt.clock.now(), **values)
+        self.calls[call.id] = moved
+        about = {"step": call.step, "call_id": call.call_id, "tool": call.tool}
+        self.events.append((event, {**about, **data}))
+        return moved
+
+    def start(self, call: Call, cost_usd: float) -> Call:
+        attempt = call.attempts + 1
+        if attempt == 1:
+            # usage.tool_calls counts a call once, however many attempts it takes; its
+            # cost is charged when it is first sent, like the count.
+            self.tool_calls += 1
+            self.cost_usd += cost_usd
+        return self.move(
+            call, CallStatus.EXECUTING, "call.started", {"attempt": attempt}, attempts=attempt
+        )
+
+    def fail(self, call: Call, error: ToolError, *, ends: bool = True) -> None:
+        value = ErrorValue(error.code, error.message, error.retryable)
+        self.move(
+            call,
+            CallStatus.FAILED,
+            "call.failed",
+            {**value.as_dict(), "ends_run": ends},
+            error=value,
+            ends_run=ends,
+        )
+
+    def succeed(self, call: Call, result: ToolResult) -> None:
+        self.move(
+            call,
+            CallStatus.SUCCEEDED,
+            "call.succeeded",
+            {"attempts": call.attempts},
+            output=result.output,
+            error=None,
+            observed_at=result.observed_at,
+            source_version=result.source_version,
+        )
+
+    async def never_sent(self, call: Call) -> None:
+        """A side effect recorded as started whose request provably never left: it ends
+        `cancelled`, committed at once."""
+        error = ErrorValue(ObservationCode.CANCELLED, "the run stopped before the call was sent")
+        self.move(call, CallStatus.CANCELLED, "call.cancelled", {"code": "cancelled"}, error=error)
+        await self.flush()
+
+    def affordable(self, cost_usd: float) -> bool:
+        """Whether the run's cost budget can still pay for one more call of this cost
+        (counting what the round has started but not yet recorded)."""
+        run = self.state.run
+        return add_cost(run.cost_usd, self.cost_usd + cost_usd) <= run.limits.max_cost_usd
+
+    def refuse(self, call: Call, message: str) -> None:
+        """A call refused before any attempt: neither counted nor charged; the run then
+        ends `budget`."""
+        error = ErrorValue(ObservationCode.BUDGET, message)
+        self.move(call, CallStatus.CANCELLED, "call.cancelled", {"code": "budget"}, error=error)
+
+    def change(self) -> Change:
+        run = self.state.run
+        values: dict[str, Any] = {}
+        if self.tool_calls:
+            values["tool_calls"] = run.tool_calls + self.tool_calls
+        if self.cost_usd:
+            values["cost_usd"] = add_cost(run.cost_usd, self.cost_usd)
+        return Change(run=values, events=list(self.events), updated_calls=list(self.calls.values()))
+
+    async def flush(self, **run_values: Any) -> None:
+        """Commits what the round holds (with `run_values`, more of the run's columns)."""
+        if not self.calls and not self.events and not run_values:
+            return
+        change = self.change()
+        change.run = {**change.run, **run_values}
+        await commit(self.lease, self.state, change)
+        self.calls.clear()
+        self.events.clear()
+        self.tool_calls = 0
+        self.cost_usd = 0.0
+
+    async def close(self, step: int) -> None:
+        """Source ids go to successes in proposal order, whatever order they finished in;
+        then everything the round still holds is committed at once. A success whose
+        `call.succeeded` is still to be written carries its source id there; one already
+        written (a side effect) gets it in `sources.assigned`."""
+        calls = [self.current(c) for c in self.state.calls]
+        todo = [c for c in calls if c.status is CallStatus.SUCCEEDED and c.source_id is None]
+        if not todo:
+            await self.flush()
+            return
+        first = self.state.run.next_source
+        pending = {data["call_id"]: data for kind, data in self.events if kind == "call.succeeded"}
+        assigned: dict[str, str] = {}
+        for call, sid in zip(todo, number_sources(first, len(todo)), strict=True):
+            self.calls[call.id] = replace(call, source_id=sid)
+            if call.call_id in pending:
+                pending[call.call_id]["source_id"] = sid
+            else:
+                assigned[call.call_id] = sid
+        if assigned:
+            self.events.append(("sources.assigned", {"step": step, "sources": assigned}))
+        await self.flush(next_source=first + len(todo))

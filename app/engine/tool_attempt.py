@@ -1,0 +1,135 @@
+"""One attempt of one tool call: its context, its deadline, its `execute_tool` span, and
+the checks its output passes before anything keeps it."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from opentelemetry.trace import Status, StatusCode
+
+from app import telemetry
+from app.domain.budget import seconds_left
+from app.domain.ports import Tool, ToolContext
+from app.domain.records import Call
+from app.domain.tools import (
+    SentUnanswered,
+    ToolError,
+    ToolResult,
+    json_depth,
+    nul_path,
+    validator_for,
+)
+from app.engine.lease import Interrupted, Lease
+from app.engine.state import RunState
+
+log = logging.getLogger(__name__)
+MAX_OUTPUT_DEPTH = 64
+
+OUTCOME_UNKNOWN = ToolError(
+    "outcome_unknown", "the call's outcome is unknown and it may not be sent again", fatal=True
+)
+
+
+class DeadlineReached(Exception):
+    pass
+
+
+def context_of(state: RunState, call: Call, timeout_s: float | None = None) -> ToolContext:
+    run = state.run
+    return ToolContext(
+        tenant_id=run.tenant_id,
+        run_id=run.id,
+        step=call.step,
+        call_id=call.call_id,
+        operation_id=call.operation_id,
+        principal=run.creator,
+        timeout_s=timeout_s,
+    )
+
+
+async def invoke(lease: Lease, state: RunState, tool: Tool, call: Call) -> ToolResult:
+    """One attempt, in its own `execute_tool` span (arguments and result as hashes)."""
+    args_hash, args_size = telemetry.digest(call.arguments)
+    with lease.rt.tracer.start_as_current_span(
+        f"execute_tool {tool.spec.name}",
+        kind=telemetry.INTERNAL,
+        attributes={
+            telemetry.OPERATION: "execute_tool",
+            telemetry.TOOL: tool.spec.name,
+            telemetry.TOOL_CALL: call.call_id,
+            telemetry.STEP: call.step,
+            telemetry.ATTEMPT: call.attempts,
+            telemetry.ARGS_HASH: args_hash,
+            telemetry.ARGS_SIZE: args_size,
+        },
+    ) as span:
+        # Errors leave the span's block as values: the domain's frozen exceptions cannot
+        # pass through a context manager's re-raise.
+        stopped: BaseException | None = None
+        try:
+            result = await _attempt(lease, state, tool, call)
+        except ToolError as error:
+            span.set_attributes(
+                {telemetry.ERROR_TYPE: error.code, telemetry.RETRYABLE: error.retryable}
+            )
+            span.set_status(Status(StatusCode.ERROR))
+            stopped = error
+        except (DeadlineReached, Interrupted) as stop:
+            span.set_attribute(telemetry.ERROR_TYPE, type(stop).__name__)
+            stopped = stop
+        else:
+            result_hash, result_size = telemetry.digest(result.output)
+            span.set_attributes(
+                {telemetry.RESULT_HASH: result_hash, telemetry.RESULT_SIZE: result_size}
+            )
+    if stopped is not None:
+        raise stopped
+    return result
+
+
+async def _attempt(lease: Lease, state: RunState, tool: Tool, call: Call) -> ToolResult:
+    rt = lease.rt
+    run = state.run
+    left = seconds_left(rt.clock.now(), run.deadline_at)
+    timeout = min(tool.spec.timeout_s, left)
+    try:
+        context = context_of(state, call, timeout)
+        result = await lease.guarded(tool.execute(call.arguments, context), timeout)
+    except TimeoutError:
+        if timeout >= left:
+            raise DeadlineReached() from None
+        if not tool.spec.may_retry:
+            raise OUTCOME_UNKNOWN from None  # it may have happened: never sent twice
+        raise ToolError("timeout", "the tool did not answer in time", retryable=True) from None
+    except SentUnanswered:
+        if not tool.spec.may_retry:
+            raise OUTCOME_UNKNOWN from None
+        raise ToolError(
+            "connection_lost", "the tool's answer was lost on the way", retryable=True
+        ) from None
+    except (ToolError, Interrupted):
+        raise
+    except Exception:
+        log.exception("tool %s raised unexpectedly", tool.spec.name)
+        if not tool.spec.may_retry:
+            raise OUTCOME_UNKNOWN from None  # it may have taken effect before it failed
+        raise ToolError("internal", "the tool failed unexpectedly") from None
+    check_output(tool, result.output)
+    return result
+
+
+def check_output(tool: Tool, output: Any) -> None:
+    if nul_path(output) is not None or json_depth(output) > MAX_OUTPUT_DEPTH:
+        raise ToolError("invalid_output", "the tool's output is not storable JSON")
+    size = len(json.dumps(output, separators=(",", ":")).encode())
+    if size > tool.spec.max_output_bytes:
+        raise ToolError(
+            "output_too_large",
+            f"the tool's output is larger than {tool.spec.max_output_bytes} bytes",
+        )
+    if tool.spec.output_schema is not None:
+        error = next(iter(validator_for(tool.spec.output_schema).iter_errors(output)), None)
+        if error is not None:
+            raise ToolError("invalid_output", "the tool's output does not match its output schema")
