@@ -56,10 +56,9 @@ def binding_params(binding: Binding, db_time: DbTime) -> dict[str, Any]:
     return params
 
 
-@functools.lru_cache(maxsize=4)
 def binding_cte(kind: str, resource_id: Any) -> Any:
     """The binding as a data-modifying CTE that returns one row when it took hold (its
-    parameters: `binding_params`)."""
+    parameters: `binding_params`); built into the creating statement, which is cached."""
     if kind == "bind":
         return (
             update(table)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import (
@@ -56,15 +56,18 @@ def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
 
 async def retrying(
     sessions: async_sessionmaker[AsyncSession],
-    work: Callable[[AsyncSession], Awaitable[T]],
+    work: Callable[..., Awaitable[T]],
+    *args: Any,
+    **kwargs: Any,
 ) -> T:
-    """Runs `work` in one transaction and commits; once more on a fresh connection when
-    the first one turned out to be dropped before anything was committed."""
+    """Runs `work(session, *args, **kwargs)` in one transaction and commits; once more on a
+    fresh connection when the first one turned out to be dropped before anything was
+    committed."""
     for attempt in (1, 2):
         async with sessions() as session:
             try:
                 await session.begin()
-                result = await work(session)
+                result = await work(session, *args, **kwargs)
             except sa_exc.DBAPIError as exc:
                 if attempt == 2 or not exc.connection_invalidated:
                     raise

@@ -194,10 +194,7 @@ class Driver:
                     self._latest.pop(key, None)
 
     async def _read(self, tenant_id: str, run_id: str) -> Run:
-        async def read(session):  # type: ignore[no-untyped-def]
-            return await runs_repo.get(session, tenant_id, run_id)
-
-        record = await retrying(self.rt.sessions, read)
+        record = await retrying(self.rt.sessions, runs_repo.get, tenant_id, run_id)
         assert record is not None
         return record
 
@@ -247,17 +244,15 @@ class Driver:
         rt = self.rt
         sent = asyncio.get_running_loop().time()
 
-        async def work(session):  # type: ignore[no-untyped-def]
-            return await leases_repo.claim_runnable(
-                session,
-                owner=rt.settings.instance_id,
-                limit=free,
-                lease_s=rt.settings.lease_s,
-                db_time=rt.db_time,
-                now=rt.clock.now(),
-            )
-
-        claimed = await retrying(rt.sessions, work)
+        claimed = await retrying(
+            rt.sessions,
+            leases_repo.claim_runnable,
+            owner=rt.settings.instance_id,
+            limit=free,
+            lease_s=rt.settings.lease_s,
+            db_time=rt.db_time,
+            now=rt.clock.now(),
+        )
         for run in claimed:
             key = (run.tenant_id, run.id)
             lease = lease_for(rt, run, sent)

@@ -53,7 +53,8 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
     # Every read runs to its own outcome; an interruption (cancel, lost lease) stops the
     # others through the lease's stop signal. What settled is recorded either way.
     outcomes = await asyncio.gather(*(_bounded(batch, c) for c in reads), return_exceptions=True)
-    stopped = next((o for o in outcomes if isinstance(o, BaseException) and not _deadline(o)), None)
+    stops = [o for o in outcomes if isinstance(o, BaseException)]
+    stopped = next((o for o in stops if not isinstance(o, DeadlineReached)), None)
     # A read that ends the run (False) or met the deadline: the side effects never start.
     if stopped is not None or not all(o is True for o in outcomes):
         await batch.flush()
@@ -72,10 +73,6 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
         await batch.flush()  # the reads that settled are recorded all the same
         raise
     await batch.close(step)
-
-
-def _deadline(outcome: object) -> bool:
-    return isinstance(outcome, DeadlineReached)
 
 
 async def _bounded(batch: Round, call: Call) -> bool:

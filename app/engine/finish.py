@@ -24,7 +24,7 @@ def finish_change(
     now: Any,
     output: dict[str, Any] | None = None,
     calls: list[Call] | None = None,
-    side_effects: Callable[[Call], bool] = lambda call: True,
+    side_effects: Callable[[Call], bool],
 ) -> tuple[list[Call], list[Event], dict[str, Any]]:
     """The calls it settles, its events and the run's new values. `calls`: the step's
     calls as the caller has them (they may be newer than the state's). A side effect

@@ -57,12 +57,9 @@ async def authenticate(sessions: async_sessionmaker[AsyncSession], key: str) -> 
     if not key.startswith(KEY_PREFIX) or len(key) > 200:
         return None
 
-    async def lookup(session: AsyncSession):  # type: ignore[no-untyped-def]
-        return await keys_repo.get_by_hash(session, hash_key(key))
-
     # The first database touch of every request: a connection found dropped here is
     # replaced and the lookup made again, instead of answering 503.
-    row = await retrying(sessions, lookup)
+    row = await retrying(sessions, keys_repo.get_by_hash, hash_key(key))
     if row is None:
         return None
     scopes = row["scopes"]

@@ -27,7 +27,7 @@ from app.engine.commit import Change, commit
 from app.engine.finish import finish_run
 from app.engine.lease import Lease
 from app.engine.state import RunState
-from app.engine.tool_switch import apply_rate_limits
+from app.engine.tool_gates import apply_rate_limits
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from app.config import AgentConfig, AppConfig, ModelRouteConfig
 from app.db.clock import DbTime
 from app.domain.ports import Clock, ModelProvider, Tool
 from app.engine.deferred import Deferred
-from app.engine.tool_switch import DisabledTools
+from app.engine.tool_gates import DisabledTools
 from app.settings import Settings
 
 

@@ -53,28 +53,23 @@ async def load_state(rt: Runtime, run: Run) -> RunState:
     if run.steps == 0 and not scripted:
         return RunState.fresh(run, instructions)
 
-    async def read(session):  # type: ignore[no-untyped-def]
-        return await RunState.load(session, run, instructions, scripted=scripted)
-
-    return await retrying(rt.sessions, read)
+    return await retrying(rt.sessions, RunState.load, run, instructions, scripted=scripted)
 
 
 async def claim(rt: Runtime, tenant_id: str, run_id: str) -> tuple[Lease, Run] | None:
     sent = asyncio.get_running_loop().time()
 
-    async def work(session):  # type: ignore[no-untyped-def]
-        return await leases_repo.claim(
-            session,
-            tenant_id=tenant_id,
-            run_id=run_id,
-            owner=rt.settings.instance_id,
-            token=new_lease_token(),
-            lease_s=rt.settings.lease_s,
-            db_time=rt.db_time,
-            now=rt.clock.now(),
-        )
-
-    run = await retrying(rt.sessions, work)
+    run = await retrying(
+        rt.sessions,
+        leases_repo.claim,
+        tenant_id=tenant_id,
+        run_id=run_id,
+        owner=rt.settings.instance_id,
+        token=new_lease_token(),
+        lease_s=rt.settings.lease_s,
+        db_time=rt.db_time,
+        now=rt.clock.now(),
+    )
     return (lease_for(rt, run, sent), run) if run else None
 
 
@@ -116,11 +111,8 @@ async def _outlast_outage(lease: Lease, state: RunState) -> bool:
         await asyncio.sleep(pause)
         pause = min(pause * 2, 5.0)
 
-        async def read(session):  # type: ignore[no-untyped-def]
-            return await runs_repo.get(session, lease.tenant_id, lease.run_id)
-
         try:
-            run = await retrying(rt.sessions, read)
+            run = await retrying(rt.sessions, runs_repo.get, lease.tenant_id, lease.run_id)
             if run is None or run.lease_token != lease.token:
                 lease.lose()
                 return False

@@ -16,7 +16,7 @@ from app.config import AgentConfig
 from app.domain.budget import narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.tools import Principal
-from app.engine import tool_switch
+from app.engine import tool_gates
 from app.engine.idempotency import Claim
 from app.engine.runs import caps, decode_cursor, encode_cursor
 
@@ -59,7 +59,7 @@ async def _switch(
     request: Request, rt: RuntimeDep, principal: Principal, name: str, *, off: bool
 ) -> Any:
     async def operation(_claim: Claim | None) -> JSONResponse:
-        await tool_switch.switch_tool(rt, principal=principal, name=name, off=off)
+        await tool_gates.switch_tool(rt, principal=principal, name=name, off=off)
         view = tool_view(rt.tools[name], await rt.disabled_tools.of(principal.tenant_id))
         return JSONResponse(ToolOut.model_validate(view).model_dump(mode="json"))
 
