@@ -122,7 +122,11 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     settings, server = _resolve_database(settings)
     from app.main import load_app_config
 
-    load_app_config(settings)  # a bad config stops start-up here, naming its key path
+    # A bad config or OTEL_* setting stops start-up here, saying what is wrong.
+    from app.otel_setup import check_env
+
+    load_app_config(settings)
+    check_env()
     # uvicorn re-raises the signal that stopped it; exiting through SystemExit instead
     # lets the embedded Postgres (if any) stop with us.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -143,9 +147,11 @@ def cmd_worker(settings: Settings, _args: argparse.Namespace) -> int:
     settings, server = _resolve_database(settings)
 
     async def work() -> None:
-        from app.main import create_app
+        from app.main import create_app, load_app_config, telemetry_from_env
 
-        app = create_app(settings, run_driver=True)
+        config = load_app_config(settings)
+        telemetry = telemetry_from_env(config)
+        app = create_app(settings, config=config, run_driver=True, telemetry=telemetry)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -262,8 +268,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(settings, args))
     except Exception as exc:  # a config error and the like: say it, no traceback
         from app.config import ConfigError
+        from app.otel_setup import TelemetryConfigError
 
-        if isinstance(exc, ConfigError):
+        if isinstance(exc, ConfigError | TelemetryConfigError):
             print(f"config error: {exc}", file=sys.stderr)
             return 2
         raise

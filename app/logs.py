@@ -5,6 +5,7 @@ answering, one line when it is back, however many requests and runs meet it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import logging.config
@@ -60,6 +61,7 @@ class Outage:
     def __init__(self, log: logging.Logger) -> None:
         self._log = log
         self.down = False
+        self._waiters: set[asyncio.Event] = set()
 
     def seen(self, error: BaseException) -> None:
         if not self.down:
@@ -70,6 +72,21 @@ class Outage:
         if self.down:
             self.down = False
             self._log.warning("the database answers again")
+        for waiter in self._waiters:
+            waiter.set()
+
+    async def wait_over(self, timeout_s: float) -> None:
+        """Until some part of this process sees the database answer again, or `timeout_s`."""
+        if not self.down:
+            return
+        waiter = asyncio.Event()  # one per waiter: no event outlives its event loop
+        self._waiters.add(waiter)
+        try:
+            await asyncio.wait_for(waiter.wait(), timeout_s)
+        except TimeoutError:
+            pass
+        finally:
+            self._waiters.discard(waiter)
 
 
 outage = Outage(logging.getLogger("app.outage"))

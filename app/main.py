@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator, Callable, Mapping
 
 import httpx
 from fastapi import FastAPI
-from opentelemetry.trace import TracerProvider
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app import openapi, telemetry
+from app import openapi
+from app import telemetry as tracing
 from app.adapters.builtin_tools.tech_radar import SPECS, radar_tools
 from app.adapters.clock import SystemClock
 from app.adapters.http_tools import client_timeouts, http_tools
@@ -26,6 +26,8 @@ from app.db.session import make_engine, make_sessionmaker
 from app.domain.ports import Clock, ModelProvider, Tool
 from app.engine.driver import Driver
 from app.engine.runtime import Runtime
+from app.metrics import Metrics
+from app.otel_setup import Telemetry
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -66,11 +68,12 @@ def create_app(
     tools: ToolFactory | None = None,
     run_driver: bool | None = None,
     db_time: DbTime | None = None,
-    tracer_provider: TracerProvider | None = None,
+    telemetry: Telemetry | None = None,
 ) -> FastAPI:
     settings = settings or Settings()
     config = config or load_app_config(settings)
     clock = clock or SystemClock()
+    otel = telemetry or Telemetry()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -78,6 +81,7 @@ def create_app(
         engine = make_engine(
             url, pool_size=settings.pool_size, pool_timeout_s=settings.db_pool_timeout_s
         )
+        otel.instrument_engine(engine)
         sessions = make_sessionmaker(engine)
         single = engine.execution_options(isolation_level="AUTOCOMMIT")
         reads = make_sessionmaker(single)
@@ -90,6 +94,7 @@ def create_app(
             limits=httpx.Limits(max_connections=settings.tool_concurrency * 4),
             follow_redirects=False,
         )
+        otel.instrument_client(http_client)
         registry.update(http_tools(config.tools, http_client))
         runtime = Runtime(
             sessions=sessions,
@@ -99,7 +104,9 @@ def create_app(
             tools=registry,
             models=_models(config),
             db_time=db_time or DbTime(),
-            tracer=telemetry.tracer(tracer_provider),
+            tracer=tracing.tracer(otel.tracer_provider),
+            metrics=Metrics(otel.meter_provider),
+            capture=otel.capture,
             single=single,
             reads=reads,
         )
@@ -116,6 +123,7 @@ def create_app(
             await driver.stop()
             await http_client.aclose()
             await engine.dispose()
+            otel.shutdown()
 
     app = FastAPI(title="Toolgate", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     errors.install(app)
@@ -125,9 +133,19 @@ def create_app(
     app.include_router(problems.router)
     app.add_middleware(TraceAndErrorsMiddleware)
     openapi.install(app)
+    otel.instrument_app(app)
     return app
+
+
+def telemetry_from_env(config: AppConfig) -> Telemetry:
+    """Telemetry as the `OTEL_*` variables ask (off unless they do); the model routes' API
+    keys are never recorded, even with content capture on."""
+    keys = [r.api_key_env for r in config.models.values() if getattr(r, "api_key_env", None)]
+    return Telemetry.from_env(secret_envs=keys)
 
 
 def app_from_env() -> FastAPI:
     """For `uvicorn --factory app.main:app_from_env` (one app per worker process)."""
-    return create_app(Settings())
+    settings = Settings()
+    config = load_app_config(settings)
+    return create_app(settings, config=config, telemetry=telemetry_from_env(config))

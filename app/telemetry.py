@@ -7,9 +7,10 @@ semantic conventions as of semantic-conventions v1.41.0. The names live here onl
 - `chat {model}` (CLIENT): one model call attempt.
 - `execute_tool {tool}` (INTERNAL): one tool call attempt.
 
-Content is never recorded: arguments and results only as a SHA-256 and a size. The tracer
-comes from the provider given to `create_app` (tests use an in-memory exporter), else the
-global one, which is a no-op unless the process configured one.
+Content is not recorded unless asked for (`captured_content`): arguments and results go on
+as a SHA-256 and a size. The tracer comes from the provider given to `create_app` (tests
+use an in-memory exporter), else the global one, a no-op unless the process configured one
+(`otel_setup`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,16 @@ ARGS_HASH = "toolgate.arguments.hash"
 ARGS_SIZE = "toolgate.arguments.size"
 RESULT_HASH = "toolgate.result.hash"
 RESULT_SIZE = "toolgate.result.size"
+INSTRUCTIONS_HASH = "toolgate.instructions.hash"
+TOOL_SCHEMA_HASH = "toolgate.tool_schema.hash"
+#: Seconds a segment's run waited, runnable, before a process took it up.
+QUEUE_WAIT = "toolgate.queue_wait_s"
+# Content, recorded only when asked for (see `captured_content`).
+SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
+INPUT_MESSAGES = "gen_ai.input.messages"
+OUTPUT_MESSAGES = "gen_ai.output.messages"
+TOOL_ARGUMENTS = "gen_ai.tool.call.arguments"
+TOOL_RESULT = "gen_ai.tool.call.result"
 
 INTERNAL, CLIENT = SpanKind.INTERNAL, SpanKind.CLIENT
 

@@ -22,6 +22,7 @@ from app.db.clock import DbTime
 from app.db.tables import metadata
 from app.engine.keys import create_key
 from app.main import create_app
+from app.otel_setup import Telemetry
 from app.settings import Settings
 from tests.dbserver import fresh_database, test_server
 from tests.fakes import FakeClock
@@ -170,6 +171,7 @@ async def harness_factory(  # type: ignore[no-untyped-def]
             probe: Any = None,
             db_time: DbTime | None = None,
             tracer_provider: Any = None,
+            telemetry: Any = None,
         ) -> Harness:
             """`probe`: a fake tool added to the registry and to the tech-radar agent."""
             if probe is not None:
@@ -182,7 +184,7 @@ async def harness_factory(  # type: ignore[no-untyped-def]
                 tools=tools or radar_tools,
                 run_driver=run_driver,
                 db_time=db_time,
-                tracer_provider=tracer_provider,
+                telemetry=telemetry or Telemetry(tracer_provider=tracer_provider, instrument=False),
             )
             await stack.enter_async_context(LifespanManager(app))
             client = await stack.enter_async_context(

@@ -18,6 +18,9 @@ from app.db.tables import run
 from app.domain.records import Run
 from app.domain.status import RunStatus
 
+#: A claimed run, and the seconds it waited to be taken up (runnable → claimed).
+Claimed = tuple[Run, float]
+
 
 def _claimable(db_time: DbTime) -> Any:
     # Served by ix_run_runnable: a run without a lease sorts as -infinity.
@@ -51,6 +54,15 @@ async def _claimed_events(session: AsyncSession, claimed: Sequence[Run], now: da
         await session.execute(INSERT_EVENT, rows)
 
 
+def _runnable_since() -> Any:
+    # When the run became claimable: its lease lapsed, else (handed back) its last change.
+    return func.coalesce(run.c.lease_expires_at, run.c.updated_at).label("since")
+
+
+def _claimed(rows: Any) -> list[Claimed]:
+    return [(to_run(row), max(0.0, float(row["queued_s"]))) for row in rows.mappings()]
+
+
 async def claim(
     session: AsyncSession,
     *,
@@ -61,25 +73,33 @@ async def claim(
     lease_s: float,
     db_time: DbTime,
     now: datetime,
-) -> Run | None:
-    """Takes the lease of an active run nobody holds (or whose holder's lease expired)."""
-    result = await session.execute(
-        update(run)
+) -> Claimed | None:
+    """Takes the lease of an active run nobody holds (or whose holder's lease expired);
+    answers it with how long it waited to be taken up."""
+    pick = (
+        select(run.c.tenant_id, run.c.id, _runnable_since())
         .where(
             run.c.tenant_id == tenant_id,
             run.c.id == run_id,
             run.c.status.in_(ACTIVE),
             or_(run.c.lease_token.is_(None), run.c.lease_expires_at < db_time.now()),
         )
-        .values(lease_token=token, **_lease_values(owner, lease_s, db_time, now))
-        .returning(run)
+        .with_for_update()
+        .subquery("picked")
     )
-    row = result.mappings().one_or_none()
-    if row is None:
-        return None
-    record = to_run(row)
-    await _claimed_events(session, [record], now)
-    return record
+    claimed = _claimed(await session.execute(_take(pick, token, owner, lease_s, db_time, now)))
+    await _claimed_events(session, [r for r, _ in claimed], now)
+    return claimed[0] if claimed else None
+
+
+def _take(pick: Any, token: Any, owner: str, lease_s: float, db_time: DbTime, now: datetime) -> Any:
+    queued = func.extract("epoch", db_time.now() - pick.c.since)
+    return (
+        update(run)
+        .where(run.c.tenant_id == pick.c.tenant_id, run.c.id == pick.c.id)
+        .values(lease_token=token, **_lease_values(owner, lease_s, db_time, now))
+        .returning(run, queued.label("queued_s"))
+    )
 
 
 async def claim_runnable(
@@ -90,11 +110,12 @@ async def claim_runnable(
     lease_s: float,
     db_time: DbTime,
     now: datetime,
-) -> list[Run]:
+) -> list[Claimed]:
     """Claims up to `limit` runs nobody advances (no lease, or an expired one), oldest
-    lease first, in one statement; rows other drivers are claiming are skipped."""
+    lease first, in one statement; rows other drivers are claiming are skipped. Each comes
+    with how long it waited to be taken up."""
     pick = (
-        select(run.c.tenant_id, run.c.id)
+        select(run.c.tenant_id, run.c.id, _runnable_since())
         .where(_claimable(db_time))
         .order_by(func.coalesce(run.c.lease_expires_at, text("'-infinity'::timestamptz")))
         .limit(limit)
@@ -102,14 +123,8 @@ async def claim_runnable(
         .subquery("picked")
     )
     token = func.replace(func.gen_random_uuid().cast(String), "-", "")
-    result = await session.execute(
-        update(run)
-        .where(run.c.tenant_id == pick.c.tenant_id, run.c.id == pick.c.id)
-        .values(lease_token=token, **_lease_values(owner, lease_s, db_time, now))
-        .returning(run)
-    )
-    claimed = [to_run(r) for r in result.mappings()]
-    await _claimed_events(session, claimed, now)
+    claimed = _claimed(await session.execute(_take(pick, token, owner, lease_s, db_time, now)))
+    await _claimed_events(session, [r for r, _ in claimed], now)
     return claimed
 
 

@@ -57,6 +57,7 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
             new_calls=change.new_calls,
             updated_calls=change.updated_calls,
         )
+    before = state.calls
     run = replace(
         state.run,
         **values,
@@ -69,6 +70,13 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
         run, turn=change.turn, new_calls=change.new_calls, updated_calls=change.updated_calls
     )
     state.trace_context_owed = None
+    finished = target == RunStatus.FINISHED
+    rt.metrics.committed(
+        run.agent,
+        values.get("termination_reason") if finished else None,
+        [*change.new_calls, *change.updated_calls],
+        before,
+    )
     if applied.cancel_requested_at is not None and not lease.cancel_seen:
         lease.interrupt()
     return run

@@ -215,15 +215,17 @@ class Driver:
         """Owed writes (see `engine.deferred`) go in as soon as the database takes them."""
         while True:
             await asyncio.sleep(OWED_EVERY_S)
-            if len(self.rt.deferred):
-                await self.rt.deferred.pay()
+            if len(self.rt.deferred) and await self.rt.deferred.pay():
+                logs.outage.over()
 
     async def _poll_forever(self) -> None:
         loop = asyncio.get_running_loop()
         next_purge = loop.time()
         while True:
             try:
-                await self.poll_once()
+                if self.free_slots > 0:
+                    await self.poll_once()
+                    logs.outage.over()  # the database answered: runs waiting on it go on
                 if loop.time() >= next_purge:
                     await idempotency.purge_expired(self.rt)
                     async with self.rt.reads() as session:
@@ -253,9 +255,9 @@ class Driver:
             db_time=rt.db_time,
             now=rt.clock.now(),
         )
-        for run in claimed:
+        for run, queued_s in claimed:
             key = (run.tenant_id, run.id)
-            lease = lease_for(rt, run, sent)
+            lease = lease_for(rt, run, sent, queued_s)
             if key in self._tasks:
                 # A request's kick started on it meanwhile (its own claim will fail): hand
                 # this lease back so the next poll can take the run up.

@@ -42,6 +42,8 @@ class Lease:
     run_id: str
     token: str
     valid_until: float
+    #: Seconds the run waited, runnable, before this claim took it up (telemetry only).
+    queued_s: float = 0.0
     lost: bool = False
     cancel_seen: bool = False
     _stop: asyncio.Event = field(default_factory=asyncio.Event)

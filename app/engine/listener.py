@@ -11,6 +11,9 @@ from collections.abc import Callable, Mapping
 import asyncpg
 from sqlalchemy.engine import make_url
 
+from app import logs
+from app.db.errors import is_unavailable
+
 log = logging.getLogger(__name__)
 #: The pause before reconnecting.
 CHECK_EVERY_S = 2.0
@@ -58,8 +61,11 @@ class Listener:
                 await closed.wait()
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.warning("listening for notifications failed; reconnecting", exc_info=True)
+            except Exception as exc:
+                if is_unavailable(exc):
+                    logs.outage.seen(exc)  # said once for the whole process
+                else:
+                    log.warning("listening for notifications failed; reconnecting", exc_info=True)
             finally:
                 self.ready.clear()
                 if connection is not None and not connection.is_closed():

@@ -26,6 +26,7 @@ from app.domain.tools import schema_hash, sha256_tag
 from app.engine.commit import Change, commit
 from app.engine.finish import finish_run
 from app.engine.lease import Lease
+from app.engine.runtime import Runtime
 from app.engine.state import RunState
 from app.engine.tool_gates import apply_rate_limits
 
@@ -59,7 +60,8 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
             position=run.model_calls,
             script=state.script,
         )
-        with _chat_span(lease, route, step, attempt) as span:
+        with _chat_span(lease, state, route, request) as span:
+            timer = _Timer(rt, route)
             try:
                 reply = await lease.guarded(
                     rt.models[run.route].complete(request), request.timeout_s
@@ -67,18 +69,21 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
             except TimeoutError:
                 if request.timeout_s >= left:
                     span.set_attribute(telemetry.ERROR_TYPE, "deadline")
+                    timer.done(error_type="deadline")
                     return finish(TerminationReason.DEADLINE)
                 error = ModelError("timeout", "the model did not answer in time", retryable=True)
             except ModelError as exc:
                 error = exc
             else:
-                _chat_answered(span, reply)
+                _chat_answered(rt, span, reply)
+                timer.done(reply=reply)
                 await _record_turn(lease, state, step, attempt, reply, exposed)
                 return None
             span.set_attributes(
                 {telemetry.ERROR_TYPE: error.code, telemetry.RETRYABLE: error.retryable}
             )
             span.set_status(Status(StatusCode.ERROR))
+            timer.done(error_type=error.code)
         if not error.consumed:
             return finish(TerminationReason.MODEL_FAILED, error.code, error.message)
         await _record_failure(lease, state, step, attempt, error)
@@ -92,22 +97,30 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
             await lease.guarded(asyncio.sleep(pause), pause + 1)
 
 
-def _chat_span(lease: Lease, route: Any, step: int, attempt: int) -> Any:
-    name = getattr(route, "model", None) or route.provider
-    return lease.rt.tracer.start_as_current_span(
-        f"chat {name}",
-        kind=telemetry.CLIENT,
-        attributes={
-            telemetry.OPERATION: "chat",
-            telemetry.PROVIDER: route.provider,
-            telemetry.REQUEST_MODEL: name,
-            telemetry.STEP: step,
-            telemetry.ATTEMPT: attempt,
-        },
+def _chat_span(lease: Lease, state: RunState, route: Any, request: ModelRequest) -> Any:
+    rt = lease.rt
+    attributes: dict[str, Any] = {
+        telemetry.OPERATION: "chat",
+        telemetry.PROVIDER: route.provider,
+        telemetry.REQUEST_MODEL: _model_name(route),
+        telemetry.STEP: request.step,
+        telemetry.ATTEMPT: request.attempt,
+        telemetry.INSTRUCTIONS_HASH: sha256_tag(state.instructions),
+        telemetry.TOOL_SCHEMA_HASH: schema_hash(request.tools),
+    }
+    if rt.capture.enabled:
+        attributes[telemetry.SYSTEM_INSTRUCTIONS] = rt.capture.text(request.instructions)
+        attributes[telemetry.INPUT_MESSAGES] = rt.capture.text(request.messages)
+    return rt.tracer.start_as_current_span(
+        f"chat {_model_name(route)}", kind=telemetry.CLIENT, attributes=attributes
     )
 
 
-def _chat_answered(span: Any, reply: ModelReply) -> None:
+def _model_name(route: Any) -> str:
+    return getattr(route, "model", None) or route.provider
+
+
+def _chat_answered(rt: Runtime, span: Any, reply: ModelReply) -> None:
     span.set_attributes(
         {
             telemetry.RESPONSE_MODEL: reply.model or "",
@@ -116,6 +129,35 @@ def _chat_answered(span: Any, reply: ModelReply) -> None:
             telemetry.OUTPUT_TOKENS: reply.usage.output_tokens,
         }
     )
+    if rt.capture.enabled:
+        said = (
+            {"role": "assistant", "content": reply.text}
+            if isinstance(reply, FinalAnswer)
+            else {"role": "assistant", "tool_calls": [_proposed(c) for c in reply.calls]}
+        )
+        span.set_attribute(telemetry.OUTPUT_MESSAGES, rt.capture.text([said]))
+
+
+def _proposed(call: Any) -> dict[str, Any]:
+    return {"id": call.call_id, "name": call.name, "arguments": call.arguments}
+
+
+class _Timer:
+    """The `gen_ai.client.operation.duration` (and token usage) of one model call."""
+
+    def __init__(self, rt: Runtime, route: Any) -> None:
+        self.rt, self.route = rt, route
+        self.started = asyncio.get_running_loop().time()
+
+    def done(self, *, reply: ModelReply | None = None, error_type: str | None = None) -> None:
+        usage = reply.usage if reply is not None else None
+        self.rt.metrics.model_call(
+            provider=self.route.provider,
+            model=_model_name(self.route),
+            duration_s=asyncio.get_running_loop().time() - self.started,
+            usage=(usage.input_tokens, usage.output_tokens) if usage else None,
+            error_type=error_type,
+        )
 
 
 async def _record_failure(

@@ -10,11 +10,13 @@ from opentelemetry.trace import Tracer
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app import telemetry
+from app.captured_content import Capture
 from app.config import AgentConfig, AppConfig, ModelRouteConfig
 from app.db.clock import DbTime
 from app.domain.ports import Clock, ModelProvider, Tool
 from app.engine.deferred import Deferred
 from app.engine.tool_gates import DisabledTools
+from app.metrics import Metrics
 from app.settings import Settings
 
 
@@ -34,6 +36,9 @@ class Runtime:
     #: The database's clock, which lease and lock expiry is compared with.
     db_time: DbTime = field(default_factory=DbTime)
     tracer: Tracer = field(default_factory=telemetry.tracer)
+    metrics: Metrics = field(default_factory=Metrics)
+    #: Whether (and how redacted) message content goes on spans; off by default.
+    capture: Capture = field(default_factory=Capture)
     tool_slots: asyncio.Semaphore = field(init=False)
     #: The kill switch's disabled tools, per tenant, as this process last saw them.
     disabled_tools: DisabledTools = field(init=False)

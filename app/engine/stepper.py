@@ -39,10 +39,11 @@ def new_lease_token() -> str:
     return secrets.token_hex(16)
 
 
-def lease_for(rt: Runtime, run: Run, sent_at: float) -> Lease:
+def lease_for(rt: Runtime, run: Run, sent_at: float, queued_s: float = 0.0) -> Lease:
     """The lease a claim (sent at loop time `sent_at`) gave this process."""
     assert run.lease_token is not None
-    return Lease(rt, run.tenant_id, run.id, run.lease_token, sent_at + rt.settings.lease_s)
+    valid_until = sent_at + rt.settings.lease_s
+    return Lease(rt, run.tenant_id, run.id, run.lease_token, valid_until, queued_s)
 
 
 async def load_state(rt: Runtime, run: Run) -> RunState:
@@ -59,7 +60,7 @@ async def load_state(rt: Runtime, run: Run) -> RunState:
 async def claim(rt: Runtime, tenant_id: str, run_id: str) -> tuple[Lease, Run] | None:
     sent = asyncio.get_running_loop().time()
 
-    run = await retrying(
+    claimed = await retrying(
         rt.sessions,
         leases_repo.claim,
         tenant_id=tenant_id,
@@ -70,7 +71,10 @@ async def claim(rt: Runtime, tenant_id: str, run_id: str) -> tuple[Lease, Run] |
         db_time=rt.db_time,
         now=rt.clock.now(),
     )
-    return (lease_for(rt, run, sent), run) if run else None
+    if claimed is None:
+        return None
+    run, queued_s = claimed
+    return lease_for(rt, run, sent, queued_s), run
 
 
 async def _loop(lease: Lease, state: RunState, on_progress: Progress) -> None:
@@ -108,7 +112,9 @@ async def _outlast_outage(lease: Lease, state: RunState) -> bool:
     rt = lease.rt
     pause = 0.2
     while not lease.lapsed:
-        await asyncio.sleep(pause)
+        # Ask the database on a backing-off schedule, but go at once when another part of
+        # the process (the driver's poll, the lease keeper) has seen it answer again.
+        await logs.outage.wait_over(pause)
         pause = min(pause * 2, 5.0)
 
         try:
@@ -119,6 +125,7 @@ async def _outlast_outage(lease: Lease, state: RunState) -> bool:
             state.take(await load_state(rt, run))
         except Exception as exc:
             if is_unavailable(exc):
+                logs.outage.seen(exc)  # so that the next wait is not cut short
                 continue
             raise
         logs.outage.over()
@@ -172,6 +179,8 @@ async def drive(lease: Lease, state: RunState, on_progress: Progress = lambda ru
             telemetry.AGENT: run.agent,
             telemetry.CONVERSATION: run.id,
             telemetry.ROUTE: run.route,
+            telemetry.STEP: run.steps,
+            telemetry.QUEUE_WAIT: lease.queued_s,
         },
     ) as segment:
         state.trace_context_owed = telemetry.context_of(segment)

@@ -51,19 +51,21 @@ def context_of(state: RunState, call: Call, timeout_s: float | None = None) -> T
 
 async def invoke(lease: Lease, state: RunState, tool: Tool, call: Call) -> ToolResult:
     """One attempt, in its own `execute_tool` span (arguments and result as hashes)."""
+    capture = lease.rt.capture
     args_hash, args_size = telemetry.digest(call.arguments)
+    attributes: dict[str, Any] = {
+        telemetry.OPERATION: "execute_tool",
+        telemetry.TOOL: tool.spec.name,
+        telemetry.TOOL_CALL: call.call_id,
+        telemetry.STEP: call.step,
+        telemetry.ATTEMPT: call.attempts,
+        telemetry.ARGS_HASH: args_hash,
+        telemetry.ARGS_SIZE: args_size,
+    }
+    if capture.enabled:
+        attributes[telemetry.TOOL_ARGUMENTS] = capture.text(call.arguments)
     with lease.rt.tracer.start_as_current_span(
-        f"execute_tool {tool.spec.name}",
-        kind=telemetry.INTERNAL,
-        attributes={
-            telemetry.OPERATION: "execute_tool",
-            telemetry.TOOL: tool.spec.name,
-            telemetry.TOOL_CALL: call.call_id,
-            telemetry.STEP: call.step,
-            telemetry.ATTEMPT: call.attempts,
-            telemetry.ARGS_HASH: args_hash,
-            telemetry.ARGS_SIZE: args_size,
-        },
+        f"execute_tool {tool.spec.name}", kind=telemetry.INTERNAL, attributes=attributes
     ) as span:
         # Errors leave the span's block as values: the domain's frozen exceptions cannot
         # pass through a context manager's re-raise.
@@ -84,6 +86,8 @@ async def invoke(lease: Lease, state: RunState, tool: Tool, call: Call) -> ToolR
             span.set_attributes(
                 {telemetry.RESULT_HASH: result_hash, telemetry.RESULT_SIZE: result_size}
             )
+            if capture.enabled:  # the checked output: the raw answer is never kept
+                span.set_attribute(telemetry.TOOL_RESULT, capture.text(result.output))
     if stopped is not None:
         raise stopped
     return result

@@ -4,13 +4,20 @@ segments linked across processes, and no content — arguments and results as ha
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from typing import Any
 
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from app.captured_content import Capture
 from app.db.clock import DbTime
+from app.otel_setup import SafeSpanExporter, Telemetry
+from tests.backend import ok, serving
+from tests.conftest import DEFAULT_AGENT, make_config
 from tests.factories import final, run_body, seed_radar, tool_calls
 from tests.fakes import FakeClock, ProbeTool, probe_spec
 from tests.integration.test_leases import LEASE_S, crash
@@ -81,3 +88,151 @@ async def test_a_run_taken_over_by_another_process_links_its_new_segment_to_the_
     [second] = [s for s in spans_b.get_finished_spans() if s.name.startswith("invoke_agent")]
     assert second.attributes["gen_ai.conversation.id"] == run_id
     assert [link.context.span_id for link in second.links] == [first.context.span_id]
+    # The first segment began as the run was created; the second after the lease lapsed.
+    assert first.attributes["toolgate.queue_wait_s"] == 0.0
+    assert second.attributes["toolgate.queue_wait_s"] >= 0.5
+
+
+def metric_points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
+    """Data points by metric name, from everything the reader collected."""
+    points: dict[str, list[Any]] = {}
+    data = reader.get_metrics_data()
+    for resource in data.resource_metrics if data else []:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                points.setdefault(metric.name, []).extend(metric.data.data_points)
+    return points
+
+
+async def test_metrics_count_tokens_durations_runs_and_calls_with_low_cardinality_labels(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    reader = InMemoryMetricReader()
+    h = await harness_factory(telemetry=Telemetry.recording(metrics=reader))
+    await seed_radar(h)
+    headers = await h.key()
+    body = run_body(
+        tool_calls(
+            ("c1", "search_technologies", {"query": "kafka"}),
+            ("c2", "no_such_tool", {}),
+            usage=(11, 3),
+        ),
+        final("none [source:s1]", usage=(20, 5)),
+    )
+    run = (await h.client.post("/v1/runs", headers=headers, json=body)).json()
+    assert run["termination_reason"] == "final"
+
+    points = metric_points(reader)
+    [finished] = points["toolgate.runs.finished"]
+    assert finished.value == 1
+    assert dict(finished.attributes) == {
+        "toolgate.termination_reason": "final",
+        "gen_ai.agent.name": "tech-radar",
+    }
+    calls = {
+        (p.attributes["gen_ai.tool.name"], p.attributes["toolgate.call.status"]): p
+        for p in points["toolgate.tool.calls"]
+    }
+    assert calls[("search_technologies", "succeeded")].value == 1
+    assert calls[("no_such_tool", "rejected")].value == 1
+    assert calls[("no_such_tool", "rejected")].attributes["error.type"] == "unknown_tool"
+    tokens = {p.attributes["gen_ai.token.type"]: p for p in points["gen_ai.client.token.usage"]}
+    assert (tokens["input"].sum, tokens["input"].count) == (31, 2)
+    assert (tokens["output"].sum, tokens["output"].count) == (8, 2)
+    assert tokens["input"].explicit_bounds[:3] == (1, 4, 16)
+    [duration] = points["gen_ai.client.operation.duration"]
+    assert duration.count == 2 and duration.attributes["gen_ai.provider.name"] == "scripted"
+    labels = json.dumps([dict(p.attributes) for ps in points.values() for p in ps])
+    assert run["id"] not in labels and "acme" not in labels
+
+
+async def test_content_is_recorded_only_when_asked_and_secrets_are_redacted_even_then(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    exporter = InMemorySpanExporter()
+    capture = Capture(enabled=True, known_secrets=("route-key-123456",))
+    h = await harness_factory(
+        telemetry=Telemetry.recording(spans=exporter, capture=capture, instrument=False)
+    )
+    await seed_radar(h)
+    headers = await h.key()
+    body = run_body(
+        tool_calls(("c1", "search_technologies", {"query": "kafka tg_" + "x" * 30})),
+        final("done route-key-123456 Bearer abcdefghijkl [source:s1]"),
+        input="what about kafka?",
+    )
+    run = (await h.client.post("/v1/runs", headers=headers, json=body)).json()
+    assert run["termination_reason"] == "final"
+    spans = exporter.get_finished_spans()
+    chats = [s for s in spans if s.name.startswith("chat")]
+    assert "what about kafka?" in chats[0].attributes["gen_ai.input.messages"]
+    said = chats[1].attributes["gen_ai.output.messages"]
+    assert "done [REDACTED] [REDACTED]" in said and "route-key" not in said
+    [tool] = [s for s in spans if s.name.startswith("execute_tool")]
+    arguments = json.loads(tool.attributes["gen_ai.tool.call.arguments"])
+    assert arguments == {"query": "kafka [REDACTED]"}
+    assert json.loads(tool.attributes["gen_ai.tool.call.result"])  # the checked output
+    for span in spans:
+        assert "abcdefghijkl" not in json.dumps(dict(span.attributes), default=str)
+
+
+async def test_instrumented_http_database_and_tool_spans_carry_no_sql_or_query_strings(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    exporter = InMemorySpanExporter()
+    async with serving() as backend:
+        backend.answer("lookup", ok({"found": "yes"}))
+        tool = {
+            "kind": "http",
+            "description": "Looks things up.",
+            "input_schema": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"q": {"type": "string"}},
+            },
+            "url": backend.tool_url("lookup") + "?token=very-secret-token",
+            "timeout_s": 2,
+        }
+        agent = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], "lookup"]}
+        h = await harness_factory(
+            config=make_config({"tech-radar": agent}, tools={"lookup": tool}),
+            telemetry=Telemetry.recording(spans=exporter),
+        )
+        headers = await h.key()
+        body = run_body(tool_calls(("c1", "lookup", {"q": "x"})), final("done [source:s1]"))
+        run = (await h.client.post("/v1/runs", headers=headers, json=body)).json()
+        assert run["termination_reason"] == "final"
+    spans = exporter.get_finished_spans()
+    [server] = [s for s in spans if s.name == "POST /v1/runs"]
+    [agent_span] = [s for s in spans if s.name.startswith("invoke_agent")]
+    assert agent_span.context.trace_id == server.context.trace_id  # one request, one trace
+    [tool_span] = [s for s in spans if s.name == "execute_tool lookup"]
+    [client] = [s for s in spans if s.kind.name == "CLIENT" and s.name == "POST"]
+    assert client.parent.span_id == tool_span.context.span_id  # the call's request, under it
+    assert client.attributes["http.status_code"] == 200
+    queries = [s for s in spans if s.attributes.get("db.system") == "postgresql"]
+    assert queries, "the database calls are traced"
+    everything = json.dumps([dict(s.attributes) for s in spans], default=str)
+    assert "very-secret-token" not in everything
+    assert not [s for s in spans if {"db.statement", "db.query.text"} & set(s.attributes)]
+    assert " FROM " not in everything and "INSERT INTO" not in everything
+
+
+def test_the_safe_exporter_drops_exception_text_sql_and_url_queries() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(SafeSpanExporter(exporter)))
+    tracer = provider.get_tracer("test")
+    with contextlib.suppress(RuntimeError), tracer.start_as_current_span("failing") as span:
+        span.set_attributes(
+            {"db.statement": "SELECT 1", "url.full": "http://h/p?key=s3cret", "kept": 1}
+        )
+        raise RuntimeError("password=s3cret in SELECT * FROM api_key")
+    [span] = exporter.get_finished_spans()
+    assert dict(span.attributes) == {"url.full": "http://h/p", "kept": 1}
+    [event] = span.events
+    assert dict(event.attributes) == {
+        "exception.type": "RuntimeError",
+        "exception.escaped": "False",
+    }
+    assert span.status.status_code.name == "ERROR" and not span.status.description

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 
@@ -49,3 +50,18 @@ def test_the_config_keeps_backend_urls_out_of_the_logs() -> None:
     config = logs.config()
     assert config["loggers"]["httpx"]["level"] == "WARNING"
     assert config["formatters"]["json"]["()"] is logs.JsonFormatter
+
+
+async def test_waiters_on_an_outage_go_on_as_soon_as_anyone_sees_it_over() -> None:
+    outage = logs.Outage(logging.getLogger("test.outage"))
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await outage.wait_over(30)  # not down: no wait at all
+    outage.seen(ConnectionRefusedError())
+    await outage.wait_over(0.05)  # still down: waits its time out
+    assert loop.time() - started >= 0.05
+    waiters = [asyncio.create_task(outage.wait_over(30)) for _ in range(3)]
+    await asyncio.sleep(0.01)
+    outage.over()
+    await asyncio.wait_for(asyncio.gather(*waiters), 5)
+    assert loop.time() - started < 5 and not outage.down

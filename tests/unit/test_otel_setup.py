@@ -1,0 +1,96 @@
+"""Telemetry from the standard OTEL_* variables: off by default, exporters named or implied
+by an endpoint, settings this build cannot honour refused at start-up; content capture
+asked for by its own variable, redacting secrets."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.captured_content import REDACTED, Capture
+from app.otel_setup import Telemetry, TelemetryConfigError, check_env
+
+
+def test_telemetry_is_off_by_default() -> None:
+    telemetry = Telemetry.from_env({})
+    assert telemetry.tracer_provider is None and telemetry.meter_provider is None
+    assert telemetry.capture.enabled is False
+
+
+@pytest.mark.parametrize(
+    ("environ", "traces", "metrics"),
+    [
+        ({"OTEL_TRACES_EXPORTER": "console"}, True, False),
+        ({"OTEL_METRICS_EXPORTER": "console"}, False, True),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, True, True),
+        ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"}, True, False),
+        ({"OTEL_TRACES_EXPORTER": "otlp", "OTEL_METRICS_EXPORTER": "none"}, True, False),
+        ({"OTEL_TRACES_EXPORTER": "console", "OTEL_SDK_DISABLED": "true"}, False, False),
+    ],
+)
+def test_exporters_follow_the_standard_variables(
+    environ: dict[str, str], traces: bool, metrics: bool
+) -> None:
+    telemetry = Telemetry.from_env(environ)
+    try:
+        assert (telemetry.tracer_provider is not None) is traces
+        assert (telemetry.meter_provider is not None) is metrics
+    finally:
+        telemetry.shutdown()
+
+
+def test_the_service_name_defaults_to_toolgate_and_follows_otel_service_name() -> None:
+    default = Telemetry.from_env({"OTEL_TRACES_EXPORTER": "console"})
+    named = Telemetry.from_env({"OTEL_TRACES_EXPORTER": "console", "OTEL_SERVICE_NAME": "tg-eu"})
+    assert default.tracer_provider.resource.attributes["service.name"] == "toolgate"
+    assert named.tracer_provider.resource.attributes["service.name"] == "tg-eu"
+
+
+@pytest.mark.parametrize(
+    ("environ", "names"),
+    [
+        ({"OTEL_TRACES_EXPORTER": "zipkin"}, "OTEL_TRACES_EXPORTER"),
+        ({"OTEL_METRICS_EXPORTER": "prometheus"}, "OTEL_METRICS_EXPORTER"),
+        ({"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "http/protobuf"),
+    ],
+)
+def test_settings_this_build_cannot_honour_are_refused_by_name(
+    environ: dict[str, str], names: str
+) -> None:
+    with pytest.raises(TelemetryConfigError, match=names):
+        check_env(environ)
+
+
+@pytest.mark.parametrize(
+    ("value", "enabled"),
+    [("true", True), ("SPAN_ONLY", True), ("span_and_event", True), ("false", False), ("", False)],
+)
+def test_content_capture_is_asked_for_by_its_own_variable(value: str, enabled: bool) -> None:
+    environ = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": value}
+    assert Telemetry.from_env(environ).capture.enabled is enabled
+
+
+def test_captured_content_redacts_secret_keys_secret_looking_text_and_configured_keys() -> None:
+    capture = Capture.from_env(
+        {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true", "ROUTE_KEY": "rk-12345678"},
+        secret_envs=["ROUTE_KEY", "UNSET_KEY"],
+    )
+    value = {
+        "query": "kafka",
+        "api_key": "anything",
+        "Authorization": "x",
+        "nested": [{"password": "p"}, "call with Bearer abc.def.ghi-123 please"],
+        "text": "key rk-12345678 and tg_" + "a" * 40 + " and sk-" + "b" * 24,
+        "url": "https://user:pw@example.org/path",
+        "count": 3,
+    }
+    assert json.loads(capture.text(value)) == {
+        "query": "kafka",
+        "api_key": REDACTED,
+        "Authorization": REDACTED,
+        "nested": [{"password": REDACTED}, f"call with {REDACTED} please"],
+        "text": f"key {REDACTED} and {REDACTED} and {REDACTED}",
+        "url": f"https://{REDACTED}@example.org/path",
+        "count": 3,
+    }
