@@ -212,8 +212,8 @@ async def test_a_database_crash_under_load_loses_nothing_and_is_said_once() -> N
                 await wait_healthy(base)
                 load = Load(base, {"Authorization": f"Bearer {key}"})
                 clients = [asyncio.create_task(load.client(n)) for n in range(CLIENTS)]
-                await asyncio.sleep(2.0)  # steady state: runs in flight, mid tool call
-                await backend.wait_sent("slow_read")
+                await asyncio.sleep(1.0)  # steady state
+                await in_flight(backend, "slow_read")  # crash with runs mid tool call
                 await asyncio.to_thread(pg.crash)
                 crashed_at = loop.time()
                 await asyncio.sleep(OUTAGE_S)
@@ -264,6 +264,15 @@ async def test_a_database_crash_under_load_loses_nothing_and_is_said_once() -> N
     waited = {e["run_id"] for e in entries if e["message"].endswith("waits for the database")}
     went_on = {e["run_id"] for e in entries if e["message"].endswith(" goes on")}
     assert waited and waited <= went_on
+
+
+async def in_flight(backend: FakeBackend, tool: str, timeout_s: float = 20) -> None:
+    """Until a call of `tool` is being answered right now."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout_s
+    while backend.busy[tool] == 0:
+        assert loop.time() < end, f"no call of {tool} was ever in flight"
+        await asyncio.sleep(0.01)
 
 
 async def all_finished(
