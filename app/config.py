@@ -270,22 +270,9 @@ def _unsupported(config: AppConfig, builtin: Mapping[str, ToolSpec]) -> Iterator
     for name, route in config.models.items():
         if route.provider != "scripted":
             yield f"models.{name}.provider", f"provider {route.provider!r} is {NOT_SUPPORTED}"
-    for name, tool in config.tools.items():
-        # Approvals (previews), status lookups and rate limits come with later builds.
-        if tool.requires_approval:
-            yield f"tools.{name}.requires_approval", f"approvals are {NOT_SUPPORTED}"
-        if tool.preview_url is not None:
-            yield f"tools.{name}.preview_url", f"preview_url is {NOT_SUPPORTED}"
     if config.quotas is not None:
         yield "quotas", f"quotas are {NOT_SUPPORTED}"
     for name, agent in config.agents.items():
-        for i, tool in enumerate(agent.tools):
-            spec = builtin.get(tool)
-            if spec is not None and spec.requires_approval:
-                yield (
-                    f"agents.{name}.tools.{i}",
-                    (f"tool {tool!r} requires approval, which is {NOT_SUPPORTED}"),
-                )
         if agent.limits.context_tokens is not None:
             yield f"agents.{name}.limits.context_tokens", f"context_tokens is {NOT_SUPPORTED}"
 

@@ -19,7 +19,7 @@ from app.adapters.http_tools import client_timeouts, http_tools
 from app.adapters.scripted_model import ScriptedModel
 from app.api import errors
 from app.api.middleware import TraceAndErrorsMiddleware
-from app.api.routes import catalog, health, problems, runs
+from app.api.routes import approvals, catalog, health, problems, runs
 from app.config import DEMO_CONFIG_PATH, AppConfig, load_config
 from app.db.clock import DbTime
 from app.db.session import make_engine, make_sessionmaker
@@ -128,6 +128,7 @@ def create_app(
     app = FastAPI(title="Toolgate", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     errors.install(app)
     app.include_router(runs.router)
+    app.include_router(approvals.router)
     app.include_router(catalog.router)
     app.include_router(health.router)
     app.include_router(problems.router)

@@ -49,6 +49,8 @@ INSTRUCTIONS_HASH = "toolgate.instructions.hash"
 TOOL_SCHEMA_HASH = "toolgate.tool_schema.hash"
 #: Seconds a segment's run waited, runnable, before a process took it up.
 QUEUE_WAIT = "toolgate.queue_wait_s"
+#: Seconds an approved call waited, from its preview to its execution.
+APPROVAL_WAIT = "toolgate.approval_wait_s"
 # Content, recorded only when asked for (see `captured_content`).
 SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
 INPUT_MESSAGES = "gen_ai.input.messages"

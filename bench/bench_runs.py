@@ -19,6 +19,9 @@ answer citing it: N + 1 steps (model turns). Workloads (defaults; see --help for
     6. 500 runs in flight at rest: created with wait_s 0, each model turn sleeping 2 s (one
        tool round, then the final answer); server memory sampled while they are in flight,
        then the time until all have finished.
+    7. 1,000 parked runs: each proposes move_technology_ring (which requires approval) and
+       parks awaiting it; the server's memory before and after, and how many of them hold a
+       lease (none should: a parked run costs rows, not memory).
 
 The server is started with TOOLGATE_MAX_ACTIVE_RUNS=--max-active-runs (default 512) for all
 workloads, so that workload 6 has every run advancing at once rather than 64 per process;
@@ -110,6 +113,7 @@ FULL = {
     "c16_runs": 400,
     "c64_runs": 640,
     "in_flight": 500,
+    "parked": 1000,
     "pgbench_seconds": 10,
 }
 QUICK = {
@@ -119,6 +123,7 @@ QUICK = {
     "c16_runs": 64,
     "c64_runs": 128,
     "in_flight": 100,
+    "parked": 200,
     "pgbench_seconds": 3,
 }
 
@@ -792,6 +797,62 @@ async def in_flight(number: int, ctx: Context) -> Result:
     return Result(title, 1, tally, elapsed, wal, cpu, ctx.memory(), notes)
 
 
+async def parked(number: int, ctx: Context) -> Result:
+    """Runs that park awaiting an approval: what they cost the server while they wait."""
+    args = ctx.args
+    tech_id = await ctx.probe.connection.fetchval(
+        "SELECT id FROM technology WHERE tenant_id = 'bench' AND name = 'Kafka'"
+    )
+    move = {
+        "type": "tool_calls",
+        "calls": [
+            {
+                "id": "m1",
+                "name": "move_technology_ring",
+                "arguments": {"technology_id": tech_id, "ring": "adopt", "rationale": "bench"},
+            }
+        ],
+    }
+    payload = {"agent": DEMO_AGENT, "input": "move it", "script": [move, FINAL], "wait_s": 5}
+    before = ctx.server.rss_kib()
+    tally = Tally()
+    mark, cpu = await ctx.probe.mark(), ctx.server.cpu_s()
+    left = iter(range(args.parked))
+    started = time.perf_counter()
+
+    async def creator() -> None:
+        for _ in left:
+            tally.runs += 1
+            response = await ctx.client.post(
+                "/v1/runs", headers=auth(ctx.key, idempotent=True), json=payload
+            )
+            if response.status_code == 201 and response.json()["status"] == "awaiting_approval":
+                tally.ok += 1
+                tally.steps += 1
+            else:
+                tally.server_errors += response.status_code >= 500
+                tally.fail(f"http {response.status_code} {response.json().get('status')}")
+
+    await asyncio.gather(*(creator() for _ in range(args.create_clients)))
+    elapsed = time.perf_counter() - started
+    await asyncio.sleep(2.0)  # settled: what the server keeps while they all wait
+    after = ctx.server.rss_kib()
+    cpu = ctx.server.cpu_s() - cpu
+    wal = await ctx.probe.since(mark)
+    waiting, leased = await ctx.probe.connection.fetchrow(
+        "SELECT count(*) FILTER (WHERE status = 'awaiting_approval'),"
+        " count(*) FILTER (WHERE status = 'awaiting_approval' AND lease_token IS NOT NULL)"
+        " FROM run WHERE tenant_id = 'bench'"
+    )
+    notes = [
+        f"parked            {waiting} runs awaiting approval, {leased} of them holding a lease",
+        f"RSS while parked  {mib(after)} (before: {mib(before)}, {mib(after - before)} more, "
+        f"{(after - before) / max(waiting, 1):.1f} KiB per parked run)",
+    ]
+    title = f"{number}. parked, {args.parked} runs awaiting approval"
+    return Result(title, 0, tally, elapsed, wal, cpu, ctx.memory(), notes)
+
+
 @dataclass
 class Context:
     args: argparse.Namespace
@@ -828,8 +889,10 @@ async def run_workloads(
         for number in args.only:
             if number in closed:
                 result = await closed_loop(number, *closed[number], ctx)
-            else:
+            elif number == 6:
                 result = await in_flight(number, ctx)
+            else:
+                result = await parked(number, ctx)
             report(result)
             results.append(result)
     await probe.connection.close()
@@ -909,7 +972,7 @@ def parse_args() -> argparse.Namespace:
         help="serve --workers (default: one per core, as the README advises)",
     )
     add("--max-active-runs", type=int, default=512, help="TOOLGATE_MAX_ACTIVE_RUNS (512)")
-    add("--only", default="1,2,3,4,5,6", help="workloads to run, e.g. 1,6 (default all)")
+    add("--only", default="1,2,3,4,5,6,7", help="workloads to run, e.g. 1,6 (default all)")
     add("--warmup", type=int, default=5, help="runs before workload 1, not measured (5)")
     add("--short-rounds", type=int, default=2, help="N of workloads 1, 4, 5 (2)")
     add("--long-rounds", type=int, default=50, help="N of workload 2 (50)")
@@ -921,6 +984,7 @@ def parse_args() -> argparse.Namespace:
         ("c16-runs", "runs of workload 4"),
         ("c64-runs", "runs of workload 5"),
         ("in-flight", "runs of workload 6"),
+        ("parked", "runs of workload 7"),
         ("pgbench-seconds", "pgbench -T"),
     ]:
         key = name.replace("-", "_")
@@ -940,8 +1004,8 @@ def parse_args() -> argparse.Namespace:
         if getattr(args, key) is None:
             setattr(args, key, value)
     args.only = [int(n) for n in args.only.split(",") if n.strip()]
-    if not set(args.only) <= set(range(1, 7)):
-        parser.error("--only takes workload numbers 1 to 6")
+    if not set(args.only) <= set(range(1, 8)):
+        parser.error("--only takes workload numbers 1 to 7")
     return args
 
 

@@ -69,6 +69,13 @@ class FakeBackend:
     #: after the delay `echo_delays[tool][arguments["q"]]` if one is set.
     script: dict[str, list[Answer]] = field(default_factory=dict)
     echo_delays: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: Preview requests received, and scripted preview answers per tool (when none is
+    #: left: a preview of the arguments at `resource_version` "1").
+    previewed: list[Received] = field(default_factory=list)
+    preview_script: dict[str, list[Answer]] = field(default_factory=dict)
+
+    def preview_url(self, name: str) -> str:
+        return f"{self.url}/tools/{name}/preview"
 
     def tool_url(self, name: str) -> str:
         return f"{self.url}/tools/{name}"
@@ -96,6 +103,24 @@ class FakeBackend:
         if operation not in self.effects:
             return JSONResponse({"code": "not_found"}, status_code=404)
         return JSONResponse({"status": "succeeded", "output": self.effects[operation]})
+
+    async def _preview(self, request: Request) -> Response:
+        tool = request.path_params["name"]
+        body = json.loads(await request.body())
+        self.previewed.append(Received(tool, dict(request.headers), body))
+        queue = self.preview_script.get(tool) or []
+        if queue:
+            answer = queue.pop(0)
+            return JSONResponse(answer.body, status_code=answer.status)
+        summary = f"{tool} with {json.dumps(body['arguments'], sort_keys=True)}"
+        return JSONResponse(
+            {
+                "summary": summary,
+                "impact": {"arguments": body["arguments"]},
+                "cost_usd": 0,
+                "resource_version": "1",
+            }  # fmt: skip
+        )
 
     async def _handle(self, request: Request) -> Response:
         tool = request.path_params["name"]
@@ -138,6 +163,7 @@ async def serving() -> AsyncIterator[FakeBackend]:
     app = Starlette(
         routes=[
             Route("/tools/{name}", backend._handle, methods=["POST"]),
+            Route("/tools/{name}/preview", backend._preview, methods=["POST"]),
             Route("/operations/{operation}", backend._status, methods=["GET"]),
         ]
     )

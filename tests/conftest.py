@@ -74,6 +74,7 @@ def make_config(
     extra_specs: dict[str, Any] | None = None,
     limits: dict[str, Any] | None = None,
     tools: dict[str, Any] | None = None,
+    approvals: dict[str, Any] | None = None,
 ):  # type: ignore[no-untyped-def]
     """`tools`: the config's HTTP tools section."""
     data: dict[str, Any] = {
@@ -84,6 +85,8 @@ def make_config(
         data["limits"] = limits
     if tools:
         data["tools"] = tools
+    if approvals:
+        data["approvals"] = approvals
     return parse_config(data, builtin_tools={**SPECS, **(extra_specs or {})})
 
 

@@ -16,8 +16,9 @@ from typing import Any
 import httpx
 
 from app.config_models import HttpToolConfig
+from app.domain.approvals import MAX_SUMMARY, PreviewBody
 from app.domain.ports import OperationStatus, ToolContext
-from app.domain.tools import SentUnanswered, ToolError, ToolResult, ToolSpec
+from app.domain.tools import SentUnanswered, ToolError, ToolResult, ToolSpec, nul_path
 
 #: Room for the envelope (`{"output": …, "source_version": …}`) around the output itself.
 ENVELOPE_BYTES = 4096
@@ -35,6 +36,7 @@ class HttpTool:
         self.spec: ToolSpec = config.to_tool_spec(name)
         self._url = str(config.url)
         self._status_url = None if config.status_url is None else str(config.status_url)
+        self._preview_url = None if config.preview_url is None else str(config.preview_url)
         self._client = client
 
     @property
@@ -73,8 +75,10 @@ class HttpTool:
     def check(self, arguments: Mapping[str, Any]) -> str | None:
         return None  # the backend validates meaning; the schema was checked before
 
-    async def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
-        body = {
+    def _body(self, arguments: Mapping[str, Any], context: ToolContext) -> dict[str, Any]:
+        preview = context.preview
+        approver = context.approved_by
+        return {
             "tool": self.spec.name,
             "run_id": context.run_id,
             "call_id": context.call_id,
@@ -85,9 +89,36 @@ class HttpTool:
                 "tenant": context.principal.tenant_id,
                 "subject": context.principal.subject,
             },
-            "preview": None,
+            "preview": None
+            if preview is None
+            else {"id": preview.id, "resource_version": preview.resource_version},
+            "approved_by": None
+            if approver is None
+            else {"tenant": approver.tenant_id, "subject": approver.subject},
             "as_of": None if context.as_of is None else context.as_of.isoformat(),
         }
+
+    async def preview(self, arguments: Mapping[str, Any], context: ToolContext) -> PreviewBody:
+        """`POST <preview_url>` with the execute body (SPEC §4.1); nothing is changed."""
+        assert self._preview_url is not None
+        timeout = _timeout(context.timeout_s or self.spec.timeout_s)
+        try:
+            async with self._client.stream(
+                "POST", self._preview_url, json=self._body(arguments, context), timeout=timeout
+            ) as r:
+                status = r.status_code
+                raw = await _read_capped(r, PREVIEW_BYTES if r.is_success else MAX_ERROR_BYTES)
+        except httpx.HTTPError:
+            # A preview changes nothing: whatever happened to the request, asking again is safe.
+            raise ToolError(
+                "unavailable", "the tool's backend could not make a preview", retryable=True
+            ) from None
+        if not 200 <= status < 300:
+            raise _backend_error(status, raw or b"")
+        return _preview(raw)
+
+    async def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        body = self._body(arguments, context)
         headers = {"Idempotency-Key": context.operation_id}
         limit = self.spec.max_output_bytes + ENVELOPE_BYTES
         timeout = _timeout(context.timeout_s or self.spec.timeout_s)
@@ -153,6 +184,44 @@ def _result(raw: bytes) -> ToolResult:
 
 #: An error code a backend may send: a short slug (anything else is `backend_error`).
 _CODE = re.compile(r"[A-Za-z0-9_.:-]{1,100}")
+
+
+#: The largest preview a backend may send (its summary and impact are shown to approvers).
+PREVIEW_BYTES = 65_536
+
+
+def _preview(raw: bytes | None) -> PreviewBody:
+    bad = ToolError("invalid_preview", "the tool's preview is not of the documented shape")
+    try:
+        body = _parse(raw) if raw is not None else None
+    except (ValueError, RecursionError):
+        raise bad from None
+    if not isinstance(body, dict) or not isinstance(body.get("summary"), str):
+        raise bad
+    impact = body.get("impact", {})
+    cost = body.get("cost_usd", 0)
+    version = body.get("resource_version")
+    expires = body.get("expires_in_s")
+    if (
+        not isinstance(impact, dict)
+        or not _number(cost)
+        or cost < 0
+        or (version is not None and not _clean(version, 200))
+        or (expires is not None and (not _number(expires) or expires <= 0))
+        or nul_path(body) is not None
+    ):
+        raise bad
+    return PreviewBody(
+        summary=body["summary"][:MAX_SUMMARY],
+        impact=impact,
+        cost_usd=float(cost),
+        resource_version=version,
+        expires_in_s=None if expires is None else float(expires),
+    )
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _clean(value: Any, longest: int) -> bool:

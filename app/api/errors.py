@@ -39,6 +39,7 @@ def render(request: Request, problem: ProblemError) -> Response:
         trace_id=trace_id_of(request.scope),
         errors=problem.errors,
         headers=problem.headers,
+        extra=problem.extra,
     )
 
 

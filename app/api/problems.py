@@ -178,6 +178,10 @@ _BY_CODE: dict[ErrorCode, str] = {
     ErrorCode.INVALID_STATE: "invalid-state",
     ErrorCode.VALIDATION: "validation-error",
     ErrorCode.UNAVAILABLE: "unavailable",
+    ErrorCode.PREVIEW_MISMATCH: "preview-mismatch",
+    ErrorCode.PREVIEW_NOT_APPROVED: "preview-not-approved",
+    ErrorCode.VERSION_CONFLICT: "version-conflict",
+    ErrorCode.PREVIEW_EXPIRED: "preview-expired",
 }
 
 
@@ -191,16 +195,18 @@ class ProblemError(Exception):
         *,
         errors: Sequence[FieldError] = (),
         headers: Mapping[str, str] | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(detail)
         self.slug = slug
         self.detail = detail
         self.errors = list(errors)
         self.headers = dict(headers or {})
+        self.extra = dict(extra or {})
 
 
 def from_domain(error: DomainError) -> ProblemError:
-    return ProblemError(_BY_CODE[error.code], error.message, errors=error.errors)
+    return ProblemError(_BY_CODE[error.code], error.message, errors=error.errors, extra=error.extra)
 
 
 def problem_body(
@@ -238,9 +244,16 @@ def problem_response(
     trace_id: str,
     errors: Sequence[FieldError] = (),
     headers: Mapping[str, str] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> Response:
     body = problem_body(
-        slug, detail, base_url=base_url, instance=instance, trace_id=trace_id, errors=errors
+        slug,
+        detail,
+        base_url=base_url,
+        instance=instance,
+        trace_id=trace_id,
+        errors=errors,
+        extra=extra,
     )
     all_headers = dict(headers or {})
     if PROBLEM_TYPES[slug].status == 503:

@@ -98,7 +98,57 @@ class PendingApproval(BaseModel):
     preview_id: str
     call_id: str
     tool: str
+    summary: str
     expires_at: datetime
+
+
+class PreviewOut(BaseModel):
+    """A proposed call as an approver decides on it: immutable but for its status."""
+
+    id: str
+    run_id: str
+    call_id: str
+    step: int
+    tool: str
+    arguments: Any
+    args_hash: str
+    content_hash: str = Field(description="What `approve` must send back: over all of it.")
+    summary: str
+    impact: dict[str, Any]
+    cost_usd: float
+    resource_version: str | None
+    status: Literal["pending", "approved", "rejected", "expired", "superseded", "committed"]
+    requested_by: str = Field(description="The run's creator.")
+    expires_at: datetime
+    created_at: datetime
+    decided_by: str | None
+    decided_at: datetime | None
+    reason: str | None
+    committed_by: str | None
+    committed_at: datetime | None
+    supersedes: str | None
+    superseded_by: str | None
+
+
+class PreviewPage(BaseModel):
+    items: list[PreviewOut]
+    next_cursor: str | None
+
+
+class ApproveIn(StrictIn):
+    content_hash: str = Field(
+        min_length=1, max_length=80, description="The preview's `content_hash` as reviewed."
+    )
+
+
+class RejectIn(StrictIn):
+    reason: str = Field(min_length=1, max_length=500)
+
+
+class CommitIn(StrictIn):
+    wait_s: float = Field(
+        default=10, ge=0, le=30, description="How long to advance the run after the commit."
+    )
 
 
 class RunOut(BaseModel):
@@ -234,3 +284,9 @@ class Problem(BaseModel):
     code: str
     trace_id: str
     errors: list[dict[str, str]] | None = None
+
+
+class CommitOut(BaseModel):
+    preview: PreviewOut
+    call: CallOut
+    run: RunOut

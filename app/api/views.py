@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from app.domain.ports import Tool
-from app.domain.records import Call, Run
+from app.domain.records import Call, Preview, Run
 
 
-def run_view(record: Run) -> dict[str, Any]:
+def run_view(record: Run, pending: Sequence[Preview] = ()) -> dict[str, Any]:
     usage = record.usage.as_dict()
     return {
         "id": record.id,
@@ -22,7 +24,16 @@ def run_view(record: Run) -> dict[str, Any]:
         "tools": list(record.tools),
         "limits": record.limits.as_dict(),
         "usage": usage,
-        "pending_approvals": [],
+        "pending_approvals": [
+            {
+                "preview_id": p.id,
+                "call_id": p.call_id,
+                "tool": p.tool,
+                "summary": p.summary,
+                "expires_at": p.expires_at,
+            }
+            for p in pending
+        ],
         "created_at": record.created_at,
         "updated_at": record.updated_at,
         "deadline_at": record.deadline_at,
@@ -71,4 +82,33 @@ def tool_view(tool: Tool, disabled: frozenset[str] = frozenset()) -> dict[str, A
         "max_concurrency": spec.max_concurrency,
         "cost_usd": spec.cost_usd,
         "enabled": spec.enabled and spec.name not in disabled,
+    }
+
+
+def preview_view(record: Preview, now: datetime) -> dict[str, Any]:
+    """A preview as the API shows it (its status as of `now`)."""
+    return {
+        "id": record.id,
+        "run_id": record.run_id,
+        "call_id": record.call_id,
+        "step": record.step,
+        "tool": record.tool,
+        "arguments": record.arguments,
+        "args_hash": record.args_hash,
+        "content_hash": record.content_hash,
+        "summary": record.summary,
+        "impact": record.impact,
+        "cost_usd": record.cost_usd,
+        "resource_version": record.resource_version,
+        "status": record.status_at(now).value,
+        "requested_by": record.requested_by,
+        "expires_at": record.expires_at,
+        "created_at": record.created_at,
+        "decided_by": record.decided_by,
+        "decided_at": record.decided_at,
+        "reason": record.reason,
+        "committed_by": record.committed_by,
+        "committed_at": record.committed_at,
+        "supersedes": record.supersedes,
+        "superseded_by": record.superseded_by,
     }

@@ -12,6 +12,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.types import String
 
+from app.db import previews_repo
 from app.db.clock import DbTime
 from app.db.runs_repo import ACTIVE, INSERT_EVENT, event_rows, to_run
 from app.db.tables import run
@@ -113,7 +114,8 @@ async def claim_runnable(
 ) -> list[Claimed]:
     """Claims up to `limit` runs nobody advances (no lease, or an expired one), oldest
     lease first, in one statement; rows other drivers are claiming are skipped. Each comes
-    with how long it waited to be taken up."""
+    with how long it waited to be taken up. The same statement makes parked runs that are
+    due (deadline passed, preview expired) runnable, for the next poll to claim."""
     pick = (
         select(run.c.tenant_id, run.c.id, _runnable_since())
         .where(_claimable(db_time))
@@ -123,7 +125,11 @@ async def claim_runnable(
         .subquery("picked")
     )
     token = func.replace(func.gen_random_uuid().cast(String), "-", "")
-    claimed = _claimed(await session.execute(_take(pick, token, owner, lease_s, db_time, now)))
+    # Parked runs that are due come along in the same statement (for the next poll).
+    statement = _take(pick, token, owner, lease_s, db_time, now).add_cte(
+        previews_repo.sweep(now, limit)
+    )
+    claimed = _claimed(await session.execute(statement))
     await _claimed_events(session, [r for r, _ in claimed], now)
     return claimed
 

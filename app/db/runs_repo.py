@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import (
     and_,
     bindparam,
+    case,
     cast,
     exists,
     func,
@@ -232,6 +233,11 @@ async def mark_cancel_requested(
         )
         .values(
             cancel_requested_at=now,
+            # A parked run becomes runnable, for a driver to finish it `cancelled`.
+            status=case(
+                (run.c.status == RunStatus.AWAITING_APPROVAL.value, RunStatus.RUNNING.value),
+                else_=run.c.status,
+            ),
             version=run.c.version + 1,
             event_seq=run.c.event_seq + 1,
             updated_at=now,

@@ -10,7 +10,9 @@ a single statement of data-modifying CTEs, each of the others joined to the run'
          appended AS (INSERT INTO event     SELECT ... FROM changed, <events>),
          turned   AS (INSERT INTO turn      SELECT ... FROM changed),
          proposed AS (INSERT INTO tool_call SELECT ... FROM changed, <calls>),
-         settled  AS (UPDATE tool_call SET ... FROM changed, <outcomes> WHERE ...)
+         settled  AS (UPDATE tool_call SET ... FROM changed, <outcomes> WHERE ...),
+         previewed AS (INSERT INTO preview  SELECT ... FROM changed, <previews>),
+         decided  AS (UPDATE preview SET status ... FROM changed, <decisions> WHERE ...)
     SELECT version, event_seq, cancel_requested_at FROM changed
 
 A single statement is atomic on its own, so it runs without BEGIN/COMMIT: one round trip
@@ -34,12 +36,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.db.clock import DbTime
 from app.db.runs_repo import Event, StaleWrite, appended_events, events_param
-from app.db.tables import run, tool_call, turn
-from app.domain.records import Call, Turn
+from app.db.tables import preview, run, tool_call, turn
+from app.domain.records import Call, Preview, Turn
 from app.domain.status import RunStatus
 
 _TURN_FIELDS = tuple(f.name for f in fields(Turn))
 _CALL_FIELDS = tuple(f.name for f in fields(Call))
+_PREVIEW_FIELDS = tuple(f.name for f in fields(Preview))
+#: What a step changes on a preview: its status and who moved it when.
+_DECISION = ("status", "committed_by", "committed_at", "superseded_by")
 #: What an outcome changes on a call row.
 _OUTCOME = (
     "status",
@@ -50,6 +55,7 @@ _OUTCOME = (
     "source_id",
     "observed_at",
     "source_version",
+    "preview_id",
     "updated_at",
 )
 
@@ -96,6 +102,8 @@ async def apply(
     turn: Turn | None = None,
     new_calls: Sequence[Call] = (),
     updated_calls: Sequence[Call] = (),
+    new_previews: Sequence[Preview] = (),
+    updated_previews: Sequence[Preview] = (),
 ) -> Applied:
     params: dict[str, Any] = {f"v_{name}": value for name, value in values.items()}
     params.update(
@@ -114,8 +122,22 @@ async def apply(
         params["w_outcomes"] = _records(
             [{"id": c.id, **{n: getattr(c, n) for n in _OUTCOME}} for c in updated_calls]
         )
+    if new_previews:
+        params["w_new_previews"] = _records(
+            [{n: getattr(p, n) for n in _PREVIEW_FIELDS} for p in new_previews]
+        )
+    if updated_previews:
+        params["w_decisions"] = _records(
+            [{"id": p.id, **{n: getattr(p, n) for n in _DECISION}} for p in updated_previews]
+        )
     statement = _statement(
-        tuple(sorted(values)), bool(events), turn is not None, bool(new_calls), bool(updated_calls)
+        tuple(sorted(values)),
+        bool(events),
+        turn is not None,
+        bool(new_calls),
+        bool(updated_calls),
+        bool(new_previews),
+        bool(updated_previews),
     )
     row = (await connection.execute(statement, params)).one_or_none()
     if row is None:
@@ -134,7 +156,13 @@ def _recordset(name: str, table: Any, columns: Sequence[str]) -> Any:
 
 @functools.lru_cache(maxsize=512)
 def _statement(
-    names: tuple[str, ...], events: bool, with_turn: bool, new_calls: bool, outcomes: bool
+    names: tuple[str, ...],
+    events: bool,
+    with_turn: bool,
+    new_calls: bool,
+    outcomes: bool,
+    new_previews: bool = False,
+    decisions: bool = False,
 ) -> Any:
     tenant = bindparam("w_tenant", type_=String())
     run_id = bindparam("w_run", type_=String())
@@ -196,4 +224,27 @@ def _statement(
             .values({**{n: outcome.c[n] for n in _OUTCOME}, "version": tool_call.c.version + 1})
         )
         answer = answer.add_cte(settled.cte("settled"))
+    if new_previews:
+        source = _recordset("w_new_previews", preview, _PREVIEW_FIELDS)
+        rows = (
+            select(*(source.c[n] for n in _PREVIEW_FIELDS))
+            .select_from(changed)
+            .join(source, true())
+        )
+        inserted = sa_insert(preview).from_select(list(_PREVIEW_FIELDS), rows)
+        answer = answer.add_cte(inserted.cte("previewed"))
+    if decisions:
+        source = _recordset("w_decisions", preview, ("id", *_DECISION))
+        decision = (
+            select(*(source.c[n] for n in ("id", *_DECISION)))
+            .select_from(changed)
+            .join(source, true())
+            .subquery("decision")
+        )
+        decided = (
+            update(preview)
+            .where(preview.c.tenant_id == tenant, preview.c.id == decision.c.id)
+            .values({**{n: decision.c[n] for n in _DECISION}, "version": preview.c.version + 1})
+        )
+        answer = answer.add_cte(decided.cte("decided"))
     return answer

@@ -1,6 +1,6 @@
 """Tables. `tenant_id` leads every key and index, except the API-key lookup by hash, the
-driver's queue index over runnable runs, and the purge of expired Idempotency-Keys (the
-tenant is not known, or not relevant, there)."""
+driver's queue index over runnable runs, the purge of expired Idempotency-Keys and the
+sweep of expired approvals (the tenant is not known, or not relevant, there)."""
 
 from __future__ import annotations
 
@@ -108,6 +108,12 @@ run = Table(
         "ix_run_claimable",
         func.coalesce(Column("lease_expires_at"), text("'-infinity'::timestamptz")),
         postgresql_where=text("status IN ('queued', 'running')"),
+    ),
+    # The expiry sweep: parked runs whose deadline passed.
+    Index(
+        "ix_run_awaiting_deadline",
+        "deadline_at",
+        postgresql_where=text("status = 'awaiting_approval'"),
     ),
 )
 
@@ -249,4 +255,60 @@ technology = Table(
     _ts("updated_at"),
     PrimaryKeyConstraint("tenant_id", "id"),
     UniqueConstraint("tenant_id", "name"),
+)
+
+# What an approver decides on: immutable once made, apart from its status and decision.
+preview = Table(
+    "preview",
+    metadata,
+    Column("tenant_id", String(64), nullable=False),
+    Column("id", String(64), nullable=False),
+    Column("run_id", String(64), nullable=False),
+    Column("call_row_id", String(64), nullable=False),  # the tool_call row it is for
+    Column("call_id", String(200), nullable=False),
+    Column("step", Integer, nullable=False),
+    Column("tool", String(200), nullable=False),
+    Column("arguments", JSONB, nullable=False),
+    Column("args_hash", String(80), nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("impact", JSONB, nullable=False),
+    Column("cost_usd", Numeric(18, 8), nullable=False),
+    Column("resource_version", String(200)),
+    Column("content_hash", String(80), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("requested_by", String(200), nullable=False),  # the run's creator
+    Column("decided_by", String(200)),
+    Column("reason", Text),
+    Column("committed_by", String(200)),
+    Column("commit_key", String(255)),  # the Idempotency-Key of the commit
+    Column("supersedes", String(64)),
+    Column("superseded_by", String(64)),
+    Column("version", Integer, nullable=False, server_default="1"),
+    _ts("expires_at"),
+    _ts("created_at"),
+    _ts("decided_at", nullable=True),
+    _ts("committed_at", nullable=True),
+    PrimaryKeyConstraint("tenant_id", "id"),
+    Index("ix_preview_tenant_status_created", "tenant_id", "status", "created_at", "id"),
+    Index("ix_preview_tenant_created", "tenant_id", "created_at", "id"),
+    Index("ix_preview_tenant_run", "tenant_id", "run_id"),
+    # The expiry sweep: open previews by expiry, whatever the tenant.
+    Index(
+        "ix_preview_open_expiry",
+        "expires_at",
+        postgresql_where=text("status IN ('pending', 'approved')"),
+    ),
+)
+
+# The built-in write tool's ledger: one row per operation id, written with the change it
+# made, so that an operation changes its row once however often it is sent.
+technology_operation = Table(
+    "technology_operation",
+    metadata,
+    Column("tenant_id", String(64), nullable=False),
+    Column("operation_id", String(64), nullable=False),
+    Column("technology_id", String(64), nullable=False),
+    Column("result", JSONB, nullable=False),
+    _ts("created_at"),
+    PrimaryKeyConstraint("tenant_id", "operation_id"),
 )

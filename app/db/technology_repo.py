@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Integer, String, bindparam, func, or_, select
+from sqlalchemy import Integer, String, bindparam, column, func, or_, select, text
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.tables import technology
+from app.db.tables import technology, technology_operation
 
 
 def _contains(column: Any, needle: Any) -> Any:
@@ -67,3 +68,80 @@ async def insert_missing(session: AsyncSession, rows: list[dict[str, Any]]) -> i
         .returning(technology.c.id)
     )
     return len(result.all())
+
+
+def _move_statement() -> Any:
+    """One statement: the conditional update of the row (on its version) and the ledger
+    entry of the operation, written together; nothing when the operation is already in
+    the ledger or the version moved on. The ledger's answer for the operation comes back
+    either way, so a repeated operation is told what it did the first time."""
+    return text(
+        """
+        WITH moved AS (
+            UPDATE technology
+            SET ring = :ring, version = version + 1, updated_at = :now
+            WHERE tenant_id = :tenant_id AND id = :tech_id AND version = :expected
+              AND NOT EXISTS (
+                  SELECT 1 FROM technology_operation
+                  WHERE tenant_id = :tenant_id AND operation_id = :operation_id)
+            RETURNING id, name, ring, version
+        ), ledger AS (
+            INSERT INTO technology_operation (tenant_id, operation_id, technology_id, result,
+                                              created_at)
+            SELECT :tenant_id, :operation_id, id,
+                   jsonb_build_object('id', id, 'name', name, 'ring', ring, 'version', version),
+                   :now
+            FROM moved
+            RETURNING result
+        )
+        SELECT (SELECT result FROM ledger) AS moved,
+               (SELECT result FROM technology_operation
+                WHERE tenant_id = :tenant_id AND operation_id = :operation_id) AS earlier
+        """
+    ).columns(column("moved", JSONB), column("earlier", JSONB))
+
+
+_MOVE = _move_statement()
+
+
+async def move(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    tech_id: str,
+    ring: str,
+    expected_version: int,
+    operation_id: str,
+    now: Any,
+) -> tuple[Mapping[str, Any] | None, bool]:
+    """(result, done now): the operation's result and whether this call made it; (None,
+    False) when the row is absent or its version is not `expected_version` anymore."""
+    row = (
+        await session.execute(
+            _MOVE,
+            {
+                "tenant_id": tenant_id,
+                "tech_id": tech_id,
+                "ring": ring,
+                "expected": expected_version,
+                "operation_id": operation_id,
+                "now": now,
+            },
+        )
+    ).one()
+    if row.moved is not None:
+        return row.moved, True
+    return row.earlier, False
+
+
+async def operation(
+    session: AsyncSession, *, tenant_id: str, operation_id: str
+) -> Mapping[str, Any] | None:
+    """What an operation did, from the ledger; None when it never took effect."""
+    result = await session.execute(
+        select(technology_operation.c.result).where(
+            technology_operation.c.tenant_id == tenant_id,
+            technology_operation.c.operation_id == operation_id,
+        )
+    )
+    return result.scalar_one_or_none()

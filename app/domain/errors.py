@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 
 class ErrorCode(StrEnum):
@@ -14,6 +15,10 @@ class ErrorCode(StrEnum):
     INVALID_STATE = "invalid_state"
     VALIDATION = "validation"
     UNAVAILABLE = "unavailable"
+    PREVIEW_MISMATCH = "preview_mismatch"
+    PREVIEW_NOT_APPROVED = "preview_not_approved"
+    VERSION_CONFLICT = "version_conflict"
+    PREVIEW_EXPIRED = "preview_expired"
 
 
 @dataclass
@@ -29,6 +34,8 @@ class DomainError(Exception):
     code: ErrorCode
     message: str
     errors: list[FieldError] = field(default_factory=list)
+    #: Members the problem answer carries besides the standard ones (e.g. `new_preview_id`).
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
@@ -50,6 +57,8 @@ class ObservationCode(StrEnum):
     TIMEOUT = "timeout"
     NOT_FOUND = "not_found"
     INTERNAL = "internal"
+    REJECTED_BY_APPROVER = "rejected_by_approver"
+    APPROVAL_EXPIRED = "approval_expired"
 
 
 #: How much of a message an error value keeps (SPEC: safe text, cut to 500 characters).

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+from app.domain.approvals import PreviewBody, PreviewRef
 from app.domain.model import ModelReply, ModelRequest
 from app.domain.tools import Principal, ToolError, ToolResult, ToolSpec
 
@@ -34,6 +35,9 @@ class ToolContext:
     as_of: datetime | None = None
     #: This attempt's time, min(the tool's timeout, the run's time left).
     timeout_s: float | None = None
+    #: At the commit of an approved call: the preview approved, and who approved it.
+    preview: PreviewRef | None = None
+    approved_by: Principal | None = None
 
 
 @dataclass(frozen=True)
@@ -67,4 +71,14 @@ class StatusLookup(Protocol):
 
     async def status(self, context: ToolContext, timeout_s: float) -> OperationStatus:
         """Raises ToolError when the backend cannot tell now."""
+        ...
+
+
+@runtime_checkable
+class Previewer(Protocol):
+    """A tool that says what a call would do before it is allowed to (SPEC §3.3): every
+    tool that requires approval."""
+
+    async def preview(self, arguments: Mapping[str, Any], context: ToolContext) -> PreviewBody:
+        """Raises ToolError when it cannot tell (e.g. the resource does not exist)."""
         ...

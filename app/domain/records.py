@@ -13,7 +13,7 @@ from typing import Any
 
 from app.domain.budget import Limits, Usage
 from app.domain.errors import ErrorValue
-from app.domain.status import CallStatus, RunStatus
+from app.domain.status import OPEN_PREVIEW_STATUSES, CallStatus, PreviewStatus, RunStatus
 from app.domain.tools import Principal
 
 #: Digits a cost keeps: the column's scale, so memory and database agree exactly.
@@ -132,3 +132,44 @@ class Call:
     source_version: str | None = None
     preview_id: str | None = None
     version: int = 1
+
+
+@dataclass(frozen=True)
+class Preview:
+    """An immutable proposal an approver decides on; only its status and the decision's
+    who, when and why change."""
+
+    tenant_id: str
+    id: str
+    run_id: str
+    call_row_id: str
+    call_id: str
+    step: int
+    tool: str
+    arguments: Any
+    args_hash: str
+    summary: str
+    impact: Mapping[str, Any]
+    cost_usd: float
+    resource_version: str | None
+    content_hash: str
+    status: PreviewStatus
+    requested_by: str
+    expires_at: datetime
+    created_at: datetime
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+    reason: str | None = None
+    committed_by: str | None = None
+    committed_at: datetime | None = None
+    commit_key: str | None = None
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    version: int = 1
+
+    def status_at(self, now: datetime) -> PreviewStatus:
+        """Its status as of `now`: an open preview past its expiry is expired, whether or
+        not the sweep has written so yet."""
+        if self.status in OPEN_PREVIEW_STATUSES and now >= self.expires_at:
+            return PreviewStatus.EXPIRED
+        return self.status

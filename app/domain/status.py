@@ -35,6 +35,15 @@ class CallStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
+class PreviewStatus(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+    SUPERSEDED = "superseded"
+    COMMITTED = "committed"
+
+
 class InvalidTransition(Exception):
     """A state change the table does not allow: a bug in the caller, or a lost race."""
 
@@ -68,16 +77,41 @@ CALL_TRANSITIONS: dict[CallStatus, frozenset[CallStatus]] = {
     CallStatus.AWAITING_APPROVAL: frozenset(
         {CallStatus.APPROVED, CallStatus.REJECTED, CallStatus.CANCELLED}
     ),
-    CallStatus.APPROVED: frozenset({CallStatus.EXECUTING, CallStatus.CANCELLED}),
-    # executing -> executing is a new attempt (retry, or recovery after a lost lease).
+    # approved -> rejected: its preview expired before the commit.
+    CallStatus.APPROVED: frozenset(
+        {CallStatus.EXECUTING, CallStatus.REJECTED, CallStatus.CANCELLED}
+    ),
+    # executing -> executing is a new attempt (retry, or recovery after a lost lease);
+    # executing -> awaiting_approval: the resource changed since the preview (the backend
+    # refused the commit, changing nothing), so a new preview awaits a new decision.
     CallStatus.EXECUTING: frozenset(
-        {CallStatus.EXECUTING, CallStatus.SUCCEEDED, CallStatus.FAILED, CallStatus.CANCELLED}
+        {
+            CallStatus.EXECUTING,
+            CallStatus.SUCCEEDED,
+            CallStatus.FAILED,
+            CallStatus.CANCELLED,
+            CallStatus.AWAITING_APPROVAL,
+        }
     ),
     CallStatus.REJECTED: frozenset(),
     CallStatus.SUCCEEDED: frozenset(),
     CallStatus.FAILED: frozenset(),
     CallStatus.CANCELLED: frozenset(),
 }
+
+PREVIEW_TRANSITIONS: dict[PreviewStatus, frozenset[PreviewStatus]] = {
+    PreviewStatus.PENDING: frozenset(
+        {PreviewStatus.APPROVED, PreviewStatus.REJECTED, PreviewStatus.EXPIRED}
+    ),
+    PreviewStatus.APPROVED: frozenset(
+        {PreviewStatus.COMMITTED, PreviewStatus.SUPERSEDED, PreviewStatus.EXPIRED}
+    ),
+    PreviewStatus.REJECTED: frozenset(),
+    PreviewStatus.EXPIRED: frozenset(),
+    PreviewStatus.SUPERSEDED: frozenset(),
+    PreviewStatus.COMMITTED: frozenset(),
+}
+OPEN_PREVIEW_STATUSES = frozenset({PreviewStatus.PENDING, PreviewStatus.APPROVED})
 
 SETTLED_CALL_STATUSES = frozenset(
     {CallStatus.REJECTED, CallStatus.SUCCEEDED, CallStatus.FAILED, CallStatus.CANCELLED}
@@ -88,6 +122,12 @@ ACTIVE_RUN_STATUSES = frozenset({RunStatus.QUEUED, RunStatus.RUNNING})
 def check_run_transition(current: RunStatus, target: RunStatus) -> RunStatus:
     if target not in RUN_TRANSITIONS[current]:
         raise InvalidTransition("run", current, target)
+    return target
+
+
+def check_preview_transition(current: PreviewStatus, target: PreviewStatus) -> PreviewStatus:
+    if target not in PREVIEW_TRANSITIONS[current]:
+        raise InvalidTransition("preview", current, target)
     return target
 
 

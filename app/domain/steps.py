@@ -51,7 +51,14 @@ class CallState:
         return self.status in _OPEN or self.unnumbered
 
 
-_OPEN = frozenset({CallStatus.PENDING, CallStatus.EXECUTING})
+_OPEN = frozenset(
+    {
+        CallStatus.PENDING,
+        CallStatus.EXECUTING,
+        CallStatus.AWAITING_APPROVAL,
+        CallStatus.APPROVED,
+    }
+)
 
 _MESSAGES = {
     TerminationReason.CANCELLED: "the run was cancelled",

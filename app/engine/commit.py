@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.db import runs_repo, step_writes
-from app.domain.records import Call, Run, Turn
+from app.domain.records import Call, Preview, Run, Turn
 from app.domain.status import RunStatus, check_run_transition
 from app.engine.lease import Lease
 from app.engine.state import RunState
@@ -26,6 +26,8 @@ class Change:
     turn: Turn | None = None
     new_calls: Sequence[Call] = ()
     updated_calls: Sequence[Call] = ()
+    new_previews: Sequence[Preview] = ()
+    updated_previews: Sequence[Preview] = ()
 
 
 async def commit(lease: Lease, state: RunState, change: Change) -> Run:
@@ -56,6 +58,8 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
             turn=change.turn,
             new_calls=change.new_calls,
             updated_calls=change.updated_calls,
+            new_previews=change.new_previews,
+            updated_previews=change.updated_previews,
         )
     before = state.calls
     run = replace(
@@ -69,6 +73,8 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
     state.committed(
         run, turn=change.turn, new_calls=change.new_calls, updated_calls=change.updated_calls
     )
+    for item in [*change.new_previews, *change.updated_previews]:
+        state.previews[item.id] = item
     state.trace_context_owed = None
     finished = target == RunStatus.FINISHED
     rt.metrics.committed(

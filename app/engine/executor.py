@@ -16,7 +16,9 @@ from app.domain.ports import OperationStatus, StatusLookup, Tool
 from app.domain.records import Call
 from app.domain.retry import backoff_s, ends_run, may_retry
 from app.domain.status import CallStatus
-from app.domain.tools import ToolError, ToolResult
+from app.domain.tools import ToolError, ToolResult, ToolSpec
+from app.engine import approval_step
+from app.engine.approval_step import VersionConflict
 from app.engine.lease import Interrupted, Lease, NotStarted
 from app.engine.round import Round
 from app.engine.state import RunState
@@ -31,6 +33,7 @@ from app.engine.tool_attempt import (
 NEVER_RECEIVED = ToolError(
     "unavailable", "the tool's backend did not receive the call in its attempts", retryable=True
 )
+VERSION_CONFLICT = "version_conflict"
 TOOL_UNAVAILABLE = ToolError(
     "tool_unavailable", "the call's tool is no longer configured", fatal=True
 )
@@ -48,8 +51,10 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
             batch.fail(call, TOOL_UNAVAILABLE)
         await batch.flush()
         return
-    reads = [c for c in todo if rt.tools[c.tool].spec.read_only]
-    writes = [c for c in todo if not rt.tools[c.tool].spec.read_only]
+    # A call that needs approval waits its turn with the side effects, whatever its tool.
+    sequential = [c for c in todo if _sequential(rt.tools[c.tool].spec)]
+    reads = [c for c in todo if c not in sequential]
+    writes = sequential
     # Every read runs to its own outcome; an interruption (cancel, lost lease) stops the
     # others through the lease's stop signal. What settled is recorded either way.
     outcomes = await asyncio.gather(*(_bounded(batch, c) for c in reads), return_exceptions=True)
@@ -63,7 +68,13 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
         return
     try:
         for call in writes:
-            if not await _run_call(batch, call, side_effect=True):
+            if rt.tools[call.tool].spec.requires_approval:
+                went = await approval_step.handle(batch, call, run_call)
+                if went is approval_step.PARKED:
+                    return  # the later side effects wait behind this call
+            else:
+                went = await run_call(batch, call, side_effect=True)
+            if not went:
                 await batch.flush()
                 return
     except DeadlineReached:
@@ -75,16 +86,22 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
     await batch.close(step)
 
 
+def _sequential(spec: ToolSpec) -> bool:
+    return not spec.read_only or spec.requires_approval
+
+
 async def _bounded(batch: Round, call: Call) -> bool:
     rt = batch.lease.rt
     spec = rt.tools[call.tool].spec
     group = rt.group_slots(spec.concurrency_group or spec.name, spec.max_concurrency)
     async with rt.tool_slots, group:
-        return await _run_call(batch, call, side_effect=False)
+        return await run_call(batch, call, side_effect=False)
 
 
-async def _run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
-    """Runs one call to an outcome; False when the run must not go on with later calls."""
+async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
+    """Runs one call to an outcome; False when the run must not go on with later calls.
+    An approved call whose backend answers `version_conflict` raises VersionConflict,
+    leaving its outcome to the approvals module."""
     lease = batch.lease
     rt = lease.rt
     run = batch.state.run
@@ -139,6 +156,8 @@ async def _run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
             if may_retry(tool.spec, error, attempts=call.attempts, seconds_left=left):
                 await lease.guarded(asyncio.sleep(backoff_s(call.attempts)), left)
                 continue
+            if error.code == VERSION_CONFLICT and batch.preview_of(call) is not None:
+                raise VersionConflict(call) from None
             ends = ends_run(tool.spec, error)
             batch.fail(call, error, ends=ends)
             if side_effect:

@@ -10,7 +10,14 @@ from typing import Any
 from app.db.runs_repo import Event
 from app.domain.errors import ErrorValue
 from app.domain.records import Call, Turn
-from app.domain.status import SETTLED_CALL_STATUSES, CallStatus, RunStatus, check_call_transition
+from app.domain.status import (
+    OPEN_PREVIEW_STATUSES,
+    SETTLED_CALL_STATUSES,
+    CallStatus,
+    PreviewStatus,
+    RunStatus,
+    check_call_transition,
+)
 from app.domain.steps import Finish
 from app.engine.commit import Change, commit
 from app.engine.lease import Lease
@@ -105,6 +112,16 @@ async def finish_run(
     )
     merged = {c.id: c for c in before.updated_calls}
     merged.update({c.id: c for c in settled})
+    # A finished run's open previews can never be decided on now: they expire with it.
+    decided = {p.id: p for p in before.updated_previews}
+    expired = [
+        replace(p, status=PreviewStatus.EXPIRED)
+        for p in [*state.previews.values(), *before.new_previews]
+        if decided.get(p.id, p).status in OPEN_PREVIEW_STATUSES
+    ]
+    events.extend(("preview.expired", {"preview_id": p.id, "call_id": p.call_id}) for p in expired)
+    decided.update({p.id: p for p in expired})
+    new = {p.id for p in before.new_previews}
     await commit(
         lease,
         state,
@@ -114,5 +131,7 @@ async def finish_run(
             turn=turn or before.turn,
             new_calls=before.new_calls,
             updated_calls=list(merged.values()),
+            new_previews=[decided.get(p.id, p) for p in before.new_previews],
+            updated_previews=[p for p in decided.values() if p.id not in new],
         ),
     )

@@ -9,8 +9,14 @@ from typing import Any
 from app.db.runs_repo import Event
 from app.domain.citations import number_sources
 from app.domain.errors import ErrorValue, ObservationCode
-from app.domain.records import Call, add_cost
-from app.domain.status import CallStatus, check_call_transition
+from app.domain.records import Call, Preview, add_cost
+from app.domain.status import (
+    CallStatus,
+    PreviewStatus,
+    RunStatus,
+    check_call_transition,
+    check_preview_transition,
+)
 from app.domain.tools import ToolError, ToolResult
 from app.engine.commit import Change, commit
 from app.engine.lease import Lease
@@ -27,6 +33,8 @@ class Round:
     events: list[Event] = field(default_factory=list)
     tool_calls: int = 0
     cost_usd: float = 0.0
+    new_previews: list[Preview] = field(default_factory=list)
+    previews: dict[str, Preview] = field(default_factory=dict)
 
     def current(self, call: Call) -> Call:
         return self.calls.get(call.id, call)
@@ -53,6 +61,7 @@ class Round:
         )
 
     def fail(self, call: Call, error: ToolError, *, ends: bool = True) -> None:
+        self._committed(call)
         value = ErrorValue(error.code, error.message, error.retryable)
         self.move(
             call,
@@ -64,6 +73,7 @@ class Round:
         )
 
     def succeed(self, call: Call, result: ToolResult) -> None:
+        self._committed(call)
         self.move(
             call,
             CallStatus.SUCCEEDED,
@@ -73,6 +83,65 @@ class Round:
             error=None,
             observed_at=result.observed_at,
             source_version=result.source_version,
+        )
+
+    # -- approvals -------------------------------------------------------------------
+    def _decide(self, preview: Preview, target: PreviewStatus, event: str, **data: Any) -> None:
+        check_preview_transition(preview.status, target)
+        values: dict[str, Any] = {"status": target}
+        if target is PreviewStatus.COMMITTED:
+            values["committed_at"] = self.lease.rt.clock.now()
+        if target is PreviewStatus.SUPERSEDED:
+            values["superseded_by"] = data.get("new_preview_id")
+        self.previews[preview.id] = replace(preview, **values)
+        self.events.append((event, {"preview_id": preview.id, "call_id": preview.call_id, **data}))
+
+    def preview_of(self, call: Call) -> Preview | None:
+        """The call's preview as the round has it (it may be newer than the state's)."""
+        if call.preview_id is None:
+            return None
+        made = next((p for p in self.new_previews if p.id == call.preview_id), None)
+        return self.previews.get(call.preview_id) or made or self.state.preview_of(call)
+
+    def _committed(self, call: Call) -> None:
+        """An approved call ran to an outcome (whichever): its preview is committed."""
+        preview = self.preview_of(call)
+        if preview is not None and preview.status is PreviewStatus.APPROVED:
+            self._decide(preview, PreviewStatus.COMMITTED, "preview.committed")
+
+    def park(self, call: Call, preview: Preview) -> None:
+        """The call awaits a decision on `preview`: nothing of it is executed."""
+        self.new_previews.append(preview)
+        data = {
+            "preview_id": preview.id,
+            "content_hash": preview.content_hash,
+            "expires_at": preview.expires_at.isoformat(),
+        }
+        self.move(
+            call, CallStatus.AWAITING_APPROVAL, "preview.created", data, preview_id=preview.id
+        )
+
+    def supersede(self, call: Call, old: Preview, new: Preview) -> None:
+        """The resource changed since `old` was approved (the commit changed nothing): a
+        new preview awaits a new decision."""
+        self._decide(old, PreviewStatus.SUPERSEDED, "preview.superseded", new_preview_id=new.id)
+        self.park(call, new)
+
+    def expire(self, call: Call, preview: Preview) -> None:
+        """Its preview expired undecided (or uncommitted): the call ends `rejected` with
+        `approval_expired`, fed back to the model."""
+        self._decide(preview, PreviewStatus.EXPIRED, "preview.expired")
+        error = ErrorValue(ObservationCode.APPROVAL_EXPIRED, "the approval expired before a commit")
+        self.move(call, CallStatus.REJECTED, "call.rejected", error.as_dict(), error=error)
+
+    async def wait_for_approval(self) -> None:
+        """Commits what the round holds and parks the run: no lease, no task, no memory
+        but its rows, until a decision or the sweep makes it runnable again."""
+        await self.flush(
+            status=RunStatus.AWAITING_APPROVAL,
+            lease_owner=None,
+            lease_token=None,
+            lease_expires_at=None,
         )
 
     async def never_sent(self, call: Call) -> None:
@@ -101,7 +170,13 @@ class Round:
             values["tool_calls"] = run.tool_calls + self.tool_calls
         if self.cost_usd:
             values["cost_usd"] = add_cost(run.cost_usd, self.cost_usd)
-        return Change(run=values, events=list(self.events), updated_calls=list(self.calls.values()))
+        return Change(
+            run=values,
+            events=list(self.events),
+            updated_calls=list(self.calls.values()),
+            new_previews=list(self.new_previews),
+            updated_previews=list(self.previews.values()),
+        )
 
     async def flush(self, **run_values: Any) -> None:
         """Commits what the round holds (with `run_values`, more of the run's columns)."""
@@ -112,6 +187,8 @@ class Round:
         await commit(self.lease, self.state, change)
         self.calls.clear()
         self.events.clear()
+        self.new_previews.clear()
+        self.previews.clear()
         self.tool_calls = 0
         self.cost_usd = 0.0
 

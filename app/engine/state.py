@@ -11,11 +11,14 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import runs_repo, turns_repo
+from app.db import previews_repo, runs_repo, turns_repo
 from app.domain.context import CallRecord, TurnRecord, opening_messages, turn_messages
-from app.domain.records import Call, Run, Turn
+from app.domain.records import Call, Preview, Run, Turn
 from app.domain.status import CallStatus
 from app.domain.steps import CallState, NextStep, decide
+
+_APPROVAL = frozenset({CallStatus.AWAITING_APPROVAL, CallStatus.APPROVED})
+_OPEN = frozenset({CallStatus.PENDING, CallStatus.EXECUTING, *_APPROVAL})
 
 
 def _call_record(call: Call) -> CallRecord:
@@ -59,6 +62,8 @@ class RunState:
     calls: list[Call] = field(default_factory=list)
     #: Every source the run produced, by id: what a final answer may cite.
     sources: dict[str, Call] = field(default_factory=dict)
+    #: The previews of the latest turn's calls that await or passed approval, by id.
+    previews: dict[str, Preview] = field(default_factory=dict)
     #: This segment's span context, owed to the run row by the segment's first write.
     trace_context_owed: str | None = None
     _messages: list[dict[str, Any]] = field(default_factory=list)
@@ -95,6 +100,11 @@ class RunState:
         if turns:
             state.turn = turns[-1]
             state.calls = by_step.get(turns[-1].step, [])
+        # An open call with a preview: awaiting or past its approval, or being committed.
+        waiting = [c.preview_id for c in state.calls if c.preview_id and c.status in _OPEN]
+        if waiting:
+            found = await previews_repo.get_many(session, tenant_id=run.tenant_id, ids=waiting)
+            state.previews = {p.id: p for p in found}
         return state
 
     def take(self, other: RunState) -> None:
@@ -122,7 +132,10 @@ class RunState:
         )
 
     def open_calls(self) -> list[Call]:
-        return [c for c in self.calls if c.status in (CallStatus.PENDING, CallStatus.EXECUTING)]
+        return [c for c in self.calls if c.status in _OPEN]
+
+    def preview_of(self, call: Call) -> Preview | None:
+        return self.previews.get(call.preview_id) if call.preview_id else None
 
     # -- keeping in step with what was committed ----------------------------------------
     def committed(

@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 #: Unexpected failures of one step in a row before the run ends.
 MAX_STEP_FAILURES = 3
 Progress = Callable[[Run], None]
+_LET_GO = frozenset({RunStatus.FINISHED, RunStatus.AWAITING_APPROVAL})
 
 
 def new_lease_token() -> str:
@@ -193,8 +194,8 @@ async def drive(lease: Lease, state: RunState, on_progress: Progress = lambda ru
             on_progress(state.run)
             if state.run.termination_reason:
                 segment.set_attribute(telemetry.TERMINATION, state.run.termination_reason)
-    if state.run.status is RunStatus.FINISHED or lease.lost:
-        return  # the finishing transaction handed the lease back
+    if state.run.status in _LET_GO or lease.lost:
+        return  # the finishing (or parking) transaction handed the lease back
     try:
         async with lease.rt.sessions.begin() as session:
             await leases_repo.release(

@@ -10,10 +10,13 @@ from typing import Any
 from opentelemetry.trace import Status, StatusCode
 
 from app import telemetry
+from app.domain.approvals import PreviewRef
 from app.domain.budget import seconds_left
 from app.domain.ports import Tool, ToolContext
 from app.domain.records import Call
+from app.domain.status import CallStatus
 from app.domain.tools import (
+    Principal,
     SentUnanswered,
     ToolError,
     ToolResult,
@@ -37,7 +40,19 @@ class DeadlineReached(Exception):
 
 
 def context_of(state: RunState, call: Call, timeout_s: float | None = None) -> ToolContext:
+    """The call's context; an approved call's carries the preview approved and its
+    approver (the run's creator stays the principal)."""
     run = state.run
+    preview = state.preview_of(call)
+    approved = (
+        preview is not None
+        and preview.decided_by is not None
+        and call.status
+        in (
+            CallStatus.APPROVED,
+            CallStatus.EXECUTING,
+        )
+    )
     return ToolContext(
         tenant_id=run.tenant_id,
         run_id=run.id,
@@ -46,6 +61,8 @@ def context_of(state: RunState, call: Call, timeout_s: float | None = None) -> T
         operation_id=call.operation_id,
         principal=run.creator,
         timeout_s=timeout_s,
+        preview=PreviewRef(preview.id, preview.resource_version) if approved else None,
+        approved_by=Principal(run.tenant_id, preview.decided_by) if approved else None,
     )
 
 
@@ -64,6 +81,10 @@ async def invoke(lease: Lease, state: RunState, tool: Tool, call: Call) -> ToolR
     }
     if capture.enabled:
         attributes[telemetry.TOOL_ARGUMENTS] = capture.text(call.arguments)
+    preview = state.preview_of(call)
+    if preview is not None:  # an approved call: how long it waited for its approval
+        waited = lease.rt.clock.now() - preview.created_at
+        attributes[telemetry.APPROVAL_WAIT] = max(0.0, waited.total_seconds())
     with lease.rt.tracer.start_as_current_span(
         f"execute_tool {tool.spec.name}", kind=telemetry.INTERNAL, attributes=attributes
     ) as span:

@@ -175,13 +175,11 @@ def test_the_demo_key_is_kept_private_and_renewed_when_it_no_longer_opens_the_da
             ["models.small", "not supported"],
         ),
         (
-            "models:\n  scripted: {provider: scripted}\n"
-            "agents:\n  radar:\n    model: scripted\n"
-            "    tools: [search_technologies, move_technology_ring]\n",
-            ["agents.radar.tools.1", "requires approval"],
+            "models:\n  scripted: {provider: scripted}\nquotas: {runs_per_minute: 5}\n",
+            ["quotas", "not supported"],
         ),
     ],
-    ids=["bad-limit", "unsupported-provider", "approval-tool"],
+    ids=["bad-limit", "unsupported-provider", "quotas"],
 )
 def test_a_refused_config_stops_start_up_naming_the_key_path(
     tmp_path: Path, database_url: str, yaml_text: str, expected: list[str]

@@ -95,6 +95,7 @@ async def test_a_call_goes_out_in_the_wire_format_with_its_operation_id(
         "arguments": {"q": "kafka"},
         "principal": {"tenant": "acme", "subject": "svc"},
         "preview": None,
+        "approved_by": None,
         "as_of": None,
     }
     assert (call["status"], call["output"], call["source_version"]) == (

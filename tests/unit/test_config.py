@@ -92,7 +92,7 @@ def test_demo_config_loads() -> None:
     agent = config.agents["tech-radar"]
     assert agent.model == "scripted"
     assert agent.instructions.endswith("Cite sources as [source:ID].")
-    assert agent.tools == ["search_technologies", "get_technology"]
+    assert agent.tools == ["search_technologies", "get_technology", "move_technology_ring"]
     assert agent.limits.max_steps == 8
     assert agent.limits.resolve(config.limits) == LimitsConfig(
         max_steps=8, deadline_s=120, max_tokens=50000, max_cost_usd=1, max_tool_calls=20
@@ -159,27 +159,16 @@ def test_http_tool_is_accepted_and_its_spec_holds_no_url() -> None:
     assert "127.0.0.1" not in repr(spec)
 
 
-@pytest.mark.parametrize(
-    ("extra", "path"),
-    [
-        ({"risk": "high", "preview_url": "http://127.0.0.1:9100/p"}, "requires_approval"),
-    ],
-)
-def test_http_tool_features_this_build_cannot_run_are_refused(
-    extra: dict[str, Any], path: str
-) -> None:
-    error = _refused(_config(tools={"create_ticket": {**HTTP_TOOL, **extra}}))
+def test_tools_requiring_approval_are_accepted_with_a_preview() -> None:
+    extra = {"risk": "high", "preview_url": "http://127.0.0.1:9100/p"}
+    tools = ["search_technologies", "move_technology_ring", "create_ticket"]
+    config = parse_config(
+        _config(tools={"create_ticket": {**HTTP_TOOL, **extra}}, agents=_agent(tools=tools)),
+        builtin_tools=BUILTIN,
+    )
 
-    assert error.path == f"tools.create_ticket.{path}"
-    assert NOT_SUPPORTED in error.message
-
-
-def test_tool_requiring_approval_is_refused_on_an_agent() -> None:
-    tools = ["search_technologies", "move_technology_ring"]
-    error = _refused(_config(agents=_agent(tools=tools)))
-
-    assert error.path == "agents.radar.tools.1"
-    assert NOT_SUPPORTED in error.message and "move_technology_ring" in error.message
+    assert config.tools["create_ticket"].to_tool_spec("create_ticket").requires_approval
+    assert config.agents["radar"].tools == tools
 
 
 def test_quotas_are_refused() -> None:

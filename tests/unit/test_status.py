@@ -45,11 +45,13 @@ ALLOWED_CALL: frozenset[tuple[CallStatus, CallStatus]] = frozenset(
         (C.AWAITING_APPROVAL, C.REJECTED),
         (C.AWAITING_APPROVAL, C.CANCELLED),
         (C.APPROVED, C.EXECUTING),
+        (C.APPROVED, C.REJECTED),  # its preview expired before the commit
         (C.APPROVED, C.CANCELLED),
         (C.EXECUTING, C.EXECUTING),
         (C.EXECUTING, C.SUCCEEDED),
         (C.EXECUTING, C.FAILED),
         (C.EXECUTING, C.CANCELLED),
+        (C.EXECUTING, C.AWAITING_APPROVAL),  # version conflict: a new preview
     }
 )
 

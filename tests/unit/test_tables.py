@@ -7,8 +7,15 @@ from sqlalchemy import Index, PrimaryKeyConstraint, UniqueConstraint
 
 from app.db.tables import metadata
 
-#: Lookups where the tenant is not known, or spans tenants: key hash, driver queue, purge.
-EXCEPTIONS = {"uq_api_key_key_hash", "ix_run_claimable", "ix_idempotency_key_expires"}
+#: Lookups where the tenant is not known, or spans tenants: key hash, driver queue, purge,
+#: and the sweep of expired approvals.
+EXCEPTIONS = {
+    "uq_api_key_key_hash",
+    "ix_run_claimable",
+    "ix_idempotency_key_expires",
+    "ix_run_awaiting_deadline",
+    "ix_preview_open_expiry",
+}
 
 
 def test_tenant_id_leads_every_key_and_index_but_the_documented_exceptions() -> None:

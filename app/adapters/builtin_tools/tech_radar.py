@@ -1,4 +1,5 @@
-"""The tech radar demo tools (SPEC §6): read-only lookups on the tenant's radar."""
+"""The tech radar demo tools (SPEC §6): lookups on the tenant's radar, and one write that
+requires approval."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import technology_repo
-from app.domain.ports import Clock, Tool, ToolContext
+from app.domain.approvals import PreviewBody
+from app.domain.ports import Clock, OperationStatus, Tool, ToolContext
 from app.domain.tools import Risk, ToolError, ToolResult, ToolSpec
 
 RINGS = ["adopt", "trial", "assess", "hold"]
@@ -84,11 +86,12 @@ GET_SPEC = ToolSpec(
     concurrency_group="radar",
 )
 
-#: Declared so that a config naming it is refused for what it is (a tool that requires
-#: approval, which this build cannot run yet), not as an unknown name. Not executable here.
 MOVE_SPEC = ToolSpec(
     name="move_technology_ring",
-    description="Move a technology to another ring of the radar (requires approval).",
+    description=(
+        "Move a technology to another ring of the radar. Requires approval: the call is "
+        "previewed and executed only once an approver approves and commits it."
+    ),
     input_schema={
         "type": "object",
         "additionalProperties": False,
@@ -99,10 +102,22 @@ MOVE_SPEC = ToolSpec(
             "rationale": {"type": "string", "minLength": 1, "maxLength": 500},
         },
     },
+    output_schema={
+        "type": "object",
+        "required": ["id", "name", "ring", "version"],
+        "properties": {
+            "id": {"type": "string"},
+            "name": {"type": "string"},
+            "ring": {"type": "string", "enum": RINGS},
+            "version": {"type": "integer"},
+        },
+    },
     risk=Risk.HIGH,
     requires_approval=True,
     side_effects=True,
+    idempotent=True,  # one operation id changes the row once (the ledger)
     permissions=("radar:write",),
+    timeout_s=5,
     concurrency_group="radar",
 )
 
@@ -182,8 +197,84 @@ class GetTechnology(_RadarTool):
         return ToolResult(output, str(row["version"]), self._observed())
 
 
+class MoveTechnologyRing(_RadarTool):
+    """The radar's one write: previewed, then a conditional update on the row's version,
+    recorded once per operation id in a ledger that also answers status lookups."""
+
+    spec = MOVE_SPEC
+    looks_up = True
+
+    async def preview(self, arguments: Mapping[str, Any], context: ToolContext) -> PreviewBody:
+        async with self._sessions() as session:
+            row = await technology_repo.get(
+                session, tenant_id=context.tenant_id, tech_id=arguments["technology_id"]
+            )
+        if row is None:
+            raise ToolError("not_found", "no technology with that id in this radar")
+        target = arguments["ring"]
+        if row["ring"] == target:
+            raise ToolError("no_change", f"{row['name']} is already in {target}")
+        return PreviewBody(
+            summary=f"Move {row['name']} from {row['ring']} to {target}",
+            impact={
+                "technology_id": row["id"],
+                "name": row["name"],
+                "ring": {"before": row["ring"], "after": target},
+                "rationale": arguments["rationale"],
+            },
+            cost_usd=0.0,
+            resource_version=str(row["version"]),
+        )
+
+    async def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        if context.preview is None or context.preview.resource_version is None:
+            raise ToolError("not_approved", "this tool runs only as an approved commit")
+        tech_id = arguments["technology_id"]
+        async with self._sessions() as session:
+            result, _ = await technology_repo.move(
+                session,
+                tenant_id=context.tenant_id,
+                tech_id=tech_id,
+                ring=arguments["ring"],
+                expected_version=int(context.preview.resource_version),
+                operation_id=context.operation_id,
+                now=self._clock.now(),
+            )
+            if result is None:
+                # Another attempt of this operation may have committed meanwhile: the
+                # ledger, read afresh, says so; else the row itself moved on.
+                result = await technology_repo.operation(
+                    session, tenant_id=context.tenant_id, operation_id=context.operation_id
+                )
+            if result is None:
+                row = await technology_repo.get(
+                    session, tenant_id=context.tenant_id, tech_id=tech_id
+                )
+                if row is None:
+                    raise ToolError("not_found", "no technology with that id in this radar")
+                raise ToolError(
+                    "version_conflict", "the technology changed since the preview was made"
+                )
+        return ToolResult(dict(result), str(result["version"]), self._observed())
+
+    async def status(self, context: ToolContext, timeout_s: float) -> OperationStatus:
+        async with self._sessions() as session:
+            result = await technology_repo.operation(
+                session, tenant_id=context.tenant_id, operation_id=context.operation_id
+            )
+        if result is None:
+            return OperationStatus("unknown")
+        return OperationStatus(
+            "succeeded", ToolResult(dict(result), str(result["version"]), self._observed())
+        )
+
+
 def radar_tools(sessions: async_sessionmaker[AsyncSession], clock: Clock) -> dict[str, Tool]:
     return {
         t.spec.name: t
-        for t in (SearchTechnologies(sessions, clock), GetTechnology(sessions, clock))
+        for t in (
+            SearchTechnologies(sessions, clock),
+            GetTechnology(sessions, clock),
+            MoveTechnologyRing(sessions, clock),
+        )
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -21,10 +22,10 @@ from app.api.schemas import (
 )
 from app.api.views import call_view, run_view
 from app.domain.errors import DomainError, ErrorCode, FieldError
-from app.domain.records import Run
+from app.domain.records import Preview, Run
 from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
 from app.domain.tools import Principal, nul_path
-from app.engine import runs
+from app.engine import approvals, runs
 from app.engine.driver import Driver
 from app.engine.idempotency import Claim
 from app.engine.runtime import Runtime
@@ -57,8 +58,14 @@ def _refuse_unsupported(body: CreateRunIn) -> None:
         raise DomainError(ErrorCode.VALIDATION, "some fields are invalid", errors)
 
 
-def run_json(record: Run) -> dict[str, Any]:
-    return RunOut.model_validate(run_view(record)).model_dump(mode="json")
+def run_json(record: Run, pending: Sequence[Preview] = ()) -> dict[str, Any]:
+    return RunOut.model_validate(run_view(record, pending)).model_dump(mode="json")
+
+
+async def run_answer(rt: Runtime, record: Run) -> dict[str, Any]:
+    """The run as answered, with its pending approvals when it is parked."""
+    pending = await approvals.pending_of(rt, [record])
+    return run_json(record, pending.get(record.id, []))
 
 
 @router.post(
@@ -98,7 +105,9 @@ async def create_run(
         else:
             record = await _start(rt, driver, principal, create, claim, body.wait_s)
         return JSONResponse(
-            run_json(record), status_code=201, headers={"Location": f"/v1/runs/{record.id}"}
+            await run_answer(rt, record),
+            status_code=201,
+            headers={"Location": f"/v1/runs/{record.id}"},
         )
 
     return await run_idempotent(request, rt, principal, operation, required=True, creates=True)
@@ -152,12 +161,13 @@ async def list_runs(
     rows, next_cursor = await runs.list_runs(
         rt, principal=principal, status=status, agent=agent, limit=limit, cursor=cursor
     )
-    return {"items": [run_view(r) for r in rows], "next_cursor": next_cursor}
+    pending = await approvals.pending_of(rt, rows)
+    return {"items": [run_view(r, pending.get(r.id, [])) for r in rows], "next_cursor": next_cursor}
 
 
 @router.get("/{run_id}", response_model=RunOut, responses=problems(401, 403, 404))
 async def get_run(run_id: str, principal: ReaderDep, rt: RuntimeDep) -> Any:
-    return run_view(await runs.get_run(rt, principal=principal, run_id=run_id))
+    return await run_answer(rt, await runs.get_run(rt, principal=principal, run_id=run_id))
 
 
 @router.get(
@@ -214,7 +224,7 @@ async def advance_run(
         if record.status not in ACTIVE_RUN_STATUSES:
             raise DomainError(ErrorCode.INVALID_STATE, f"a {record.status} run cannot be advanced")
         record = await _advance(driver, record, (body or AdvanceIn()).wait_s)
-        return JSONResponse(run_json(record))
+        return JSONResponse(await run_answer(rt, record))
 
     return await run_idempotent(request, rt, principal, operation, required=False)
 
@@ -239,7 +249,7 @@ async def cancel_run(
         record = await runs.request_cancel(rt, principal=principal, run_id=run_id)
         driver.interrupt(principal.tenant_id, run_id)
         record = await _advance(driver, record, CANCEL_WAIT_S)
-        return JSONResponse(run_json(record))
+        return JSONResponse(await run_answer(rt, record))
 
     return await run_idempotent(request, rt, principal, operation, required=False)
 

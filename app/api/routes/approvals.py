@@ -1,0 +1,156 @@
+"""Approvals (SPEC §3.3): the approvers' queue, one preview, and the decisions on it."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from starlette.responses import JSONResponse
+
+from app.api.deps import DriverDep, RuntimeDep, require
+from app.api.idempotency import IdempotencyKey, RequiredIdempotencyKey, run_idempotent
+from app.api.responses import problems
+from app.api.routes.runs import run_json
+from app.api.schemas import (
+    ApproveIn,
+    CallOut,
+    CommitIn,
+    CommitOut,
+    PreviewOut,
+    PreviewPage,
+    RejectIn,
+)
+from app.api.views import call_view, preview_view
+from app.domain.status import PreviewStatus
+from app.domain.tools import Principal
+from app.engine import approvals
+from app.engine.idempotency import Claim
+from app.engine.runtime import Runtime
+
+router = APIRouter(tags=["approvals"])
+
+ApproverDep = Annotated[Principal, Depends(require("approver"))]
+CommitterDep = Annotated[Principal, Depends(require("approver", "caller"))]
+Limit = Annotated[int, Query(ge=1, le=200, description="Items per page (default 50).")]
+Status = Literal["pending", "approved", "rejected", "expired", "superseded", "committed"]
+
+
+def _json(rt: Runtime, record: Any) -> dict[str, Any]:
+    return PreviewOut.model_validate(preview_view(record, rt.clock.now())).model_dump(mode="json")
+
+
+@router.get("/v1/approvals", response_model=PreviewPage, responses=problems(400, 401, 403, 422))
+async def list_approvals(
+    principal: ApproverDep,
+    rt: RuntimeDep,
+    status: Status = "pending",
+    limit: Limit = 50,
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
+) -> Any:
+    """The approvers' queue: previews of the tenant with this status (default `pending`),
+    newest first. A preview past its expiry is listed as `expired`."""
+    rows, next_cursor = await approvals.list_previews(
+        rt, principal=principal, status=PreviewStatus(status), limit=limit, cursor=cursor
+    )
+    return {"items": [_json(rt, r) for r in rows], "next_cursor": next_cursor}
+
+
+@router.get(
+    "/v1/previews/{preview_id}", response_model=PreviewOut, responses=problems(401, 403, 404)
+)
+async def get_preview(preview_id: str, principal: CommitterDep, rt: RuntimeDep) -> Any:
+    """One preview: the normalized arguments, what would change, and the `content_hash`
+    an approval must send back."""
+    return _json(rt, await approvals.get_preview(rt, principal=principal, preview_id=preview_id))
+
+
+@router.post(
+    "/v1/previews/{preview_id}/approve",
+    response_model=PreviewOut,
+    responses=problems(400, 401, 403, 404, 409, 410, 413, 415, 422),
+)
+async def approve_preview(
+    preview_id: str,
+    body: ApproveIn,
+    principal: ApproverDep,
+    rt: RuntimeDep,
+    request: Request,
+    idempotency_key: IdempotencyKey = None,
+) -> Any:
+    """Approves the preview as reviewed: `content_hash` must be the stored one (`409
+    preview-mismatch`); the run's creator may not approve its own run's calls (`403`);
+    an expired preview cannot be approved (`410 preview-expired`). Nothing runs yet: a
+    commit executes the call."""
+
+    async def operation(_claim: Claim | None) -> JSONResponse:
+        record = await approvals.approve(
+            rt, principal=principal, preview_id=preview_id, content_hash=body.content_hash
+        )
+        return JSONResponse(_json(rt, record))
+
+    return await run_idempotent(request, rt, principal, operation, required=False)
+
+
+@router.post(
+    "/v1/previews/{preview_id}/reject",
+    response_model=PreviewOut,
+    responses=problems(400, 401, 403, 404, 409, 410, 413, 415, 422),
+)
+async def reject_preview(
+    preview_id: str,
+    body: RejectIn,
+    principal: ApproverDep,
+    rt: RuntimeDep,
+    driver: DriverDep,
+    request: Request,
+    idempotency_key: IdempotencyKey = None,
+) -> Any:
+    """Rejects the preview: its call ends `rejected` with code `rejected_by_approver` and
+    the reason as its message, which the model sees; the run goes on."""
+
+    async def operation(_claim: Claim | None) -> JSONResponse:
+        record = await approvals.reject(
+            rt, principal=principal, preview_id=preview_id, reason=body.reason
+        )
+        driver.kick(record.tenant_id, record.run_id)
+        return JSONResponse(_json(rt, record))
+
+    return await run_idempotent(request, rt, principal, operation, required=False)
+
+
+@router.post(
+    "/v1/previews/{preview_id}/commit",
+    response_model=CommitOut,
+    responses=problems(400, 401, 403, 404, 409, 410, 413, 415, 422),
+)
+async def commit_preview(
+    preview_id: str,
+    principal: CommitterDep,
+    rt: RuntimeDep,
+    driver: DriverDep,
+    request: Request,
+    idempotency_key: RequiredIdempotencyKey,
+    body: CommitIn | None = None,
+) -> Any:
+    """Executes the approved call — exactly the approved arguments, once, whoever else
+    tries — then advances the run for up to `wait_s`. Only an approved, unexpired preview
+    can be committed (`409 preview-not-approved`, `410 preview-expired`); a resource that
+    changed since the preview answers `409 version-conflict` with `new_preview_id`, a new
+    preview to review. `Idempotency-Key` is required."""
+    wait_s = body.wait_s if body is not None else CommitIn().wait_s
+
+    async def operation(claim: Claim | None) -> JSONResponse:
+        assert claim is not None  # the key is required
+        done = await approvals.commit(
+            rt, driver, principal=principal, preview_id=preview_id, key=claim.key, wait_s=wait_s
+        )
+        pending = await approvals.pending_of(rt, [done.run])
+        return JSONResponse(
+            {
+                "preview": _json(rt, done.preview),
+                "call": CallOut.model_validate(call_view(done.call)).model_dump(mode="json"),
+                "run": run_json(done.run, pending.get(done.run.id, [])),
+            }
+        )
+
+    return await run_idempotent(request, rt, principal, operation, required=True)

@@ -1,0 +1,316 @@
+"""Previews: reads (one, a run's, the approvers' queue) and the decisions made on them
+outside any lease — approve, reject, the claim of a commit — each a conditional write on
+the preview's and the run's status, so that two deciders can never both win."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, or_, select, tuple_, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.clock import DbTime
+from app.db.runs_repo import Event, insert_events, to_run
+from app.db.tables import preview, run, tool_call
+from app.domain.errors import ErrorValue
+from app.domain.records import Preview, Run
+from app.domain.status import CallStatus, PreviewStatus, RunStatus
+
+_FIELDS = tuple(f.name for f in fields(Preview))
+_OPEN = (PreviewStatus.PENDING.value, PreviewStatus.APPROVED.value)
+
+
+def to_preview(row: Mapping[str, Any]) -> Preview:
+    data = {name: row[name] for name in _FIELDS}
+    data["status"] = PreviewStatus(row["status"])
+    data["cost_usd"] = float(row["cost_usd"])
+    return Preview(**data)
+
+
+async def get(session: AsyncSession, *, tenant_id: str, preview_id: str) -> Preview | None:
+    result = await session.execute(
+        select(preview).where(preview.c.tenant_id == tenant_id, preview.c.id == preview_id)
+    )
+    row = result.mappings().one_or_none()
+    return to_preview(row) if row else None
+
+
+async def get_many(session: AsyncSession, *, tenant_id: str, ids: Sequence[str]) -> list[Preview]:
+    result = await session.execute(
+        select(preview).where(preview.c.tenant_id == tenant_id, preview.c.id.in_(list(ids)))
+    )
+    return [to_preview(r) for r in result.mappings()]
+
+
+async def open_of_runs(
+    session: AsyncSession, *, tenant_id: str, run_ids: Sequence[str]
+) -> list[Preview]:
+    """The pending and approved previews of these runs (what their views list)."""
+    result = await session.execute(
+        select(preview)
+        .where(
+            preview.c.tenant_id == tenant_id,
+            preview.c.run_id.in_(list(run_ids)),
+            preview.c.status.in_(_OPEN),
+        )
+        .order_by(preview.c.created_at)
+    )
+    return [to_preview(r) for r in result.mappings()]
+
+
+def _status_is(status: PreviewStatus, now: datetime) -> Any:
+    """A status as it reads at `now`: an open preview past its expiry counts as expired."""
+    if status is PreviewStatus.EXPIRED:
+        return or_(
+            preview.c.status == status.value,
+            and_(preview.c.status.in_(_OPEN), preview.c.expires_at <= now),
+        )
+    if status.value in _OPEN:
+        return and_(preview.c.status == status.value, preview.c.expires_at > now)
+    return preview.c.status == status.value
+
+
+async def page(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    status: PreviewStatus,
+    now: datetime,
+    before: tuple[datetime, str] | None,
+    limit: int,
+) -> list[Preview]:
+    """The approvers' queue: newest first, after the cursor `before` (created_at, id)."""
+    query = select(preview).where(preview.c.tenant_id == tenant_id, _status_is(status, now))
+    if before is not None:
+        query = query.where(tuple_(preview.c.created_at, preview.c.id) < tuple_(*before))
+    result = await session.execute(
+        query.order_by(preview.c.created_at.desc(), preview.c.id.desc()).limit(limit)
+    )
+    return [to_preview(r) for r in result.mappings()]
+
+
+async def _touch_run(
+    session: AsyncSession,
+    record: Preview,
+    events: Sequence[Event],
+    now: datetime,
+    **values: Any,
+) -> Run | None:
+    """Appends the decision's events to a run still awaiting approval (and sets `values`
+    on it); None when the run moved on (it finished meanwhile)."""
+    result = await session.execute(
+        update(run)
+        .where(
+            run.c.tenant_id == record.tenant_id,
+            run.c.id == record.run_id,
+            run.c.status == RunStatus.AWAITING_APPROVAL.value,
+        )
+        .values(
+            version=run.c.version + 1,
+            event_seq=run.c.event_seq + len(events),
+            updated_at=now,
+            **values,
+        )
+        .returning(run)
+    )
+    row = result.mappings().one_or_none()
+    if row is None:
+        return None
+    await insert_events(
+        session,
+        tenant_id=record.tenant_id,
+        run_id=record.run_id,
+        last_seq=row["event_seq"],
+        events=events,
+        now=now,
+    )
+    return to_run(row)
+
+
+async def _move_call(
+    session: AsyncSession, record: Preview, target: CallStatus, now: datetime, **values: Any
+) -> None:
+    """The preview's call, still awaiting the decision, follows it."""
+    await session.execute(
+        update(tool_call)
+        .where(
+            tool_call.c.tenant_id == record.tenant_id,
+            tool_call.c.id == record.call_row_id,
+            tool_call.c.status == CallStatus.AWAITING_APPROVAL.value,
+        )
+        .values(status=target.value, updated_at=now, version=tool_call.c.version + 1, **values)
+    )
+
+
+def _decide(tenant_id: str, preview_id: str, now: datetime, *conditions: Any, **values: Any) -> Any:
+    # Expiry is judged on the service's clock, like the run's deadline it derives from.
+    return (
+        update(preview)
+        .where(
+            preview.c.tenant_id == tenant_id,
+            preview.c.id == preview_id,
+            preview.c.expires_at > now,
+            *conditions,
+        )
+        .values(version=preview.c.version + 1, **values)
+        .returning(preview)
+    )
+
+
+async def approve(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    preview_id: str,
+    content_hash: str,
+    by: str,
+    now: datetime,
+) -> Preview | None:
+    """Pending, unexpired, with this content hash → approved; None otherwise (the caller
+    reads the preview to say why). Run in one transaction with its event."""
+    result = await session.execute(
+        _decide(
+            tenant_id,
+            preview_id,
+            now,
+            preview.c.status == PreviewStatus.PENDING.value,
+            preview.c.content_hash == content_hash,
+            status=PreviewStatus.APPROVED.value,
+            decided_by=by,
+            decided_at=now,
+        )
+    )
+    row = result.mappings().one_or_none()
+    if row is None:
+        return None
+    record = to_preview(row)
+    await _move_call(session, record, CallStatus.APPROVED, now)
+    event = _about(record, "preview.approved", by=by, content_hash=content_hash)
+    if await _touch_run(session, record, [event], now) is None:
+        await session.rollback()  # the run finished meanwhile: nothing to approve
+        return None
+    return record
+
+
+async def reject(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    preview_id: str,
+    reason: str,
+    by: str,
+    now: datetime,
+) -> Preview | None:
+    """Pending and unexpired → rejected; its call ends `rejected_by_approver` (fed back to
+    the model) and the run becomes runnable again. None when it was not pending."""
+    result = await session.execute(
+        _decide(
+            tenant_id,
+            preview_id,
+            now,
+            preview.c.status == PreviewStatus.PENDING.value,
+            status=PreviewStatus.REJECTED.value,
+            decided_by=by,
+            decided_at=now,
+            reason=reason,
+        )
+    )
+    row = result.mappings().one_or_none()
+    if row is None:
+        return None
+    record = to_preview(row)
+    error = ErrorValue("rejected_by_approver", reason)
+    await _move_call(session, record, CallStatus.REJECTED, now, error=error.as_dict())
+    events = [
+        _about(record, "preview.rejected", by=by, reason=error.message),
+        _about(record, "call.rejected", **error.as_dict()),
+    ]
+    # Runnable again, with no lease: the driver (or this request's kick) takes it up.
+    if await _touch_run(session, record, events, now, status=RunStatus.RUNNING.value) is None:
+        await session.rollback()
+        return None
+    return record
+
+
+async def claim_commit(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    preview_id: str,
+    key: str,
+    by: str,
+    owner: str,
+    token: str,
+    lease_s: float,
+    now: datetime,
+    db_time: DbTime,
+) -> tuple[Preview, Run] | None:
+    """An approved, unexpired preview nobody has committed yet: marks the commit (who, and
+    under which Idempotency-Key) and takes the run's lease, so that this process executes
+    the call. None when another commit was first, or the preview is not committable."""
+    result = await session.execute(
+        _decide(
+            tenant_id,
+            preview_id,
+            now,
+            preview.c.status == PreviewStatus.APPROVED.value,
+            preview.c.commit_key.is_(None),
+            commit_key=key,
+            committed_by=by,
+        )
+    )
+    row = result.mappings().one_or_none()
+    if row is None:
+        return None
+    record = to_preview(row)
+    claimed = await _touch_run(
+        session,
+        record,
+        [_about(record, "preview.commit_requested", by=by)],
+        now,
+        status=RunStatus.RUNNING.value,
+        lease_owner=owner,
+        lease_token=token,
+        lease_expires_at=db_time.after(lease_s),
+    )
+    if claimed is None:
+        await session.rollback()
+        return None
+    return record, claimed
+
+
+def sweep(now: datetime, limit: int) -> Any:
+    """A CTE (for the driver's claim poll, which it rides along with): parked runs whose
+    deadline passed, or whose open preview expired, become runnable. The poll after next
+    claims them; the run then ends `deadline`, or tells its model `approval_expired`."""
+    expired = (
+        select(preview.c.tenant_id, preview.c.run_id)
+        .where(preview.c.status.in_(_OPEN), preview.c.expires_at <= now)
+        .limit(limit)
+    )
+    return (
+        update(run)
+        .where(
+            run.c.status == RunStatus.AWAITING_APPROVAL.value,
+            or_(run.c.deadline_at <= now, tuple_(run.c.tenant_id, run.c.id).in_(expired)),
+        )
+        .values(status=RunStatus.RUNNING.value, version=run.c.version + 1, updated_at=now)
+        .returning(run.c.id)
+        .cte("swept")
+    )
+
+
+def _about(record: Preview, kind: str, **data: Any) -> Event:
+    return (
+        kind,
+        {
+            "preview_id": record.id,
+            "step": record.step,
+            "call_id": record.call_id,
+            "tool": record.tool,
+            **data,
+        },
+    )

@@ -1,0 +1,172 @@
+"""A call that requires approval, within the ExecuteCalls step (SPEC §3.3).
+
+Pending: the tool is asked for a preview, which is stored immutable with the call moved
+to `awaiting_approval`, and the run parks — no lease, no task — in the same transaction.
+Claimed again (a decision, the expiry sweep, a cancel), the call is looked at afresh: an
+expired preview ends it `rejected` with `approval_expired`; one still undecided (or
+approved but not yet committed) parks the run again; one whose commit was asked for is
+executed with exactly the approved arguments, and a backend that says the resource
+changed since the preview gets a new preview in place of the old.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Final
+
+from app.domain.approvals import PreviewBody, content_hash, expires_at
+from app.domain.budget import seconds_left
+from app.domain.ids import new_id
+from app.domain.ports import Previewer, Tool
+from app.domain.records import Call, Preview
+from app.domain.retry import backoff_s, ends_run
+from app.domain.status import CallStatus, PreviewStatus
+from app.domain.tools import ToolError
+from app.engine.lease import Interrupted
+from app.engine.round import Round
+from app.engine.tool_attempt import DeadlineReached, context_of
+
+log = logging.getLogger(__name__)
+
+
+class _Parked:
+    def __repr__(self) -> str:
+        return "PARKED"
+
+
+#: The run now waits for a decision: nothing after this call may start.
+PARKED: Final = _Parked()
+Outcome = bool | _Parked
+RunCall = Callable[..., Awaitable[bool]]
+
+
+class VersionConflict(Exception):
+    """The backend refused an approved call: its resource changed since the preview."""
+
+    def __init__(self, call: Call) -> None:
+        super().__init__(call.call_id)
+        self.call = call
+
+
+async def handle(batch: Round, call: Call, run_call: RunCall) -> Outcome:
+    """The call to an outcome (True/False as `run_call` answers), or PARKED."""
+    rt = batch.lease.rt
+    tool = rt.tools[call.tool]
+    if call.status is CallStatus.PENDING:
+        return await _preview_and_park(batch, call, tool)
+    preview = batch.preview_of(call)
+    if preview is None:  # only if its rows were edited by hand
+        batch.fail(call, ToolError("internal", "the call's preview is missing"))
+        return False
+    waiting = call.status in (CallStatus.AWAITING_APPROVAL, CallStatus.APPROVED)
+    if waiting and preview.status_at(rt.clock.now()) is PreviewStatus.EXPIRED:
+        batch.expire(call, preview)
+        return True
+    if call.status is CallStatus.AWAITING_APPROVAL or (
+        call.status is CallStatus.APPROVED and preview.commit_key is None
+    ):
+        await batch.wait_for_approval()  # still undecided, or approved and not committed
+        return PARKED
+    # A commit was asked for (or one was cut short): exactly the approved call runs.
+    try:
+        return await run_call(batch, call, side_effect=True)
+    except VersionConflict as conflict:
+        return await _supersede(batch, conflict.call, preview, tool)
+
+
+async def _preview_and_park(batch: Round, call: Call, tool: Tool) -> Outcome:
+    body = await _ask(batch, call, tool)
+    if isinstance(body, ToolError):
+        ends = ends_run(tool.spec, body)
+        batch.fail(call, body, ends=ends)
+        await batch.flush()
+        return not ends
+    batch.park(call, _new_preview(batch, call, body))
+    await batch.wait_for_approval()
+    return PARKED
+
+
+async def _supersede(batch: Round, call: Call, old: Preview, tool: Tool) -> Outcome:
+    """The commit changed nothing (the resource moved on): a new preview, read now,
+    replaces the approved one and awaits a new decision."""
+    body = await _ask(batch, call, tool)
+    if isinstance(body, ToolError):
+        ends = ends_run(tool.spec, body)
+        batch.fail(call, body, ends=ends)
+        await batch.flush()
+        return not ends
+    batch.supersede(call, old, _new_preview(batch, call, body, supersedes=old.id))
+    await batch.wait_for_approval()
+    return PARKED
+
+
+def _new_preview(
+    batch: Round, call: Call, body: PreviewBody, supersedes: str | None = None
+) -> Preview:
+    rt = batch.lease.rt
+    run = batch.state.run
+    now = rt.clock.now()
+    return Preview(
+        tenant_id=run.tenant_id,
+        id=new_id("prv"),
+        run_id=run.id,
+        call_row_id=call.id,
+        call_id=call.call_id,
+        step=call.step,
+        tool=call.tool,
+        arguments=call.arguments,
+        args_hash=call.args_hash,
+        summary=body.summary,
+        impact=dict(body.impact),
+        cost_usd=body.cost_usd,
+        resource_version=body.resource_version,
+        content_hash=content_hash(call.tool, call.arguments, body),
+        status=PreviewStatus.PENDING,
+        requested_by=run.created_by,
+        expires_at=expires_at(
+            now,
+            ttl_s=rt.config.approvals.preview_ttl_s,
+            expires_in_s=body.expires_in_s,
+            deadline=run.deadline_at,
+        ),
+        created_at=now,
+        supersedes=supersedes,
+    )
+
+
+async def _ask(batch: Round, call: Call, tool: Tool) -> PreviewBody | ToolError:
+    """The tool's preview, asked again on retryable errors (a preview changes nothing),
+    within the tool's timeout and the run's deadline."""
+    lease, state = batch.lease, batch.state
+    spec = tool.spec
+    if not isinstance(tool, Previewer):
+        return ToolError("no_preview", "the tool cannot preview its calls")
+    attempt = 0
+    while True:
+        attempt += 1
+        left = seconds_left(lease.rt.clock.now(), state.run.deadline_at)
+        if left <= 0:
+            raise DeadlineReached()
+        timeout = min(spec.timeout_s, left)
+        context = replace(context_of(state, call, timeout), preview=None, approved_by=None)
+        try:
+            return await lease.guarded(tool.preview(call.arguments, context), timeout)
+        except TimeoutError:
+            if timeout >= left:
+                raise DeadlineReached() from None
+            error = ToolError("timeout", "the tool did not make a preview in time", True)
+        except ToolError as exc:
+            error = exc
+        except Interrupted:
+            raise
+        except Exception:
+            log.exception("tool %s failed to make a preview", spec.name)
+            error = ToolError("internal", "the tool failed to make a preview")
+        left = seconds_left(lease.rt.clock.now(), state.run.deadline_at)
+        pause = backoff_s(attempt)
+        if not error.retryable or attempt >= spec.max_attempts or pause >= left:
+            return error
+        await lease.guarded(asyncio.sleep(pause), pause + 1)

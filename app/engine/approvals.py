@@ -1,0 +1,242 @@
+"""The approver's use cases (SPEC §3.3): read previews, approve, reject, commit.
+
+Decisions are conditional writes on the preview's and the run's status, made outside
+any lease: a parked run has none. A commit takes the run's lease in the same transaction
+that marks the preview as being committed, then executes exactly the approved call in
+this process, and lets the run go on for up to `wait_s`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.db import previews_repo, turns_repo
+from app.db.session import retrying
+from app.domain.approvals import self_approval
+from app.domain.budget import seconds_left
+from app.domain.errors import DomainError, ErrorCode, FieldError
+from app.domain.records import Call, Preview, Run
+from app.domain.status import CallStatus, PreviewStatus, RunStatus
+from app.domain.tools import Principal
+from app.engine.driver import Driver
+from app.engine.runs import decode_cursor, encode_cursor, not_found
+from app.engine.runtime import Runtime
+from app.engine.stepper import lease_for, load_state, new_lease_token
+
+
+@dataclass(frozen=True)
+class Committed:
+    preview: Preview
+    call: Call
+    run: Run
+
+
+async def get_preview(rt: Runtime, *, principal: Principal, preview_id: str) -> Preview:
+    found = await retrying(
+        rt.reads, previews_repo.get, tenant_id=principal.tenant_id, preview_id=preview_id
+    )
+    if found is None:
+        raise not_found()
+    return found
+
+
+async def list_previews(
+    rt: Runtime, *, principal: Principal, status: PreviewStatus, limit: int, cursor: str | None
+) -> tuple[list[Preview], str | None]:
+    before = None
+    if cursor is not None:
+        created, ident = _cursor(cursor)
+        before = (datetime.fromisoformat(created), ident)
+    rows = await retrying(
+        rt.reads,
+        previews_repo.page,
+        tenant_id=principal.tenant_id,
+        status=status,
+        now=rt.clock.now(),
+        before=before,
+        limit=limit + 1,
+    )
+    if len(rows) <= limit:
+        return rows, None
+    last = rows[limit - 1]
+    return rows[:limit], encode_cursor([last.created_at.isoformat(), last.id])
+
+
+def _cursor(cursor: str) -> tuple[str, str]:
+    value = decode_cursor(cursor)
+    wrong = DomainError(
+        ErrorCode.VALIDATION,
+        "not a cursor this service gave out",
+        [FieldError("cursor", "not a cursor this service gave out")],
+    )
+    if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value)):
+        raise wrong
+    try:
+        datetime.fromisoformat(value[0])
+    except ValueError:
+        raise wrong from None
+    return value[0], value[1]
+
+
+async def pending_of(rt: Runtime, runs: Sequence[Run]) -> Mapping[str, list[Preview]]:
+    """The open previews of the parked runs among `runs` (no read when none is parked)."""
+    parked = [r for r in runs if r.status is RunStatus.AWAITING_APPROVAL]
+    if not parked:
+        return {}
+    found = await retrying(
+        rt.reads,
+        previews_repo.open_of_runs,
+        tenant_id=parked[0].tenant_id,
+        run_ids=[r.id for r in parked],
+    )
+    now = rt.clock.now()
+    by_run: dict[str, list[Preview]] = {}
+    for item in found:
+        if item.status_at(now) is PreviewStatus.PENDING:
+            by_run.setdefault(item.run_id, []).append(item)
+    return by_run
+
+
+def _refusal(record: Preview, now: datetime, *, wanted: PreviewStatus) -> DomainError:
+    """Why a decision on `record` cannot be taken now."""
+    status = record.status_at(now)
+    if status is PreviewStatus.EXPIRED:
+        return DomainError(ErrorCode.PREVIEW_EXPIRED, "the preview expired")
+    if wanted is PreviewStatus.APPROVED and status is PreviewStatus.PENDING:
+        return DomainError(ErrorCode.PREVIEW_NOT_APPROVED, "the preview is not approved yet")
+    extra = {"new_preview_id": record.superseded_by} if record.superseded_by else {}
+    return DomainError(ErrorCode.INVALID_STATE, f"the preview is {status.value}", extra=extra)
+
+
+async def approve(
+    rt: Runtime, *, principal: Principal, preview_id: str, content_hash: str
+) -> Preview:
+    record = await get_preview(rt, principal=principal, preview_id=preview_id)
+    allowed = rt.config.approvals.allow_self_approval
+    if self_approval(principal.subject, record.requested_by, allowed=allowed):
+        raise DomainError(ErrorCode.FORBIDDEN, "the run's creator may not approve its calls")
+    now = rt.clock.now()
+    if record.status_at(now) is PreviewStatus.PENDING and record.content_hash != content_hash:
+        raise DomainError(
+            ErrorCode.PREVIEW_MISMATCH, "the content hash is not the preview's as stored"
+        )
+    async with rt.sessions.begin() as session:
+        approved = await previews_repo.approve(
+            session,
+            tenant_id=principal.tenant_id,
+            preview_id=preview_id,
+            content_hash=content_hash,
+            by=principal.subject,
+            now=now,
+        )
+    if approved is None:
+        latest = await get_preview(rt, principal=principal, preview_id=preview_id)
+        raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.PENDING)
+    return approved
+
+
+async def reject(rt: Runtime, *, principal: Principal, preview_id: str, reason: str) -> Preview:
+    record = await get_preview(rt, principal=principal, preview_id=preview_id)
+    async with rt.sessions.begin() as session:
+        rejected = await previews_repo.reject(
+            session,
+            tenant_id=principal.tenant_id,
+            preview_id=preview_id,
+            reason=reason,
+            by=principal.subject,
+            now=rt.clock.now(),
+        )
+    if rejected is None:
+        latest = await get_preview(rt, principal=principal, preview_id=record.id)
+        raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.PENDING)
+    return rejected
+
+
+async def commit(
+    rt: Runtime,
+    driver: Driver,
+    *,
+    principal: Principal,
+    preview_id: str,
+    key: str,
+    wait_s: float,
+) -> Committed:
+    """Executes the approved call (once, whoever else tries), then advances the run for up
+    to `wait_s`. A commit whose resource changed since the preview answers
+    `version_conflict` with the new preview's id."""
+    record = await get_preview(rt, principal=principal, preview_id=preview_id)
+    if record.commit_key == key:
+        # This very commit was taken before (its answer was lost with its process): it
+        # is not made twice; its outcome is answered.
+        return await _outcome(rt, driver, record, wait_s)
+    sent = asyncio.get_running_loop().time()
+    async with rt.sessions.begin() as session:
+        claimed = await previews_repo.claim_commit(
+            session,
+            tenant_id=principal.tenant_id,
+            preview_id=preview_id,
+            key=key,
+            by=principal.subject,
+            owner=rt.settings.instance_id,
+            token=new_lease_token(),
+            lease_s=rt.settings.lease_s,
+            now=rt.clock.now(),
+            db_time=rt.db_time,
+        )
+    if claimed is None:
+        latest = await get_preview(rt, principal=principal, preview_id=preview_id)
+        if latest.commit_key == key:
+            return await _outcome(rt, driver, latest, wait_s)
+        if latest.status is PreviewStatus.APPROVED and latest.commit_key is not None:
+            raise DomainError(ErrorCode.INVALID_STATE, "the preview is being committed")
+        raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.APPROVED)
+    record, run = claimed
+    lease = lease_for(rt, run, sent)
+    state = await load_state(rt, run)
+    driver.adopt(lease, state)
+    return await _outcome(rt, driver, record, wait_s)
+
+
+async def _outcome(rt: Runtime, driver: Driver, record: Preview, wait_s: float) -> Committed:
+    """Waits (within the run's deadline) until the committed call has an outcome, then up
+    to `wait_s` more for the run; a version conflict answers the new preview."""
+    tenant = record.tenant_id
+    run = await driver.wait(tenant, record.run_id, 0)
+    while True:
+        call = await _call(rt, record)
+        if call.status not in (CallStatus.APPROVED, CallStatus.EXECUTING):
+            break
+        if run.status is RunStatus.FINISHED:
+            break
+        left = seconds_left(rt.clock.now(), run.deadline_at)
+        if left <= 0:
+            break
+        run = await driver.wait(tenant, record.run_id, min(left, _CALL_POLL_S), known=run)
+    preview = await retrying(rt.reads, previews_repo.get, tenant_id=tenant, preview_id=record.id)
+    assert preview is not None
+    if preview.status is PreviewStatus.SUPERSEDED and preview.superseded_by:
+        raise DomainError(
+            ErrorCode.VERSION_CONFLICT,
+            "the resource changed since the preview; a new preview awaits approval",
+            extra={"new_preview_id": preview.superseded_by},
+        )
+    if wait_s > 0 and run.status is not RunStatus.FINISHED:
+        run = await driver.wait(tenant, record.run_id, wait_s, known=run)
+    return Committed(preview, call, run)
+
+
+#: How often a commit looks at its call while the run goes on in this process.
+_CALL_POLL_S = 0.05
+
+
+async def _call(rt: Runtime, record: Preview) -> Call:
+    calls = await retrying(
+        rt.reads,
+        turns_repo.calls,
+        tenant_id=record.tenant_id,
+        run_id=record.run_id,
+        step=record.step,
+    )
+    return next(c for c in calls if c.id == record.call_row_id)

@@ -1,0 +1,519 @@
+"""Approvals end to end (SPEC §3.3) with the built-in write tool: nothing runs before an
+approval, a commit runs exactly the approved call once, and every decision is bound to
+the preview's content, its approver, its expiry and the resource version it read."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from sqlalchemy import func, select, update
+
+from app.db.clock import DbTime
+from app.db.tables import technology, technology_operation
+from tests.backend import Answer, FakeBackend, fail, ok, serving
+from tests.conftest import DEFAULT_AGENT, Harness, make_config
+from tests.factories import final, run_body, seed_radar, tool_calls
+from tests.fakes import FakeClock
+from tests.integration.test_leases import LEASE_S, crash
+
+WRITER = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], "move_technology_ring"]}
+
+
+async def approvals_harness(harness_factory, **approvals: Any) -> Harness:  # type: ignore[no-untyped-def]
+    config = make_config({"tech-radar": WRITER}, approvals=approvals or None)
+    h = await harness_factory(config=config)
+    await seed_radar(h)
+    return h
+
+
+async def row(h: Harness, name: str) -> dict[str, Any]:
+    async with h.runtime.sessions() as session:
+        found = await session.execute(
+            select(technology).where(technology.c.tenant_id == "acme", technology.c.name == name)
+        )
+        return dict(found.mappings().one())
+
+
+async def ledger_size(h: Harness) -> int:
+    async with h.runtime.sessions() as session:
+        return int(
+            (
+                await session.execute(select(func.count()).select_from(technology_operation))
+            ).scalar_one()
+        )
+
+
+def move(tech_id: str, ring: str = "adopt", call_id: str = "m1") -> tuple[str, str, Any]:
+    return (
+        call_id,
+        "move_technology_ring",
+        {"technology_id": tech_id, "ring": ring, "rationale": "proven"},
+    )
+
+
+async def keys(h: Harness) -> tuple[dict[str, str], dict[str, str]]:
+    """The product backend's key (caller) and an approver's, different subjects."""
+    caller = await h.key(subject="svc-shop", roles="caller")
+    approver = await h.key(subject="alice", roles="approver")
+    return caller, approver
+
+
+async def parked_run(h: Harness, caller: dict[str, str], *script: dict[str, Any]) -> dict[str, Any]:
+    response = await h.client.post("/v1/runs", headers=caller, json=run_body(*script))
+    assert response.status_code == 201, response.text
+    run = response.json()
+    assert run["status"] == "awaiting_approval", run
+    return run
+
+
+async def events_of(h: Harness, headers: dict[str, str], run_id: str) -> list[dict[str, Any]]:
+    answer = await h.client.get(f"/v1/runs/{run_id}/events?limit=200", headers=headers)
+    return answer.json()["items"]
+
+
+async def test_nothing_runs_before_approval_and_a_commit_runs_the_approved_call_once(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    h = await approvals_harness(harness_factory)
+    caller, approver = await keys(h)
+    kafka = await row(h, "Kafka")
+    run = await parked_run(h, caller, tool_calls(move(kafka["id"])), final("Moved [source:s1]"))
+
+    # Parked: a pending preview, the call awaiting approval, nothing changed anywhere.
+    [pending] = run["pending_approvals"]
+    assert pending["tool"] == "move_technology_ring" and pending["call_id"] == "m1"
+    assert (await row(h, "Kafka")) == kafka and await ledger_size(h) == 0
+    [call] = (await h.client.get(f"/v1/runs/{run['id']}/calls", headers=caller)).json()["items"]
+    assert call["status"] == "awaiting_approval" and call["preview_id"] == pending["preview_id"]
+
+    queue = (await h.client.get("/v1/approvals", headers=approver)).json()["items"]
+    assert [p["id"] for p in queue] == [pending["preview_id"]]
+    preview = (await h.client.get(f"/v1/previews/{pending['preview_id']}", headers=approver)).json()
+    assert preview["summary"] == "Move Kafka from trial to adopt"
+    assert preview["resource_version"] == str(kafka["version"])
+    assert preview["arguments"]["ring"] == "adopt" and preview["requested_by"] == "svc-shop"
+    assert preview["status"] == "pending" and preview["content_hash"].startswith("sha256:")
+    url = f"/v1/previews/{preview['id']}"
+
+    early = await h.client.post(f"{url}/commit", headers={**approver, "Idempotency-Key": "c-0"})
+    assert early.status_code == 409 and early.json()["code"] == "preview-not-approved"
+    stale = await h.client.post(
+        f"{url}/approve", headers=approver, json={"content_hash": "sha256:0"}
+    )
+    assert stale.status_code == 409 and stale.json()["code"] == "preview-mismatch"
+    approved = await h.client.post(
+        f"{url}/approve", headers=approver, json={"content_hash": preview["content_hash"]}
+    )
+    assert approved.status_code == 200, approved.text
+    assert approved.json()["status"] == "approved" and approved.json()["decided_by"] == "alice"
+    again = await h.client.post(
+        f"{url}/approve", headers=approver, json={"content_hash": preview["content_hash"]}
+    )
+    assert again.status_code == 409 and again.json()["code"] == "invalid-state"
+    assert (await row(h, "Kafka")) == kafka  # approved, still not executed
+
+    commit = {**approver, "Idempotency-Key": "commit-1"}
+    done = await h.client.post(f"{url}/commit", headers=commit, json={"wait_s": 5})
+    assert done.status_code == 200, done.text
+    body = done.json()
+    assert body["preview"]["status"] == "committed" and body["preview"]["committed_by"] == "alice"
+    assert body["call"]["status"] == "succeeded" and body["call"]["source_id"] == "s1"
+    assert body["call"]["output"]["ring"] == "adopt"
+    assert body["run"]["status"] == "finished" and body["run"]["termination_reason"] == "final"
+    moved = await row(h, "Kafka")
+    assert moved["ring"] == "adopt" and moved["version"] == kafka["version"] + 1
+    assert await ledger_size(h) == 1
+
+    replay = await h.client.post(f"{url}/commit", headers=commit, json={"wait_s": 5})
+    assert replay.status_code == 200 and replay.headers["Idempotent-Replayed"] == "true"
+    other = await h.client.post(f"{url}/commit", headers={**approver, "Idempotency-Key": "c-2"})
+    assert other.status_code == 409 and other.json()["code"] == "invalid-state"
+    assert (await row(h, "Kafka")) == moved and await ledger_size(h) == 1
+
+    kinds = [(e["type"], e["data"].get("by")) for e in await events_of(h, caller, run["id"])]
+    for expected in [
+        ("call.proposed", None),
+        ("preview.created", None),
+        ("preview.approved", "alice"),
+        ("preview.commit_requested", "alice"),
+        ("preview.committed", None),
+        ("run.finished", None),
+    ]:
+        assert expected in kinds, (expected, kinds)
+
+
+async def test_the_runs_creator_may_not_approve_its_own_call_unless_the_config_allows(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    for allowed, status in ((False, 403), (True, 200)):
+        h = await approvals_harness(harness_factory, allow_self_approval=allowed)
+        both = await h.key(subject="svc-both", roles="caller,approver")
+        kafka = await row(h, "Kafka")
+        run = await parked_run(h, both, tool_calls(move(kafka["id"])), final("done"))
+        preview_id = run["pending_approvals"][0]["preview_id"]
+        preview = (await h.client.get(f"/v1/previews/{preview_id}", headers=both)).json()
+        answer = await h.client.post(
+            f"/v1/previews/{preview_id}/approve",
+            headers=both,
+            json={"content_hash": preview["content_hash"]},
+        )
+        assert answer.status_code == status, answer.text
+        if status == 403:
+            assert answer.json()["code"] == "forbidden"
+
+
+async def test_a_rejection_is_fed_back_to_the_model_and_the_run_goes_on(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    h = await approvals_harness(harness_factory)
+    caller, approver = await keys(h)
+    kafka = await row(h, "Kafka")
+    run = await parked_run(
+        h, caller, tool_calls(move(kafka["id"])), final("Understood, Kafka stays in trial.")
+    )
+    preview_id = run["pending_approvals"][0]["preview_id"]
+    missing = await h.client.post(f"/v1/previews/{preview_id}/reject", headers=approver, json={})
+    assert missing.status_code == 422
+    rejected = await h.client.post(
+        f"/v1/previews/{preview_id}/reject", headers=approver, json={"reason": "not yet proven"}
+    )
+    assert rejected.status_code == 200 and rejected.json()["status"] == "rejected"
+    assert rejected.json()["reason"] == "not yet proven"
+    finished = await h.driver.wait("acme", run["id"], 10)
+    assert finished.termination_reason == "final"
+    [call] = (await h.client.get(f"/v1/runs/{run['id']}/calls", headers=caller)).json()["items"]
+    assert call["status"] == "rejected"
+    assert call["error"] == {
+        "code": "rejected_by_approver",
+        "message": "not yet proven",
+        "retryable": False,
+    }
+    assert (await row(h, "Kafka")) == kafka and await ledger_size(h) == 0
+
+
+async def test_roles_and_tenants_bound_who_sees_and_decides(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    h = await approvals_harness(harness_factory)
+    caller, approver = await keys(h)
+    kafka = await row(h, "Kafka")
+    run = await parked_run(h, caller, tool_calls(move(kafka["id"])), final("done"))
+    preview_id = run["pending_approvals"][0]["preview_id"]
+    preview = (await h.client.get(f"/v1/previews/{preview_id}", headers=caller)).json()
+    url = f"/v1/previews/{preview_id}"
+    body = {"content_hash": preview["content_hash"]}
+
+    by_caller = await h.client.post(f"{url}/approve", headers=caller, json=body)
+    assert by_caller.status_code == 403 and by_caller.json()["code"] == "forbidden"
+    assert (await h.client.get("/v1/approvals", headers=caller)).status_code == 403
+
+    stranger = await h.key(tenant="globex", subject="bob", roles="caller,approver")
+    assert (await h.client.get(url, headers=stranger)).status_code == 404
+    assert (await h.client.post(f"{url}/approve", headers=stranger, json=body)).status_code == 404
+    reject = await h.client.post(f"{url}/reject", headers=stranger, json={"reason": "x"})
+    assert reject.status_code == 404
+    commit = await h.client.post(f"{url}/commit", headers={**stranger, "Idempotency-Key": "s"})
+    assert commit.status_code == 404
+    assert (await h.client.get("/v1/approvals", headers=stranger)).json()["items"] == []
+    still = (await h.client.get(url, headers=approver)).json()
+    assert still["status"] == "pending" and still["decided_by"] is None
+
+
+async def approve(h: Harness, approver: dict[str, str], preview_id: str) -> dict[str, Any]:
+    preview = (await h.client.get(f"/v1/previews/{preview_id}", headers=approver)).json()
+    answer = await h.client.post(
+        f"/v1/previews/{preview_id}/approve",
+        headers=approver,
+        json={"content_hash": preview["content_hash"]},
+    )
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+async def commit(h: Harness, headers: dict[str, str], preview_id: str, key: str) -> Any:
+    return await h.client.post(
+        f"/v1/previews/{preview_id}/commit",
+        headers={**headers, "Idempotency-Key": key},
+        json={"wait_s": 5},
+    )
+
+
+async def test_a_resource_changed_since_the_preview_supersedes_it_with_a_new_one(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    h = await approvals_harness(harness_factory)
+    caller, approver = await keys(h)
+    kafka = await row(h, "Kafka")
+    run = await parked_run(h, caller, tool_calls(move(kafka["id"])), final("Moved [source:s1]"))
+    first = run["pending_approvals"][0]["preview_id"]
+    await approve(h, approver, first)
+    async with h.runtime.sessions.begin() as session:  # someone else edits the row meanwhile
+        await session.execute(
+            update(technology)
+            .where(technology.c.id == kafka["id"])
+            .values(ring="assess", version=technology.c.version + 1)
+        )
+
+    conflict = await commit(h, approver, first, "commit-1")
+    assert conflict.status_code == 409 and conflict.json()["code"] == "version-conflict"
+    second = conflict.json()["new_preview_id"]
+    old = (await h.client.get(f"/v1/previews/{first}", headers=approver)).json()
+    assert old["status"] == "superseded" and old["superseded_by"] == second
+    new = (await h.client.get(f"/v1/previews/{second}", headers=approver)).json()
+    assert new["status"] == "pending" and new["supersedes"] == first
+    assert new["resource_version"] == str(kafka["version"] + 1)
+    assert new["summary"] == "Move Kafka from assess to adopt"
+    assert (await row(h, "Kafka"))["ring"] == "assess" and await ledger_size(h) == 0
+
+    await approve(h, approver, second)
+    done = await commit(h, approver, second, "commit-2")
+    assert done.status_code == 200, done.text
+    assert done.json()["run"]["termination_reason"] == "final"
+    moved = await row(h, "Kafka")
+    assert (moved["ring"], moved["version"]) == ("adopt", kafka["version"] + 2)
+    assert await ledger_size(h) == 1
+
+
+async def test_an_expired_preview_cannot_be_decided_and_its_call_is_fed_back(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    clock = FakeClock()
+    config = make_config({"tech-radar": WRITER}, approvals={"preview_ttl_s": 60})
+    h = await harness_factory(config=config, clock_=clock, run_driver=False)
+    await seed_radar(h)
+    caller, approver = await keys(h)
+    kafka = await row(h, "Kafka")
+    run = await parked_run(
+        h, caller, tool_calls(move(kafka["id"])), final("The approval expired; nothing moved.")
+    )
+    preview_id = run["pending_approvals"][0]["preview_id"]
+    preview = (await h.client.get(f"/v1/previews/{preview_id}", headers=approver)).json()
+    clock.advance(61)
+
+    late = await h.client.post(
+        f"/v1/previews/{preview_id}/approve",
+        headers=approver,
+        json={"content_hash": preview["content_hash"]},
+    )
+    assert late.status_code == 410 and late.json()["code"] == "preview-expired"
+    listed = (await h.client.get("/v1/approvals?status=expired", headers=approver)).json()
+    assert [p["id"] for p in listed["items"]] == [preview_id]
+
+    assert await h.driver.poll_once() == 0  # makes the parked run runnable
+    assert await h.driver.poll_once() == 1  # and this one takes it up
+    finished = await h.driver.wait("acme", run["id"], 10)
+    assert finished.termination_reason == "final"
+    [call] = (await h.client.get(f"/v1/runs/{run['id']}/calls", headers=caller)).json()["items"]
+    assert call["status"] == "rejected" and call["error"]["code"] == "approval_expired"
+    stored = (await h.client.get(f"/v1/previews/{preview_id}", headers=approver)).json()
+    assert stored["status"] == "expired"
+    assert (await row(h, "Kafka")) == kafka
+
+
+async def test_a_parked_run_whose_deadline_passes_ends_deadline_and_its_preview_expires(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    clock = FakeClock()
+    config = make_config({"tech-radar": WRITER})
+    h = await harness_factory(config=config, clock_=clock, run_driver=False)
+    await seed_radar(h)
+    caller, approver = await keys(h)
+    kafka = await row(h, "Kafka")
+    body = run_body(tool_calls(move(kafka["id"])), final("done"), limits={"deadline_s": 30})
+    run = (await h.client.post("/v1/runs", headers=caller, json=body)).json()
+    preview_id = run["pending_approvals"][0]["preview_id"]
+    preview = (await h.client.get(f"/v1/previews/{preview_id}", headers=approver)).json()
+    assert preview["expires_at"] == run["deadline_at"]  # never later than the deadline
+    clock.advance(31)
+
+    assert await h.driver.poll_once() == 0  # makes the parked run runnable
+    assert await h.driver.poll_once() == 1  # and this one takes it up
+    finished = await h.driver.wait("acme", run["id"], 10)
+    assert finished.termination_reason == "deadline"
+    stored = (await h.client.get(f"/v1/previews/{preview_id}", headers=approver)).json()
+    assert stored["status"] == "expired"
+
+
+async def test_cancelling_a_parked_run_ends_it_and_expires_its_preview(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    h = await approvals_harness(harness_factory)
+    caller, approver = await keys(h)
+    kafka = await row(h, "Kafka")
+    run = await parked_run(h, caller, tool_calls(move(kafka["id"])), final("done"))
+    preview_id = run["pending_approvals"][0]["preview_id"]
+    cancelled = await h.client.post(f"/v1/runs/{run['id']}/cancel", headers=caller)
+    assert cancelled.status_code == 200
+    assert cancelled.json()["termination_reason"] == "cancelled"
+    assert cancelled.json()["pending_approvals"] == []
+    stored = (await h.client.get(f"/v1/previews/{preview_id}", headers=approver)).json()
+    assert stored["status"] == "expired"
+    [call] = (await h.client.get(f"/v1/runs/{run['id']}/calls", headers=caller)).json()["items"]
+    assert call["status"] == "cancelled"
+
+
+async def test_two_approvals_in_one_turn_are_previewed_one_after_the_other(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    h = await approvals_harness(harness_factory)
+    caller, approver = await keys(h)
+    kafka, graphql = await row(h, "Kafka"), await row(h, "GraphQL")
+    run = await parked_run(
+        h,
+        caller,
+        tool_calls(move(kafka["id"], call_id="m1"), move(graphql["id"], "trial", call_id="m2")),
+        final("Both moved [source:s1] [source:s2]"),
+    )
+    [first] = run["pending_approvals"]
+    assert first["call_id"] == "m1"  # the second waits behind it, not previewed yet
+    calls = (await h.client.get(f"/v1/runs/{run['id']}/calls", headers=caller)).json()["items"]
+    assert [(c["call_id"], c["status"]) for c in calls] == [
+        ("m1", "awaiting_approval"),
+        ("m2", "pending"),
+    ]
+    await approve(h, approver, first["preview_id"])
+    done = await commit(h, approver, first["preview_id"], "c-1")
+    assert done.status_code == 200, done.text
+    parked = done.json()["run"]
+    assert parked["status"] == "awaiting_approval"
+    [second] = parked["pending_approvals"]
+    assert second["call_id"] == "m2"
+    await approve(h, approver, second["preview_id"])
+    final_answer = await commit(h, approver, second["preview_id"], "c-2")
+    assert final_answer.json()["run"]["termination_reason"] == "final"
+    assert (await row(h, "Kafka"))["ring"] == "adopt"
+    assert (await row(h, "GraphQL"))["ring"] == "trial"
+    calls = (await h.client.get(f"/v1/runs/{run['id']}/calls", headers=caller)).json()["items"]
+    assert [(c["call_id"], c["source_id"]) for c in calls] == [("m1", "s1"), ("m2", "s2")]
+
+
+def ticket_tool(backend: FakeBackend) -> dict[str, Any]:
+    return {
+        "kind": "http",
+        "description": "Opens a ticket.",
+        "input_schema": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["q"],
+            "properties": {"q": {"type": "string"}},
+        },
+        "url": backend.tool_url("ticket"),
+        "preview_url": backend.preview_url("ticket"),
+        "risk": "high",
+        "side_effects": True,
+        "idempotent": True,
+        "timeout_s": 2,
+    }
+
+
+async def ticket_harness(harness_factory, backend: FakeBackend, **options: Any) -> Harness:  # type: ignore[no-untyped-def]
+    agent = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], "ticket"]}
+    config = make_config({"tech-radar": agent}, tools={"ticket": ticket_tool(backend)})
+    return await harness_factory(config=config, **options)
+
+
+async def test_an_http_tool_gets_the_preview_and_the_approver_at_commit_and_runs_once(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    async with serving() as backend:
+        h = await ticket_harness(harness_factory, backend)
+        caller, approver = await keys(h)
+        run = await parked_run(
+            h, caller, tool_calls(("t1", "ticket", {"q": "refund"})), final("Opened [source:s1]")
+        )
+        assert backend.sent("ticket") == [] and backend.effects == {}  # nothing executed
+        [asked] = backend.previewed
+        assert asked.body["arguments"] == {"q": "refund"} and asked.body["preview"] is None
+        assert asked.body["principal"] == {"tenant": "acme", "subject": "svc-shop"}
+        preview_id = run["pending_approvals"][0]["preview_id"]
+        preview = await approve(h, approver, preview_id)
+        assert preview["summary"] == 'ticket with {"q": "refund"}'
+        done = await commit(h, caller, preview_id, "commit-1")  # a caller may commit
+        assert done.status_code == 200, done.text
+        assert done.json()["run"]["termination_reason"] == "final"
+        [sent] = backend.sent("ticket")
+        assert sent.body["arguments"] == {"q": "refund"}
+        assert sent.body["preview"] == {"id": preview_id, "resource_version": "1"}
+        assert sent.body["approved_by"] == {"tenant": "acme", "subject": "alice"}
+        assert sent.body["principal"] == {"tenant": "acme", "subject": "svc-shop"}
+        assert sent.headers["idempotency-key"] == sent.body["operation_id"]
+        assert len(backend.effects) == 1
+
+
+async def test_an_http_backends_version_conflict_supersedes_the_preview(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    async with serving() as backend:
+        h = await ticket_harness(harness_factory, backend)
+        caller, approver = await keys(h)
+        run = await parked_run(h, caller, tool_calls(("t1", "ticket", {"q": "x"})), final("ok"))
+        first = run["pending_approvals"][0]["preview_id"]
+        await approve(h, approver, first)
+        backend.answer("ticket", fail(409, "version_conflict", "the order changed"))
+        backend.preview_script["ticket"] = [
+            Answer(200, {"summary": "ticket x, order v2", "resource_version": "2"})
+        ]
+        conflict = await commit(h, approver, first, "commit-1")
+        assert conflict.status_code == 409 and conflict.json()["code"] == "version-conflict"
+        second = conflict.json()["new_preview_id"]
+        new = (await h.client.get(f"/v1/previews/{second}", headers=approver)).json()
+        assert (new["resource_version"], new["status"]) == ("2", "pending")
+        assert backend.effects == {}
+        await approve(h, approver, second)
+        done = await commit(h, approver, second, "commit-2")
+        assert done.status_code == 200 and done.json()["call"]["status"] == "succeeded"
+        assert [r.body["preview"]["resource_version"] for r in backend.sent("ticket")] == [
+            "1",
+            "2",
+        ]
+        assert len(backend.effects) == 1
+
+
+async def test_concurrent_commits_of_one_preview_in_two_processes_execute_once(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    async with serving() as backend:
+        a = await ticket_harness(harness_factory, backend)
+        b = await ticket_harness(harness_factory, backend)  # a second replica, same database
+        caller, approver = await keys(a)
+        run = await parked_run(a, caller, tool_calls(("t1", "ticket", {"q": "x"})), final("ok"))
+        preview_id = run["pending_approvals"][0]["preview_id"]
+        await approve(a, approver, preview_id)
+        backend.answer("ticket", ok({"ticket": 1}, source_version="1"))
+        backend.script["ticket"][0].delay_s = 0.3  # both commits are in flight together
+
+        answers = await asyncio.gather(
+            commit(a, approver, preview_id, "commit-a"),
+            commit(b, approver, preview_id, "commit-b"),
+        )
+        assert sorted(r.status_code for r in answers) == [200, 409]
+        [refused] = [r for r in answers if r.status_code == 409]
+        assert refused.json()["code"] == "invalid-state"
+        assert len(backend.sent("ticket")) == 1 and len(backend.effects) == 1
+
+
+async def test_a_process_gone_after_the_approval_or_during_the_commit_loses_nothing(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    async with serving() as backend:
+        a = await ticket_harness(harness_factory, backend, run_driver=False)
+        caller, approver = await keys(a)
+        run = await parked_run(a, caller, tool_calls(("t1", "ticket", {"q": "x"})), final("ok"))
+        preview_id = run["pending_approvals"][0]["preview_id"]
+        await approve(a, approver, preview_id)
+        # The approving process is gone: another commits, with the approval as recorded.
+        b = await ticket_harness(harness_factory, backend, run_driver=False)
+        backend.answer("ticket", Answer(200, {"output": {"ticket": 1}}, delay_s=30))
+        committing = asyncio.create_task(commit(b, approver, preview_id, "commit-1"))
+        await backend.wait_sent("ticket")
+        await crash(b, run["id"])  # b dies with the call in flight
+
+        # A third process takes the run up once b's lease lapses: the call is sent again
+        # under the same operation id (the tool is idempotent) and nothing runs twice.
+        c = await ticket_harness(
+            harness_factory, backend, run_driver=False, db_time=DbTime(LEASE_S + 1)
+        )
+        backend.script["ticket"] = []
+        assert await c.driver.poll_once() == 1
+        finished = await c.driver.wait("acme", run["id"], 10)
+        assert finished.termination_reason == "final"
+        sent = backend.sent("ticket")
+        assert len(sent) == 2 and len({s.headers["idempotency-key"] for s in sent}) == 1
+        assert len(backend.effects) == 1
+        committing.cancel()
+        await asyncio.gather(committing, return_exceptions=True)
+        stored = (await c.client.get(f"/v1/previews/{preview_id}", headers=approver)).json()
+        assert stored["status"] == "committed" and stored["committed_by"] == "alice"
