@@ -80,9 +80,7 @@ def upgrade() -> None:
         sa.Column("technology_id", sa.String(length=64), nullable=False),
         sa.Column("result", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
         _ts("created_at"),
-        sa.PrimaryKeyConstraint(
-            "tenant_id", "operation_id", name=op.f("pk_technology_operation")
-        ),
+        sa.PrimaryKeyConstraint("tenant_id", "operation_id", name=op.f("pk_technology_operation")),
     )
 
 

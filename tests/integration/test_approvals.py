@@ -5,17 +5,26 @@ the preview's content, its approver, its expiry and the resource version it read
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
+import httpx
+import yaml
 from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.adapters.clock import SystemClock
 from app.db.clock import DbTime
+from app.db.session import make_sessionmaker
 from app.db.tables import technology, technology_operation
+from app.engine.keys import create_key
 from tests.backend import Answer, FakeBackend, fail, ok, serving
 from tests.conftest import DEFAULT_AGENT, Harness, make_config
 from tests.factories import final, run_body, seed_radar, tool_calls
 from tests.fakes import FakeClock
 from tests.integration.test_leases import LEASE_S, crash
+from tests.integration.test_processes import free_port, server, wait_healthy
 
 WRITER = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], "move_technology_ring"]}
 
@@ -517,3 +526,93 @@ async def test_a_process_gone_after_the_approval_or_during_the_commit_loses_noth
         await asyncio.gather(committing, return_exceptions=True)
         stored = (await c.client.get(f"/v1/previews/{preview_id}", headers=approver)).json()
         assert stored["status"] == "committed" and stored["committed_by"] == "alice"
+
+
+async def test_a_backends_preview_is_checked_and_its_expiry_honoured(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    async with serving() as backend:
+        h = await ticket_harness(harness_factory, backend)
+        caller, approver = await keys(h)
+        backend.preview_script["ticket"] = [
+            Answer(200, {"summary": 42}),  # not the documented shape
+            Answer(200, {"summary": "refund", "resource_version": "3", "expires_in_s": 30}),
+        ]
+        script = [
+            tool_calls(("t1", "ticket", {"q": "a"})),
+            tool_calls(("t2", "ticket", {"q": "b"})),
+            final("done"),
+        ]
+        run = await parked_run(h, caller, *script)
+        calls = (await h.client.get(f"/v1/runs/{run['id']}/calls", headers=caller)).json()
+        first = calls["items"][0]
+        assert first["status"] == "failed" and first["error"]["code"] == "invalid_preview"
+        [pending] = run["pending_approvals"]
+        preview = await h.client.get(f"/v1/previews/{pending['preview_id']}", headers=approver)
+        made = datetime.fromisoformat(preview.json()["created_at"])
+        expires = datetime.fromisoformat(preview.json()["expires_at"])
+        assert abs((expires - made).total_seconds() - 30) < 0.01  # the tool's own limit
+        assert backend.sent("ticket") == []
+
+
+async def test_commits_of_one_preview_through_two_server_processes_execute_once(
+    db: AsyncEngine, database_url: str, tmp_path: Path
+) -> None:
+    sessions = make_sessionmaker(db)
+    _, caller_key = await create_key(
+        sessions, SystemClock(), tenant_id="acme", subject="svc-shop", roles=["caller"], scopes=None
+    )
+    _, approver_key = await create_key(
+        sessions, SystemClock(), tenant_id="acme", subject="alice", roles=["approver"], scopes=None
+    )
+    caller = {"Authorization": f"Bearer {caller_key}"}
+    approver = {"Authorization": f"Bearer {approver_key}"}
+    async with serving() as backend:
+        backend.answer("ticket", Answer(200, {"output": {"ticket": 1}}, delay_s=0.5))
+        config = {
+            "models": {"scripted": {"provider": "scripted"}},
+            "tools": {"ticket": ticket_tool(backend)},
+            "agents": {"desk": {"model": "scripted", "instructions": "Help.", "tools": ["ticket"]}},
+        }
+        path = tmp_path / "config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        env = {"TOOLGATE_DATABASE_URL": database_url, "TOOLGATE_CONFIG": str(path)}
+        ports = [free_port(), free_port()]
+        with (
+            server(["serve", "--port", str(ports[0])], env),
+            server(["serve", "--port", str(ports[1])], env),
+        ):
+            bases = [f"http://127.0.0.1:{p}" for p in ports]
+            for base in bases:
+                await wait_healthy(base)
+            async with httpx.AsyncClient(timeout=30) as http:
+                body = {
+                    "agent": "desk",
+                    "input": "refund",
+                    "wait_s": 5,
+                    "script": [tool_calls(("t1", "ticket", {"q": "x"})), final("ok")],
+                }
+                created = await http.post(
+                    f"{bases[0]}/v1/runs", headers={**caller, "Idempotency-Key": "r1"}, json=body
+                )
+                preview_id = created.json()["pending_approvals"][0]["preview_id"]
+                url = f"/v1/previews/{preview_id}"
+                preview = (await http.get(f"{bases[0]}{url}", headers=approver)).json()
+                approved = await http.post(
+                    f"{bases[1]}{url}/approve",
+                    headers=approver,
+                    json={"content_hash": preview["content_hash"]},
+                )
+                assert approved.status_code == 200, approved.text
+                answers = await asyncio.gather(
+                    *(
+                        http.post(
+                            f"{base}{url}/commit",
+                            headers={**approver, "Idempotency-Key": f"commit-{i}"},
+                            json={"wait_s": 5},
+                        )
+                        for i, base in enumerate(bases)
+                    )
+                )
+        assert sorted(a.status_code for a in answers) == [200, 409], [a.text for a in answers]
+        [done] = [a.json() for a in answers if a.status_code == 200]
+        assert done["call"]["status"] == "succeeded"
+        assert len(backend.sent("ticket")) == 1 and len(backend.effects) == 1

@@ -236,3 +236,43 @@ def test_the_safe_exporter_drops_exception_text_sql_and_url_queries() -> None:
         "exception.escaped": "False",
     }
     assert span.status.status_code.name == "ERROR" and not span.status.description
+
+
+async def test_an_approved_calls_span_says_how_long_it_waited_for_its_approval(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    provider, exporter = traced()
+    agent = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], "move_technology_ring"]}
+    clock = FakeClock()
+    h = await harness_factory(
+        config=make_config({"tech-radar": agent}), tracer_provider=provider, clock_=clock
+    )
+    await seed_radar(h)
+    caller = await h.key(subject="svc-shop", roles="caller")
+    approver = await h.key(subject="alice", roles="approver")
+    found = await h.client.post(
+        "/v1/runs",
+        headers=caller,
+        json=run_body(tool_calls(("c1", "search_technologies", {"query": "kafka"})), final("x")),
+    )
+    calls = await h.client.get(f"/v1/runs/{found.json()['id']}/calls", headers=caller)
+    kafka = calls.json()["items"][0]["output"]["items"][0]["id"]
+    move = {"technology_id": kafka, "ring": "adopt", "rationale": "proven"}
+    run = await h.client.post(
+        "/v1/runs",
+        headers=caller,
+        json=run_body(tool_calls(("m1", "move_technology_ring", move)), final("done")),
+    )
+    preview_id = run.json()["pending_approvals"][0]["preview_id"]
+    preview = (await h.client.get(f"/v1/previews/{preview_id}", headers=approver)).json()
+    body = {"content_hash": preview["content_hash"]}
+    await h.client.post(f"/v1/previews/{preview_id}/approve", headers=approver, json=body)
+    clock.advance(42)  # the approver took their time
+    committed = await h.client.post(
+        f"/v1/previews/{preview_id}/commit", headers={**approver, "Idempotency-Key": "c1"}
+    )
+    assert committed.status_code == 200, committed.text
+    [span] = [
+        s for s in exporter.get_finished_spans() if s.name == "execute_tool move_technology_ring"
+    ]
+    assert 42 <= span.attributes["toolgate.approval_wait_s"] < 60
