@@ -616,3 +616,25 @@ async def test_commits_of_one_preview_through_two_server_processes_execute_once(
         [done] = [a.json() for a in answers if a.status_code == 200]
         assert done["call"]["status"] == "succeeded"
         assert len(backend.sent("ticket")) == 1 and len(backend.effects) == 1
+
+
+async def test_the_queue_is_newest_first_and_pages_with_a_cursor(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    h = await approvals_harness(harness_factory)
+    caller, approver = await keys(h)
+    made = []
+    for name, ring in (("Kafka", "assess"), ("GraphQL", "hold"), ("CORBA", "assess")):
+        tech = await row(h, name)
+        run = await parked_run(h, caller, tool_calls(move(tech["id"], ring)), final("ok"))
+        made.append(run["pending_approvals"][0]["preview_id"])
+    first = (await h.client.get("/v1/approvals?limit=2", headers=approver)).json()
+    assert [p["id"] for p in first["items"]] == made[::-1][:2]
+    rest = await h.client.get(
+        "/v1/approvals", params={"limit": 2, "cursor": first["next_cursor"]}, headers=approver
+    )
+    assert [p["id"] for p in rest.json()["items"]] == made[:1]
+    assert rest.json()["next_cursor"] is None
+    bad = await h.client.get("/v1/approvals?cursor=nonsense", headers=approver)
+    assert bad.status_code == 422 and bad.json()["errors"][0]["path"] == "cursor"
+    assert (await h.client.get("/v1/approvals?status=approved", headers=approver)).json()[
+        "items"
+    ] == []
