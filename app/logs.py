@@ -51,6 +51,9 @@ def config(level: str = "INFO") -> dict[str, Any]:
             "uvicorn.access": {"handlers": ["default"], "level": level, "propagate": False},
             # httpx logs every request's URL at INFO: backend URLs stay out of the logs.
             "httpx": {"level": "WARNING"},
+            # The model SDK logs requests at DEBUG/INFO; nothing of them belongs in the log.
+            "openai": {"level": "WARNING"},
+            "anthropic": {"level": "WARNING"},
         },
     }
 

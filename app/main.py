@@ -13,9 +13,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app import openapi
 from app import telemetry as tracing
+from app.adapters.anthropic_model import AnthropicModel
 from app.adapters.builtin_tools.tech_radar import SPECS, radar_tools
 from app.adapters.clock import SystemClock
 from app.adapters.http_tools import client_timeouts, http_tools
+from app.adapters.openai_model import OpenAIModel
 from app.adapters.scripted_model import ScriptedModel
 from app.api import errors
 from app.api.middleware import TraceAndErrorsMiddleware
@@ -42,13 +44,17 @@ def load_app_config(settings: Settings) -> AppConfig:
     return load_config(settings.config or DEMO_CONFIG_PATH, builtin_tools=SPECS)
 
 
-def _models(config: AppConfig) -> dict[str, ModelProvider]:
+def _models(config: AppConfig, client: httpx.AsyncClient) -> dict[str, ModelProvider]:
     # The config loader refuses every provider this build cannot run.
-    return {
-        name: ScriptedModel()
-        for name, route in config.models.items()
-        if route.provider == "scripted"
-    }
+    models: dict[str, ModelProvider] = {}
+    for name, route in config.models.items():
+        if route.provider == "scripted":
+            models[name] = ScriptedModel()
+        elif route.provider == "openai":
+            models[name] = OpenAIModel(route, client)
+        elif route.provider == "anthropic":
+            models[name] = AnthropicModel(route, client)
+    return models
 
 
 def database_url(settings: Settings) -> str:
@@ -102,7 +108,7 @@ def create_app(
             settings=settings,
             config=config,
             tools=registry,
-            models=_models(config),
+            models=_models(config, http_client),
             db_time=db_time or DbTime(),
             tracer=tracing.tracer(otel.tracer_provider),
             metrics=Metrics(otel.meter_provider),

@@ -98,9 +98,9 @@ async def _touch_run(
     events: Sequence[Event],
     now: datetime,
     **values: Any,
-) -> Run | None:
+) -> Run:
     """Appends the decision's events to a run still awaiting approval (and sets `values`
-    on it); None when the run moved on (it finished meanwhile)."""
+    on it); DecisionLost when the run moved on (it finished meanwhile)."""
     result = await session.execute(
         update(run)
         .where(
@@ -118,7 +118,7 @@ async def _touch_run(
     )
     row = result.mappings().one_or_none()
     if row is None:
-        return None
+        raise DecisionLost()
     await insert_events(
         session,
         tenant_id=record.tenant_id,
@@ -145,101 +145,88 @@ async def _move_call(
     )
 
 
-def _decide(tenant_id: str, preview_id: str, now: datetime, *conditions: Any, **values: Any) -> Any:
+async def _decide(
+    session: AsyncSession, record: Preview, now: datetime, *conditions: Any, **values: Any
+) -> Preview:
     # Expiry is judged on the service's clock, like the run's deadline it derives from.
-    return (
+    result = await session.execute(
         update(preview)
         .where(
-            preview.c.tenant_id == tenant_id,
-            preview.c.id == preview_id,
+            preview.c.tenant_id == record.tenant_id,
+            preview.c.id == record.id,
             preview.c.expires_at > now,
             *conditions,
         )
         .values(version=preview.c.version + 1, **values)
         .returning(preview)
     )
+    row = result.mappings().one_or_none()
+    if row is None:
+        raise DecisionLost()
+    return to_preview(row)
+
+
+class DecisionLost(Exception):
+    """The decision's conditions no longer held (another decision, the run moved on): its
+    transaction is rolled back; the caller reads the preview to say why."""
+
+
+# Every decision locks the run first, then the preview, then the call: the order a lease
+# holder's step write takes them in, so the two never deadlock.
 
 
 async def approve(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    preview_id: str,
-    content_hash: str,
-    by: str,
-    now: datetime,
-) -> Preview | None:
-    """Pending, unexpired, with this content hash → approved; None otherwise (the caller
-    reads the preview to say why). Run in one transaction with its event."""
-    result = await session.execute(
-        _decide(
-            tenant_id,
-            preview_id,
-            now,
-            preview.c.status == PreviewStatus.PENDING.value,
-            preview.c.content_hash == content_hash,
-            status=PreviewStatus.APPROVED.value,
-            decided_by=by,
-            decided_at=now,
-        )
+    session: AsyncSession, *, record: Preview, content_hash: str, by: str, now: datetime
+) -> Preview:
+    """Pending, unexpired, with this content hash → approved, its call too."""
+    events = [
+        _about(record, "preview.approved", by=by, content_hash=content_hash),
+        _about(record, "call.approved", by=by),
+    ]
+    await _touch_run(session, record, events, now)
+    approved = await _decide(
+        session,
+        record,
+        now,
+        preview.c.status == PreviewStatus.PENDING.value,
+        preview.c.content_hash == content_hash,
+        status=PreviewStatus.APPROVED.value,
+        decided_by=by,
+        decided_at=now,
     )
-    row = result.mappings().one_or_none()
-    if row is None:
-        return None
-    record = to_preview(row)
     await _move_call(session, record, CallStatus.APPROVED, now)
-    event = _about(record, "preview.approved", by=by, content_hash=content_hash)
-    if await _touch_run(session, record, [event], now) is None:
-        await session.rollback()  # the run finished meanwhile: nothing to approve
-        return None
-    return record
+    return approved
 
 
 async def reject(
-    session: AsyncSession,
-    *,
-    tenant_id: str,
-    preview_id: str,
-    reason: str,
-    by: str,
-    now: datetime,
-) -> Preview | None:
+    session: AsyncSession, *, record: Preview, reason: str, by: str, now: datetime
+) -> Preview:
     """Pending and unexpired → rejected; its call ends `rejected_by_approver` (fed back to
-    the model) and the run becomes runnable again. None when it was not pending."""
-    result = await session.execute(
-        _decide(
-            tenant_id,
-            preview_id,
-            now,
-            preview.c.status == PreviewStatus.PENDING.value,
-            status=PreviewStatus.REJECTED.value,
-            decided_by=by,
-            decided_at=now,
-            reason=reason,
-        )
-    )
-    row = result.mappings().one_or_none()
-    if row is None:
-        return None
-    record = to_preview(row)
+    the model) and the run becomes runnable again, with no lease."""
     error = ErrorValue("rejected_by_approver", reason)
-    await _move_call(session, record, CallStatus.REJECTED, now, error=error.as_dict())
     events = [
         _about(record, "preview.rejected", by=by, reason=error.message),
-        _about(record, "call.rejected", **error.as_dict()),
+        _about(record, "call.rejected_by_approver", by=by, **error.as_dict()),
     ]
-    # Runnable again, with no lease: the driver (or this request's kick) takes it up.
-    if await _touch_run(session, record, events, now, status=RunStatus.RUNNING.value) is None:
-        await session.rollback()
-        return None
-    return record
+    await _touch_run(session, record, events, now, status=RunStatus.RUNNING.value)
+    rejected = await _decide(
+        session,
+        record,
+        now,
+        preview.c.status == PreviewStatus.PENDING.value,
+        status=PreviewStatus.REJECTED.value,
+        decided_by=by,
+        decided_at=now,
+        reason=reason,
+    )
+    await _move_call(session, record, CallStatus.REJECTED, now, error=error.as_dict())
+    return rejected
 
 
 async def claim_commit(
     session: AsyncSession,
     *,
-    tenant_id: str,
-    preview_id: str,
+    record: Preview,
     key: str,
     by: str,
     owner: str,
@@ -247,25 +234,10 @@ async def claim_commit(
     lease_s: float,
     now: datetime,
     db_time: DbTime,
-) -> tuple[Preview, Run] | None:
+) -> tuple[Preview, Run]:
     """An approved, unexpired preview nobody has committed yet: marks the commit (who, and
     under which Idempotency-Key) and takes the run's lease, so that this process executes
-    the call. None when another commit was first, or the preview is not committable."""
-    result = await session.execute(
-        _decide(
-            tenant_id,
-            preview_id,
-            now,
-            preview.c.status == PreviewStatus.APPROVED.value,
-            preview.c.commit_key.is_(None),
-            commit_key=key,
-            committed_by=by,
-        )
-    )
-    row = result.mappings().one_or_none()
-    if row is None:
-        return None
-    record = to_preview(row)
+    the call."""
     claimed = await _touch_run(
         session,
         record,
@@ -276,15 +248,22 @@ async def claim_commit(
         lease_token=token,
         lease_expires_at=db_time.after(lease_s),
     )
-    if claimed is None:
-        await session.rollback()
-        return None
-    return record, claimed
+    marked = await _decide(
+        session,
+        record,
+        now,
+        preview.c.status == PreviewStatus.APPROVED.value,
+        preview.c.commit_key.is_(None),
+        commit_key=key,
+        committed_by=by,
+    )
+    return marked, claimed
 
 
 def sweep(now: datetime, limit: int) -> Any:
     """A CTE (for the driver's claim poll, which it rides along with): parked runs whose
-    deadline passed, or whose open preview expired, become runnable. The poll after next
+    deadline passed, whose open preview expired, or that were asked to cancel, become
+    runnable. The poll after next
     claims them; the run then ends `deadline`, or tells its model `approval_expired`."""
     expired = (
         select(preview.c.tenant_id, preview.c.run_id)
@@ -295,7 +274,12 @@ def sweep(now: datetime, limit: int) -> Any:
         update(run)
         .where(
             run.c.status == RunStatus.AWAITING_APPROVAL.value,
-            or_(run.c.deadline_at <= now, tuple_(run.c.tenant_id, run.c.id).in_(expired)),
+            or_(
+                run.c.deadline_at <= now,
+                # A cancel that landed while the run was parking: the run must still end.
+                run.c.cancel_requested_at.is_not(None),
+                tuple_(run.c.tenant_id, run.c.id).in_(expired),
+            ),
         )
         .values(status=RunStatus.RUNNING.value, version=run.c.version + 1, updated_at=now)
         .returning(run.c.id)

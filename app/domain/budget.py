@@ -58,6 +58,29 @@ def model_cost(
     return (input_tokens * input_per_mtok + output_tokens * output_per_mtok) / 1_000_000
 
 
+#: Bytes of request per input token, taken high so that the estimate errs low: a call is
+#: refused only when it would certainly exceed the budget (tokenizers average 3-5 bytes).
+BYTES_PER_TOKEN_AT_MOST = 8
+
+
+def least_input_tokens(request_bytes: int) -> int:
+    """A lower bound of the input tokens a request of this size will be billed."""
+    return request_bytes // BYTES_PER_TOKEN_AT_MOST
+
+
+def call_would_exceed(
+    limits: Limits, usage: Usage, *, input_tokens: int, input_per_mtok: float
+) -> str | None:
+    """Which budget a model call of at least `input_tokens` would certainly exceed (None:
+    it may fit). Reserved before the call: a call that cannot fit is not made."""
+    if usage.input_tokens + usage.output_tokens + input_tokens > limits.max_tokens:
+        return "tokens"
+    cost = model_cost(input_tokens, 0, input_per_mtok=input_per_mtok, output_per_mtok=0)
+    if usage.cost_usd + cost > limits.max_cost_usd:
+        return "cost"
+    return None
+
+
 def deadline_at(created_at: datetime, limits: Limits) -> datetime:
     return created_at + timedelta(seconds=limits.deadline_s)
 

@@ -50,6 +50,8 @@ class ModelError(Exception):
     retryable: bool = False
     #: True when no model outcome was consumed (e.g. an exhausted script).
     consumed: bool = True
+    #: The provider's `Retry-After`: the executor waits at least this long before retrying.
+    retry_after_s: float | None = None
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"

@@ -74,12 +74,13 @@ CALL_TRANSITIONS: dict[CallStatus, frozenset[CallStatus]] = {
             CallStatus.FAILED,
         }
     ),
+    # awaiting_approval/approved -> failed: its tool left the config while it waited.
     CallStatus.AWAITING_APPROVAL: frozenset(
-        {CallStatus.APPROVED, CallStatus.REJECTED, CallStatus.CANCELLED}
+        {CallStatus.APPROVED, CallStatus.REJECTED, CallStatus.CANCELLED, CallStatus.FAILED}
     ),
     # approved -> rejected: its preview expired before the commit.
     CallStatus.APPROVED: frozenset(
-        {CallStatus.EXECUTING, CallStatus.REJECTED, CallStatus.CANCELLED}
+        {CallStatus.EXECUTING, CallStatus.REJECTED, CallStatus.CANCELLED, CallStatus.FAILED}
     ),
     # executing -> executing is a new attempt (retry, or recovery after a lost lease);
     # executing -> awaiting_approval: the resource changed since the preview (the backend

@@ -61,7 +61,10 @@ async def handle(batch: Round, call: Call, run_call: RunCall) -> Outcome:
     if preview is None:  # only if its rows were edited by hand
         batch.fail(call, ToolError("internal", "the call's preview is missing"))
         return False
-    waiting = call.status in (CallStatus.AWAITING_APPROVAL, CallStatus.APPROVED)
+    # A commit already claimed (it checked the expiry then) is executed, not expired.
+    waiting = call.status is CallStatus.AWAITING_APPROVAL or (
+        call.status is CallStatus.APPROVED and preview.commit_key is None
+    )
     if waiting and preview.status_at(rt.clock.now()) is PreviewStatus.EXPIRED:
         batch.expire(call, preview)
         return True
@@ -94,6 +97,9 @@ async def _supersede(batch: Round, call: Call, old: Preview, tool: Tool) -> Outc
     replaces the approved one and awaits a new decision."""
     body = await _ask(batch, call, tool)
     if isinstance(body, ToolError):
+        # No new preview (the resource is gone, or already as asked): the approved one is
+        # superseded all the same, and the call fails with the tool's word on why.
+        batch.supersede_only(old)
         ends = ends_run(tool.spec, body)
         batch.fail(call, body, ends=ends)
         await batch.flush()

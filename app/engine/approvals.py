@@ -122,36 +122,26 @@ async def approve(
         raise DomainError(
             ErrorCode.PREVIEW_MISMATCH, "the content hash is not the preview's as stored"
         )
-    async with rt.sessions.begin() as session:
-        approved = await previews_repo.approve(
-            session,
-            tenant_id=principal.tenant_id,
-            preview_id=preview_id,
-            content_hash=content_hash,
-            by=principal.subject,
-            now=now,
-        )
-    if approved is None:
+    try:
+        async with rt.sessions.begin() as session:
+            return await previews_repo.approve(
+                session, record=record, content_hash=content_hash, by=principal.subject, now=now
+            )
+    except previews_repo.DecisionLost:
         latest = await get_preview(rt, principal=principal, preview_id=preview_id)
-        raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.PENDING)
-    return approved
+        raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.PENDING) from None
 
 
 async def reject(rt: Runtime, *, principal: Principal, preview_id: str, reason: str) -> Preview:
     record = await get_preview(rt, principal=principal, preview_id=preview_id)
-    async with rt.sessions.begin() as session:
-        rejected = await previews_repo.reject(
-            session,
-            tenant_id=principal.tenant_id,
-            preview_id=preview_id,
-            reason=reason,
-            by=principal.subject,
-            now=rt.clock.now(),
-        )
-    if rejected is None:
-        latest = await get_preview(rt, principal=principal, preview_id=record.id)
-        raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.PENDING)
-    return rejected
+    try:
+        async with rt.sessions.begin() as session:
+            return await previews_repo.reject(
+                session, record=record, reason=reason, by=principal.subject, now=rt.clock.now()
+            )
+    except previews_repo.DecisionLost:
+        latest = await get_preview(rt, principal=principal, preview_id=preview_id)
+        raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.PENDING) from None
 
 
 async def commit(
@@ -172,26 +162,26 @@ async def commit(
         # is not made twice; its outcome is answered.
         return await _outcome(rt, driver, record, wait_s)
     sent = asyncio.get_running_loop().time()
-    async with rt.sessions.begin() as session:
-        claimed = await previews_repo.claim_commit(
-            session,
-            tenant_id=principal.tenant_id,
-            preview_id=preview_id,
-            key=key,
-            by=principal.subject,
-            owner=rt.settings.instance_id,
-            token=new_lease_token(),
-            lease_s=rt.settings.lease_s,
-            now=rt.clock.now(),
-            db_time=rt.db_time,
-        )
-    if claimed is None:
+    try:
+        async with rt.sessions.begin() as session:
+            claimed = await previews_repo.claim_commit(
+                session,
+                record=record,
+                key=key,
+                by=principal.subject,
+                owner=rt.settings.instance_id,
+                token=new_lease_token(),
+                lease_s=rt.settings.lease_s,
+                now=rt.clock.now(),
+                db_time=rt.db_time,
+            )
+    except previews_repo.DecisionLost:
         latest = await get_preview(rt, principal=principal, preview_id=preview_id)
         if latest.commit_key == key:
             return await _outcome(rt, driver, latest, wait_s)
         if latest.status is PreviewStatus.APPROVED and latest.commit_key is not None:
-            raise DomainError(ErrorCode.INVALID_STATE, "the preview is being committed")
-        raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.APPROVED)
+            raise DomainError(ErrorCode.INVALID_STATE, "the preview is being committed") from None
+        raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.APPROVED) from None
     record, run = claimed
     lease = lease_for(rt, run, sent)
     state = await load_state(rt, run)
@@ -216,10 +206,11 @@ async def _outcome(rt: Runtime, driver: Driver, record: Preview, wait_s: float) 
         run = await driver.wait(tenant, record.run_id, min(left, _CALL_POLL_S), known=run)
     preview = await retrying(rt.reads, previews_repo.get, tenant_id=tenant, preview_id=record.id)
     assert preview is not None
-    if preview.status is PreviewStatus.SUPERSEDED and preview.superseded_by:
+    if preview.status is PreviewStatus.SUPERSEDED:
+        waiting = "a new preview awaits approval" if preview.superseded_by else "no new preview"
         raise DomainError(
             ErrorCode.VERSION_CONFLICT,
-            "the resource changed since the preview; a new preview awaits approval",
+            f"the resource changed since the preview; {waiting}",
             extra={"new_preview_id": preview.superseded_by},
         )
     if wait_s > 0 and run.status is not RunStatus.FINISHED:

@@ -112,14 +112,20 @@ async def finish_run(
     )
     merged = {c.id: c for c in before.updated_calls}
     merged.update({c.id: c for c in settled})
-    # A finished run's open previews can never be decided on now: they expire with it.
+    # A finished run's open previews can never be decided on now: they expire with it,
+    # but one whose commit was claimed stands committed (its call may have run).
     decided = {p.id: p for p in before.updated_previews}
+    now = lease.rt.clock.now()
     expired = [
-        replace(p, status=PreviewStatus.EXPIRED)
+        replace(p, status=PreviewStatus.COMMITTED, committed_at=now)
+        if p.commit_key is not None
+        else replace(p, status=PreviewStatus.EXPIRED)
         for p in [*state.previews.values(), *before.new_previews]
         if decided.get(p.id, p).status in OPEN_PREVIEW_STATUSES
     ]
-    events.extend(("preview.expired", {"preview_id": p.id, "call_id": p.call_id}) for p in expired)
+    events.extend(
+        (f"preview.{p.status.value}", {"preview_id": p.id, "call_id": p.call_id}) for p in expired
+    )
     decided.update({p.id: p for p in expired})
     new = {p.id for p in before.new_previews}
     await commit(

@@ -4,6 +4,7 @@ and its proposals, in one transaction, before anything is executed."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from dataclasses import replace
 from typing import Any
@@ -12,7 +13,13 @@ from opentelemetry.trace import Status, StatusCode
 
 from app import telemetry
 from app.db.runs_repo import Event
-from app.domain.budget import model_cost, seconds_left, tool_calls_that_fit
+from app.domain.budget import (
+    call_would_exceed,
+    least_input_tokens,
+    model_cost,
+    seconds_left,
+    tool_calls_that_fit,
+)
 from app.domain.citations import cited_ids, unknown_citations
 from app.domain.errors import ErrorValue, ObservationCode
 from app.domain.ids import new_id, operation_id
@@ -31,6 +38,8 @@ from app.engine.state import RunState
 from app.engine.tool_gates import apply_rate_limits
 
 log = logging.getLogger(__name__)
+#: A model error that no retry can fix: the run ends `context_exhausted`.
+CONTEXT_EXHAUSTED = "context_exhausted"  # the providers' code for it (adapters.provider_errors)
 
 
 async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
@@ -60,6 +69,11 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
             position=run.model_calls,
             script=state.script,
         )
+        if route.provider != "scripted":  # a script declares its own usage
+            over = _would_exceed(run, route, request)
+            if over is not None:
+                message = f"the next model call would exceed the run's {over} budget"
+                return finish(TerminationReason.BUDGET, "budget", message)
         with _chat_span(lease, state, route, request) as span:
             timer = _Timer(rt, route)
             try:
@@ -87,10 +101,13 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
         if not error.consumed:
             return finish(TerminationReason.MODEL_FAILED, error.code, error.message)
         await _record_failure(lease, state, step, attempt, error)
+        if error.code == CONTEXT_EXHAUSTED:
+            return finish(TerminationReason.CONTEXT_EXHAUSTED, error.code, error.message)
         if not error.retryable or attempt >= route.max_attempts:
             return finish(TerminationReason.MODEL_FAILED, error.code, error.message)
         # The scripted model replays a script: waiting between its items tests nothing.
         pause = backoff_s(attempt) if route.provider != "scripted" else 0.0
+        pause = max(pause, error.retry_after_s or 0.0)  # the provider's word counts too
         if pause >= seconds_left(rt.clock.now(), run.deadline_at):
             return finish(TerminationReason.DEADLINE)
         if pause:
@@ -113,6 +130,18 @@ def _chat_span(lease: Lease, state: RunState, route: Any, request: ModelRequest)
         attributes[telemetry.INPUT_MESSAGES] = rt.capture.text(request.messages)
     return rt.tracer.start_as_current_span(
         f"chat {_model_name(route)}", kind=telemetry.CLIENT, attributes=attributes
+    )
+
+
+def _would_exceed(run: Any, route: Any, request: ModelRequest) -> str | None:
+    """The budget a call of this request would certainly exceed (see `least_input_tokens`)."""
+    size = len(json.dumps([request.instructions, list(request.messages)], default=str))
+    size += sum(len(json.dumps(t.input_schema)) + len(t.description) for t in request.tools)
+    return call_would_exceed(
+        run.limits,
+        run.usage,
+        input_tokens=least_input_tokens(size),
+        input_per_mtok=route.input_cost_per_mtok,
     )
 
 

@@ -117,9 +117,17 @@ class Round:
             "content_hash": preview.content_hash,
             "expires_at": preview.expires_at.isoformat(),
         }
+        self.events.append(("preview.created", {"call_id": call.call_id, **data}))
         self.move(
-            call, CallStatus.AWAITING_APPROVAL, "preview.created", data, preview_id=preview.id
+            call,
+            CallStatus.AWAITING_APPROVAL,
+            "call.awaiting_approval",
+            {"preview_id": preview.id},
+            preview_id=preview.id,
         )
+
+    def supersede_only(self, old: Preview) -> None:
+        self._decide(old, PreviewStatus.SUPERSEDED, "preview.superseded", new_preview_id=None)
 
     def supersede(self, call: Call, old: Preview, new: Preview) -> None:
         """The resource changed since `old` was approved (the commit changed nothing): a

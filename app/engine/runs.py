@@ -79,6 +79,9 @@ async def start_run(
     route = rt.route(agent.model)
     if request.script is not None and route.provider != "scripted":
         raise _invalid("script", "only agents on a scripted model accept a script")
+    if request.script is None and route.provider == "scripted":
+        # It could only end `script_exhausted`: say so now, not after a model step.
+        raise _invalid("script", "required: this agent's model is scripted")
     if request.tools is not None:
         for i, name in enumerate(request.tools):
             if name not in agent.tools:

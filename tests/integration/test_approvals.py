@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.adapters.clock import SystemClock
 from app.db.clock import DbTime
 from app.db.session import make_sessionmaker
+from app.db.tables import run as run_table
 from app.db.tables import technology, technology_operation
 from app.engine.keys import create_key
 from tests.backend import Answer, FakeBackend, fail, ok, serving
@@ -144,7 +145,9 @@ async def test_nothing_runs_before_approval_and_a_commit_runs_the_approved_call_
     for expected in [
         ("call.proposed", None),
         ("preview.created", None),
+        ("call.awaiting_approval", None),
         ("preview.approved", "alice"),
+        ("call.approved", "alice"),
         ("preview.commit_requested", "alice"),
         ("preview.committed", None),
         ("run.finished", None),
@@ -638,3 +641,48 @@ async def test_the_queue_is_newest_first_and_pages_with_a_cursor(harness_factory
     assert (await h.client.get("/v1/approvals?status=approved", headers=approver)).json()[
         "items"
     ] == []
+
+
+async def test_a_conflict_with_no_new_preview_possible_still_answers_version_conflict(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    h = await approvals_harness(harness_factory)
+    caller, approver = await keys(h)
+    kafka = await row(h, "Kafka")
+    run = await parked_run(h, caller, tool_calls(move(kafka["id"])), final("It was moved already."))
+    preview_id = run["pending_approvals"][0]["preview_id"]
+    await approve(h, approver, preview_id)
+    async with h.runtime.sessions.begin() as session:  # someone else moved it already
+        await session.execute(
+            update(technology)
+            .where(technology.c.id == kafka["id"])
+            .values(ring="adopt", version=technology.c.version + 1)
+        )
+    conflict = await commit(h, approver, preview_id, "commit-1")
+    assert conflict.status_code == 409 and conflict.json()["code"] == "version-conflict"
+    assert conflict.json()["new_preview_id"] is None
+    stored = (await h.client.get(f"/v1/previews/{preview_id}", headers=approver)).json()
+    assert stored["status"] == "superseded"
+    finished = await h.driver.wait("acme", run["id"], 10)
+    assert finished.termination_reason == "final"
+    [call] = (await h.client.get(f"/v1/runs/{run['id']}/calls", headers=caller)).json()["items"]
+    assert call["status"] == "failed" and call["error"]["code"] == "no_change"
+    assert await ledger_size(h) == 0
+
+
+async def test_a_cancel_that_lands_while_the_run_parks_still_ends_it(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    h = await approvals_harness(harness_factory)
+    caller, _ = await keys(h)
+    kafka = await row(h, "Kafka")
+    run = await parked_run(h, caller, tool_calls(move(kafka["id"])), final("done"))
+    # As if the cancel was recorded between the preview and the park, its notice lost.
+    async with h.runtime.sessions.begin() as session:
+        await session.execute(
+            update(run_table)
+            .where(run_table.c.id == run["id"])
+            .values(cancel_requested_at=func.now())
+        )
+    await h.driver.poll_once()  # makes it runnable
+    await h.driver.poll_once()  # takes it up
+    finished = await h.driver.wait("acme", run["id"], 10)
+    assert finished.termination_reason == "cancelled"

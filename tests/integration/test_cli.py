@@ -170,9 +170,9 @@ def test_the_demo_key_is_kept_private_and_renewed_when_it_no_longer_opens_the_da
             ["agents.a.limits.max_steps"],
         ),
         (
-            "models:\n  small: {provider: openai, model: gpt-4o-mini,"
-            " api_key_env: OPENAI_API_KEY}\n",
-            ["models.small", "not supported"],
+            "models:\n  scripted: {provider: scripted}\n"
+            "  auto: {provider: router, candidates: [scripted], default: scripted}\n",
+            ["models.auto.provider", "not supported"],
         ),
         (
             "models:\n  scripted: {provider: scripted}\nquotas: {runs_per_minute: 5}\n",

@@ -10,8 +10,10 @@ import pytest
 from app.domain.budget import (
     Limits,
     Usage,
+    call_would_exceed,
     deadline_at,
     exhausted,
+    least_input_tokens,
     narrow_limits,
     seconds_left,
     stop_reason,
@@ -235,3 +237,16 @@ def test_max_steps_when_step_limit_reached() -> None:
 )
 def test_tool_calls_that_fit(used: int, wanted: int, fit: int) -> None:
     assert tool_calls_that_fit(limits(max_tool_calls=10), Usage(tool_calls=used), wanted) == fit
+
+
+def test_a_model_call_is_refused_only_when_it_would_certainly_exceed_a_budget() -> None:
+
+    limits = Limits(
+        max_steps=5, deadline_s=60, max_tokens=1000, max_cost_usd=0.01, max_tool_calls=5
+    )
+    used = Usage(steps=1, input_tokens=600, output_tokens=100, cost_usd=0.0, tool_calls=0)
+    assert least_input_tokens(800) == 100  # a lower bound: at most 8 bytes a token
+    assert call_would_exceed(limits, used, input_tokens=300, input_per_mtok=0) is None
+    assert call_would_exceed(limits, used, input_tokens=301, input_per_mtok=0) == "tokens"
+    assert call_would_exceed(limits, used, input_tokens=200, input_per_mtok=60) == "cost"
+    assert call_would_exceed(limits, used, input_tokens=200, input_per_mtok=40) is None

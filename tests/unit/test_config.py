@@ -126,13 +126,14 @@ def test_unset_agent_limits_fall_back_to_server_caps() -> None:
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_non_scripted_provider_is_refused(provider: str) -> None:
-    route = {"provider": provider, "model": "m", "api_key_env": "KEY"}
-    error = _refused(_config(models={"scripted": {"provider": "scripted"}, "big": route}))
+def test_provider_routes_are_accepted(provider: str) -> None:
+    route = {"provider": provider, "model": "m-1", "api_key_env": "KEY"}
+    config = parse_config(
+        _config(models={"scripted": {"provider": "scripted"}, "small": route}),
+        builtin_tools=BUILTIN,
+    )
 
-    assert error.path == "models.big.provider"
-    assert NOT_SUPPORTED in error.message
-    assert str(error) == f"models.big.provider: {error.message}"
+    assert config.models["small"].model == "m-1"
 
 
 def test_router_provider_is_refused() -> None:

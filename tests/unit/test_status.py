@@ -44,9 +44,11 @@ ALLOWED_CALL: frozenset[tuple[CallStatus, CallStatus]] = frozenset(
         (C.AWAITING_APPROVAL, C.APPROVED),
         (C.AWAITING_APPROVAL, C.REJECTED),
         (C.AWAITING_APPROVAL, C.CANCELLED),
+        (C.AWAITING_APPROVAL, C.FAILED),  # its tool left the config while it waited
         (C.APPROVED, C.EXECUTING),
         (C.APPROVED, C.REJECTED),  # its preview expired before the commit
         (C.APPROVED, C.CANCELLED),
+        (C.APPROVED, C.FAILED),
         (C.EXECUTING, C.EXECUTING),
         (C.EXECUTING, C.SUCCEEDED),
         (C.EXECUTING, C.FAILED),

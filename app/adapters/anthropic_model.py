@@ -1,0 +1,159 @@
+"""Anthropic's Messages API behind the model port, through the official `anthropic` SDK as
+a typed wire-format client: tools as `tool_use` / `tool_result` blocks.
+
+Like the OpenAI adapter: the SDK runs on the service's shared `httpx.AsyncClient` with its
+own retries off; the executor gives each call its timeout and decides retries; failures
+become `ModelError`s with safe codes; the API key comes from the route's environment
+variable and goes nowhere but the request's header.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anthropic
+import httpx
+from anthropic import AsyncAnthropic
+
+from app.adapters.provider_errors import TIMEOUT, UNREACHABLE, UNREADABLE, status_error
+from app.config_models import ModelRouteConfig
+from app.domain.model import (
+    FinalAnswer,
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    ProposedCall,
+    TokenUsage,
+    ToolCallsProposal,
+)
+
+#: The most output tokens one call may use (the Messages API requires a bound).
+MAX_OUTPUT_TOKENS = 4096
+
+
+class AnthropicModel:
+    def __init__(
+        self,
+        route: ModelRouteConfig,
+        client: httpx.AsyncClient,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        environ = os.environ if environ is None else environ
+        assert route.model is not None  # the config loader requires it
+        self.model = route.model
+        self.key_env = route.api_key_env or "ANTHROPIC_API_KEY"
+        key = environ.get(self.key_env) or None
+        base_url = str(route.base_url) if route.base_url else environ.get("ANTHROPIC_BASE_URL")
+        self._ready = key is not None
+        self._sdk = AsyncAnthropic(
+            api_key=key or "unset", base_url=base_url or None, http_client=client, max_retries=0
+        )
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        if not self._ready:
+            raise ModelError(
+                "auth", f"the route's API key is not set ({self.key_env})", retryable=False
+            )
+        system, messages = to_messages(request.messages)
+        arguments: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": MAX_OUTPUT_TOKENS,
+            "messages": messages,
+            "timeout": request.timeout_s,
+        }
+        if system:
+            arguments["system"] = system
+        if request.tools:
+            arguments["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                for t in request.tools
+            ]
+        try:
+            response = await self._sdk.messages.create(**arguments)
+        except anthropic.APIError as exc:
+            raise model_error(exc) from None
+        return to_reply(response)
+
+
+def to_messages(messages: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """(system, messages): the engine's neutral messages as Messages API turns. Tool results
+    (and any later user text) join one user turn, as the API's alternation requires."""
+    system: list[str] = []
+    out: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+
+    for message in messages:
+        role = message["role"]
+        if role == "system":
+            system.append(str(message.get("content") or ""))
+        elif role == "tool":
+            result = {
+                "type": "tool_result",
+                "tool_use_id": message["call_id"],
+                "content": message["content"],
+            }
+            add("user", [result])
+        elif role == "assistant" and message.get("tool_calls"):
+            uses = [
+                {
+                    "type": "tool_use",
+                    "id": call["id"],
+                    "name": call["name"],
+                    "input": _as_object(call["arguments"]),
+                }
+                for call in message["tool_calls"]
+            ]
+            add("assistant", uses)
+        else:
+            add(role, [{"type": "text", "text": str(message.get("content") or "") or "…"}])
+    return "\n\n".join(s for s in system if s), out
+
+
+def _as_object(arguments: Any) -> Any:
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return {}
+    return arguments
+
+
+def to_reply(response: Any) -> ModelReply:
+    usage = TokenUsage(
+        input_tokens=int(getattr(response.usage, "input_tokens", 0) or 0),
+        output_tokens=int(getattr(response.usage, "output_tokens", 0) or 0),
+    )
+    if response.stop_reason == "max_tokens":
+        raise ModelError("truncated", "the model's answer was cut at its length limit")
+    if response.stop_reason == "refusal":
+        raise ModelError("content_filtered", "the model refused to answer")
+    uses = [b for b in response.content if getattr(b, "type", None) == "tool_use"]
+    if uses:
+        calls = tuple(ProposedCall(b.id, b.name, b.input) for b in uses)
+        return ToolCallsProposal(calls, usage, response.model)
+    texts = [b.text for b in response.content if getattr(b, "type", None) == "text"]
+    return FinalAnswer("".join(texts), usage, response.model)
+
+
+def model_error(exc: anthropic.APIError) -> ModelError:
+    if isinstance(exc, anthropic.APITimeoutError):
+        return TIMEOUT
+    if isinstance(exc, anthropic.APIConnectionError):
+        return UNREACHABLE
+    if not isinstance(exc, anthropic.APIStatusError):
+        return UNREADABLE
+    message = str(exc.message).lower()
+    return status_error(
+        exc.status_code,
+        context_too_long=exc.status_code in (400, 413)
+        and ("prompt is too long" in message or "context" in message),
+        headers=exc.response.headers,
+    )

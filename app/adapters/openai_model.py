@@ -1,0 +1,189 @@
+"""OpenAI-compatible Chat Completions behind the model port (OpenAI, vLLM, Ollama, LiteLLM
+proxies, …), through the official `openai` SDK as a typed wire-format client.
+
+The SDK runs on the service's shared `httpx.AsyncClient` with its own retries off: the
+executor alone decides retries, timeouts and deadlines. Each call's timeout is the one
+the executor gives (min(route timeout, time left)); a cancel cancels the request. Errors
+become `ModelError`s with a safe code — never the provider's text, which may echo the
+request. The API key comes from the environment variable the route names and goes
+nowhere but the request's Authorization header.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+import openai
+from openai import AsyncOpenAI
+
+from app.adapters.provider_errors import TIMEOUT, UNREACHABLE, UNREADABLE, status_error
+from app.config_models import ModelRouteConfig
+from app.domain.model import (
+    FinalAnswer,
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    ProposedCall,
+    TokenUsage,
+    ToolCallsProposal,
+)
+from app.domain.tools import ToolSpec
+
+#: JSON Schema keywords OpenAI's strict function calling accepts (a schema with others is
+#: sent non-strict).
+_STRICT_KEYWORDS = frozenset(
+    {"type", "properties", "required", "additionalProperties", "enum", "items", "description"}
+)
+
+
+class OpenAIModel:
+    def __init__(
+        self,
+        route: ModelRouteConfig,
+        client: httpx.AsyncClient,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        environ = os.environ if environ is None else environ
+        assert route.model is not None  # the config loader requires it
+        self.model = route.model
+        self.key_env = route.api_key_env or "OPENAI_API_KEY"
+        key = environ.get(self.key_env) or None
+        base_url = str(route.base_url) if route.base_url else environ.get("OPENAI_BASE_URL")
+        self._ready = key is not None
+        self._sdk = AsyncOpenAI(
+            api_key=key or "unset",
+            base_url=base_url or None,
+            http_client=client,
+            max_retries=0,
+        )
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        if not self._ready:
+            raise ModelError(
+                "auth", f"the route's API key is not set ({self.key_env})", retryable=False
+            )
+        arguments: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_messages(request.messages),
+            "timeout": request.timeout_s,
+        }
+        if request.tools:
+            arguments["tools"] = [to_function(t) for t in request.tools]
+            arguments["parallel_tool_calls"] = True
+        try:
+            response = await self._sdk.chat.completions.create(**arguments)
+        except openai.APIError as exc:
+            raise model_error(exc) from None
+        return to_reply(response)
+
+
+def to_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The engine's neutral messages in Chat Completions form."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = message["role"]
+        if role == "tool":
+            out.append(
+                {"role": "tool", "tool_call_id": message["call_id"], "content": message["content"]}
+            )
+        elif role == "assistant" and message.get("tool_calls"):
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {
+                                "name": call["name"],
+                                "arguments": _as_text(call["arguments"]),
+                            },
+                        }
+                        for call in message["tool_calls"]
+                    ],
+                }
+            )
+        else:
+            out.append({"role": role, "content": message.get("content") or ""})
+    return out
+
+
+def _as_text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+def to_function(spec: ToolSpec) -> dict[str, Any]:
+    function: dict[str, Any] = {
+        "name": spec.name,
+        "description": spec.description,
+        "parameters": spec.input_schema,
+    }
+    if strict_ok(spec.input_schema):
+        function["strict"] = True
+    return {"type": "function", "function": function}
+
+
+def strict_ok(schema: Any) -> bool:
+    """Whether strict function calling takes this schema: objects closed, with every
+    property required, and only keywords it supports."""
+    if not isinstance(schema, dict) or not set(schema) <= _STRICT_KEYWORDS:
+        return False
+    if schema.get("type") == "object":
+        properties = schema.get("properties", {})
+        if schema.get("additionalProperties") is not False:
+            return False
+        if set(schema.get("required", [])) != set(properties):
+            return False
+        return all(strict_ok(p) for p in properties.values())
+    if schema.get("type") == "array":
+        return strict_ok(schema.get("items", {}))
+    return True
+
+
+def to_reply(response: Any) -> ModelReply:
+    if not response.choices:
+        raise ModelError("malformed_output", "the model answered no choice", retryable=True)
+    choice = response.choices[0]
+    usage = TokenUsage(
+        input_tokens=int(getattr(response.usage, "prompt_tokens", 0) or 0),
+        output_tokens=int(getattr(response.usage, "completion_tokens", 0) or 0),
+    )
+    if choice.finish_reason == "length":
+        raise ModelError("truncated", "the model's answer was cut at its length limit")
+    if choice.finish_reason == "content_filter":
+        raise ModelError("content_filtered", "the provider's content filter stopped the answer")
+    message = choice.message
+    if message.tool_calls:
+        calls = tuple(
+            ProposedCall(call.id, call.function.name, call.function.arguments)
+            for call in message.tool_calls
+            if getattr(call, "function", None) is not None
+        )
+        return ToolCallsProposal(calls, usage, response.model)
+    return FinalAnswer(message.content or "", usage, response.model)
+
+
+def model_error(exc: openai.APIError) -> ModelError:
+    """A provider failure as a safe code: retryable when trying again may help."""
+    if isinstance(exc, openai.APITimeoutError):
+        return TIMEOUT
+    if isinstance(exc, openai.APIConnectionError):
+        return UNREACHABLE
+    if not isinstance(exc, openai.APIStatusError):
+        return UNREADABLE
+    return status_error(
+        exc.status_code,
+        context_too_long=exc.status_code == 400 and _context_too_long(exc),
+        headers=exc.response.headers,
+    )
+
+
+def _context_too_long(exc: openai.APIStatusError) -> bool:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    code = str(body.get("code") or (body.get("error") or {}).get("code") or "")
+    return code == "context_length_exceeded" or "context length" in str(exc.message).lower()

@@ -1,0 +1,43 @@
+"""How a model provider's failure becomes a `ModelError` (shared by the provider adapters):
+a safe code, and whether trying again may help. The provider's own text is never passed
+on — it may echo the request, or a key."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from app.domain.model import ModelError
+
+TIMEOUT = ModelError("timeout", "the model did not answer in time", retryable=True)
+UNREACHABLE = ModelError("unavailable", "the model's endpoint could not be reached", True)
+UNREADABLE = ModelError("malformed_output", "the model's answer could not be read", True)
+#: Not enough room left for the run's context: no retry can fix it.
+CONTEXT_EXHAUSTED = "context_exhausted"
+
+
+def status_error(status: int, *, context_too_long: bool, headers: Mapping[str, str]) -> ModelError:
+    if status == 429:
+        return ModelError(
+            "rate_limited",
+            "the model's provider is rate limiting",
+            retryable=True,
+            retry_after_s=retry_after(headers),
+        )
+    if status >= 500:  # 529 is Anthropic's "overloaded"
+        code = "overloaded" if status == 529 else "unavailable"
+        return ModelError(code, f"the model's provider answered {status}", True)
+    if status in (401, 403):
+        return ModelError("auth", "the model's provider refused the credentials")
+    if context_too_long:
+        return ModelError(CONTEXT_EXHAUSTED, "the run's context is too long for the model")
+    return ModelError("rejected", f"the model's provider refused the request ({status})")
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """`Retry-After` in seconds (the date form is not used by model providers)."""
+    value = headers.get("retry-after")
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and 0 <= seconds <= 3600 else None

@@ -1,0 +1,143 @@
+"""A fake model provider: a real HTTP server on loopback that speaks the OpenAI Chat
+Completions and the Anthropic Messages wire formats, records every request and answers as
+the test scripts it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from tests.backend import _started
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+def calls(*items: tuple[str, str, str], usage: tuple[int, int] = (10, 5)) -> Reply:
+    """An answer proposing tool calls; arguments are given as the JSON text models send."""
+    tool_calls = [
+        {"id": cid, "type": "function", "function": {"name": name, "arguments": arguments}}
+        for cid, name, arguments in items
+    ]
+    message = {"role": "assistant", "content": None, "tool_calls": tool_calls}
+    return _completion(message, "tool_calls", usage)
+
+
+def text(content: str, usage: tuple[int, int] = (20, 8), finish: str = "stop") -> Reply:
+    return _completion({"role": "assistant", "content": content}, finish, usage)
+
+
+def failure(status: int, code: str, message: str = "", **headers: str) -> Reply:
+    body = {"error": {"message": message or code, "type": "error", "code": code}}
+    return Reply(status, body, {k.replace("_", "-"): v for k, v in headers.items()})
+
+
+def _completion(message: dict[str, Any], finish: str, usage: tuple[int, int]) -> Reply:
+    return Reply(
+        200,
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": "gpt-test-2026",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": usage[0],
+                "completion_tokens": usage[1],
+                "total_tokens": sum(usage),
+            },
+        },
+    )
+
+
+def uses(*items: tuple[str, str, dict[str, Any]], usage: tuple[int, int] = (10, 5)) -> Reply:
+    """An Anthropic answer proposing tool calls (`tool_use` blocks)."""
+    blocks = [{"type": "tool_use", "id": i, "name": n, "input": args} for i, n, args in items]
+    return _message(blocks, "tool_use", usage)
+
+
+def says(content: str, usage: tuple[int, int] = (20, 8), stop: str = "end_turn") -> Reply:
+    return _message([{"type": "text", "text": content}], stop, usage)
+
+
+def refusal(status: int, kind: str, message: str = "", **headers: str) -> Reply:
+    body = {"type": "error", "error": {"type": kind, "message": message or kind}}
+    return Reply(status, body, {k.replace("_", "-"): v for k, v in headers.items()})
+
+
+def _message(blocks: list[dict[str, Any]], stop: str, usage: tuple[int, int]) -> Reply:
+    return Reply(
+        200,
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test-2026",
+            "content": blocks,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+        },
+    )
+
+
+@dataclass
+class FakeOpenAI:
+    url: str = ""
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    script: list[Reply] = field(default_factory=list)
+
+    def answer(self, *replies: Reply) -> None:
+        self.script.extend(replies)
+
+    async def _chat(self, request: Request) -> Response:
+        self.requests.append(json.loads(await request.body()))
+        self.headers.append(dict(request.headers))
+        reply = self.script.pop(0) if self.script else text("(no script left)")
+        if reply.delay_s:
+            await asyncio.sleep(reply.delay_s)
+        return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
+
+
+@asynccontextmanager
+async def fake_openai() -> AsyncIterator[FakeOpenAI]:
+    fake = FakeOpenAI()
+    app = Starlette(
+        routes=[
+            Route("/v1/chat/completions", fake._chat, methods=["POST"]),
+            Route("/v1/messages", fake._chat, methods=["POST"]),
+        ]
+    )
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    fake.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app, log_level="warning", lifespan="off", loop="asyncio", timeout_graceful_shutdown=1
+        )
+    )
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    await _started(server)
+    try:
+        yield fake
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
