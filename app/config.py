@@ -267,9 +267,6 @@ def _routes_used(name: str, routes: Mapping[str, ModelRouteConfig]) -> list[str]
 
 
 def _unsupported(config: AppConfig, builtin: Mapping[str, ToolSpec]) -> Iterator[Issue]:
-    for name, route in config.models.items():
-        if route.provider == "router":
-            yield f"models.{name}.provider", f"provider {route.provider!r} is {NOT_SUPPORTED}"
     if config.quotas is not None:
         yield "quotas", f"quotas are {NOT_SUPPORTED}"
     for name, agent in config.agents.items():

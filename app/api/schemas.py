@@ -38,8 +38,11 @@ class CreateRunIn(StrictIn):
     consistency: Literal["latest", "snapshot"] | None = Field(
         default=None, description="`snapshot` is not supported by this build yet."
     )
-    data_policy: list[str] | None = Field(
-        default=None, description="Not supported by this build yet."
+    data_policy: list[Annotated[str, Field(min_length=1, max_length=64)]] | None = Field(
+        default=None,
+        max_length=20,
+        description="Tags every model route this run uses must carry (besides its agent's); "
+        "a router only chooses among candidates that carry them.",
     )
     continue_from: str | None = Field(default=None, description="Not supported by this build yet.")
     wait_s: float = Field(default=10, ge=0, le=30)

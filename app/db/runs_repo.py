@@ -54,6 +54,7 @@ def to_run(row: Mapping[str, Any]) -> Run:
     data = {name: row[name] for name in _RUN_FIELDS}
     data["status"] = RunStatus(row["status"])
     data["tools"] = tuple(row["tools"])
+    data["data_policy"] = tuple(row["data_policy"] or ())
     data["limits"] = Limits.from_dict(row["limits"])
     data["cost_usd"] = float(row["cost_usd"])
     scopes = row["creator_scopes"]
@@ -64,6 +65,7 @@ def to_run(row: Mapping[str, Any]) -> Run:
 def _row(record: Run) -> dict[str, Any]:
     data = {name: getattr(record, name) for name in _RUN_FIELDS}
     data["tools"] = list(record.tools)
+    data["data_policy"] = list(record.data_policy) or None
     data["limits"] = record.limits.as_dict()
     data["creator_scopes"] = None if record.creator_scopes is None else list(record.creator_scopes)
     return data

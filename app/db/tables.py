@@ -91,6 +91,7 @@ run = Table(
     Column("lease_owner", String(200)),
     # The W3C traceparent of the run's latest advance: the next one links to it.
     Column("trace_context", String(64)),
+    Column("data_policy", ARRAY(Text)),  # tags every route the run uses must carry
     Column("lease_token", String(64)),
     _ts("lease_expires_at", nullable=True),
     Column("version", Integer, nullable=False, server_default="1"),
@@ -136,6 +137,7 @@ turn = Table(
     Column("run_id", String(64), nullable=False),
     Column("step", Integer, nullable=False),
     Column("route", String(64), nullable=False),
+    Column("route_reason", Text),  # why a router chose `route`
     Column("model", String(200), nullable=False),
     Column("instructions_hash", String(80), nullable=False),
     Column("tool_schema_hash", String(80), nullable=False),

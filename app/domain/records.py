@@ -67,6 +67,8 @@ class Run:
     finished_at: datetime | None = None
     #: The span context of the run's latest advance (a W3C traceparent).
     trace_context: str | None = None
+    #: Tags every route the run uses must carry (besides its agent's).
+    data_policy: tuple[str, ...] = ()
 
     @property
     def usage(self) -> Usage:
@@ -106,6 +108,8 @@ class Turn:
     rejection: ErrorValue | None = None
     #: Proposals refused before they became calls (a repeated call id), kept for the model.
     extra_rejections: tuple[Mapping[str, Any], ...] = ()
+    #: Why a router chose `route` (None: the agent's route is not a router).
+    route_reason: str | None = None
 
 
 @dataclass(frozen=True)

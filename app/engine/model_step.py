@@ -30,6 +30,7 @@ from app.domain.retry import backoff_s
 from app.domain.status import CallStatus, TerminationReason
 from app.domain.steps import Finish, finish
 from app.domain.tools import schema_hash, sha256_tag
+from app.engine import routing
 from app.engine.commit import Change, commit
 from app.engine.finish import finish_run
 from app.engine.lease import Lease
@@ -46,22 +47,31 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
     """Returns a Finish when the step ends the run without recording a turn."""
     rt = lease.rt
     run = state.run
-    if run.route not in rt.config.models or run.route not in rt.models:
+    if run.route not in rt.config.models or (
+        run.route not in rt.models and rt.route(run.route).provider != "router"
+    ):
         # The config changed under the run: say so, rather than fail the step repeatedly.
         message = "the run's model route is no longer configured"
         return finish(TerminationReason.MODEL_FAILED, "model_unavailable", message)
-    route = rt.route(run.route)
+    try:
+        chosen = await routing.route_for(lease, state, step)
+    except routing.NoRoute:
+        message = "no model route meets the run's data policy and needs"
+        return finish(TerminationReason.POLICY_DENIED, "no_route", message)
+    fallback = _fallback(lease, state, chosen)
     exposed = [rt.tools[n] for n in run.tools if n in rt.tools]
     messages = state.messages()
     while True:
         run = state.run
         attempt = run.step_attempts + 1
+        routed, tries = _on_route(rt, chosen, fallback, attempt)
+        route = rt.route(routed.route)
         left = seconds_left(rt.clock.now(), run.deadline_at)
         request = ModelRequest(
             run_id=run.id,
             step=step,
             attempt=attempt,
-            route=run.route,
+            route=routed.route,
             instructions=state.instructions,
             messages=messages,
             tools=[t.spec for t in exposed],
@@ -78,7 +88,7 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
             timer = _Timer(rt, route)
             try:
                 reply = await lease.guarded(
-                    rt.models[run.route].complete(request), request.timeout_s
+                    rt.models[routed.route].complete(request), request.timeout_s
                 )
             except TimeoutError:
                 if request.timeout_s >= left:
@@ -91,7 +101,7 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
             else:
                 _chat_answered(rt, span, reply)
                 timer.done(reply=reply)
-                await _record_turn(lease, state, step, attempt, reply, exposed)
+                await _record_turn(lease, state, step, attempt, reply, exposed, routed)
                 return None
             span.set_attributes(
                 {telemetry.ERROR_TYPE: error.code, telemetry.RETRYABLE: error.retryable}
@@ -100,10 +110,11 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
             timer.done(error_type=error.code)
         if not error.consumed:
             return finish(TerminationReason.MODEL_FAILED, error.code, error.message)
-        await _record_failure(lease, state, step, attempt, error)
+        await _record_failure(lease, state, step, attempt, error, routed)
         if error.code == CONTEXT_EXHAUSTED:
             return finish(TerminationReason.CONTEXT_EXHAUSTED, error.code, error.message)
-        if not error.retryable or attempt >= route.max_attempts:
+        last_try = tries >= route.max_attempts
+        if not error.retryable or (last_try and (fallback is None or routed is fallback)):
             return finish(TerminationReason.MODEL_FAILED, error.code, error.message)
         # The scripted model replays a script: waiting between its items tests nothing.
         pause = backoff_s(attempt) if route.provider != "scripted" else 0.0
@@ -189,8 +200,37 @@ class _Timer:
         )
 
 
+def _fallback(lease: Lease, state: RunState, chosen: routing.Routed) -> routing.Routed | None:
+    """The router's fallback, when it has one the policy allows, other than the choice."""
+    rt = lease.rt
+    router = rt.route(state.run.route)
+    name = router.fallback if router.provider == "router" else None
+    if name is None or name == chosen.route:
+        return None
+    if not routing.policy_allows(lease, state, [name]):
+        return None
+    return routing.Routed(name, f"fallback after {chosen.route} ran out of attempts")
+
+
+def _on_route(
+    rt: Runtime, chosen: routing.Routed, fallback: routing.Routed | None, attempt: int
+) -> tuple[routing.Routed, int]:
+    """Where this attempt of the step goes, and its try there: the chosen route for its
+    `max_attempts`, then the fallback (derived from the step's count of attempts, so that
+    a step taken up after a crash goes on where it was)."""
+    first = rt.route(chosen.route).max_attempts
+    if fallback is not None and attempt > first:
+        return fallback, attempt - first
+    return chosen, attempt
+
+
 async def _record_failure(
-    lease: Lease, state: RunState, step: int, attempt: int, error: ModelError
+    lease: Lease,
+    state: RunState,
+    step: int,
+    attempt: int,
+    error: ModelError,
+    routed: routing.Routed,
 ) -> None:
     value = ErrorValue(error.code, error.message, error.retryable)
     await commit(
@@ -198,7 +238,17 @@ async def _record_failure(
         state,
         Change(
             run={"model_calls": state.run.model_calls + 1, "step_attempts": attempt},
-            events=[("turn.failed", {"step": step, "attempt": attempt, **value.as_dict()})],
+            events=[
+                (
+                    "turn.failed",
+                    {
+                        "step": step,
+                        "attempt": attempt,
+                        "route": routed.route,
+                        **value.as_dict(),
+                    },
+                )
+            ],
         ),
     )
 
@@ -264,13 +314,14 @@ async def _record_turn(
     attempt: int,
     reply: ModelReply,
     exposed: list[Any],
+    routed: routing.Routed,
 ) -> None:
     """One transaction: the run's counters (conditional on the lease, so a stepper that
     lost it stops here), the turn and its proposals, or the final answer and the finish."""
     rt = lease.rt
     run = state.run
     usage = reply.usage
-    route = rt.route(run.route)
+    route = rt.route(routed.route)
     cost = model_cost(
         usage.input_tokens,
         usage.output_tokens,
@@ -282,8 +333,9 @@ async def _record_turn(
         tenant_id=run.tenant_id,
         run_id=run.id,
         step=step,
-        route=run.route,
-        model=reply.model or run.route,
+        route=routed.route,
+        route_reason=None if routed.reason == routing.CONFIGURED else routed.reason,
+        model=reply.model or routed.route,
         instructions_hash=sha256_tag(state.instructions),
         tool_schema_hash=schema_hash(t.spec for t in exposed),
         kind="final" if isinstance(reply, FinalAnswer) else "tool_calls",
@@ -307,6 +359,8 @@ async def _record_turn(
             "step": step,
             "attempt": attempt,
             "kind": turn.kind,
+            "route": routed.route,
+            "route_reason": turn.route_reason,
             "input_tokens": usage.input_tokens,
             "output_tokens": usage.output_tokens,
             "cost_usd": cost,

@@ -33,6 +33,7 @@ class CreateRun:
     limits: Mapping[str, Any] | None = None
     metadata: Mapping[str, Any] | None = None
     script: Sequence[Mapping[str, Any]] | None = None
+    data_policy: Sequence[str] = ()
 
 
 T = TypeVar("T")
@@ -82,6 +83,11 @@ async def start_run(
     if request.script is None and route.provider == "scripted":
         # It could only end `script_exhausted`: say so now, not after a model step.
         raise _invalid("script", "required: this agent's model is scripted")
+    policy = frozenset(request.data_policy)
+    if policy:
+        routes = (route.candidates or []) if route.provider == "router" else [agent.model]
+        if not any(policy <= set(rt.route(n).tags) for n in routes if n in rt.config.models):
+            raise _invalid("data_policy", "no model route of this agent carries these tags")
     if request.tools is not None:
         for i, name in enumerate(request.tools):
             if name not in agent.tools:
@@ -117,6 +123,7 @@ async def start_run(
         updated_at=now,
         lease_owner=rt.settings.instance_id if lease else None,
         lease_token=token,
+        data_policy=tuple(sorted(policy)),
     )
     events: list[runs_repo.Event] = [
         ("run.created", {"agent": request.agent, "tools": tools, "limits": limits.as_dict()})

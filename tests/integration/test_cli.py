@@ -171,15 +171,15 @@ def test_the_demo_key_is_kept_private_and_renewed_when_it_no_longer_opens_the_da
         ),
         (
             "models:\n  scripted: {provider: scripted}\n"
-            "  auto: {provider: router, candidates: [scripted], default: scripted}\n",
-            ["models.auto.provider", "not supported"],
+            "agents:\n  a:\n    model: scripted\n    limits: {context_tokens: 4000}\n",
+            ["agents.a.limits.context_tokens", "not supported"],
         ),
         (
             "models:\n  scripted: {provider: scripted}\nquotas: {runs_per_minute: 5}\n",
             ["quotas", "not supported"],
         ),
     ],
-    ids=["bad-limit", "unsupported-provider", "quotas"],
+    ids=["bad-limit", "context-tokens", "quotas"],
 )
 def test_a_refused_config_stops_start_up_naming_the_key_path(
     tmp_path: Path, database_url: str, yaml_text: str, expected: list[str]

@@ -136,17 +136,19 @@ def test_provider_routes_are_accepted(provider: str) -> None:
     assert config.models["small"].model == "m-1"
 
 
-def test_router_provider_is_refused() -> None:
+def test_a_router_route_is_accepted() -> None:
     router = {
         "provider": "router",
         "candidates": ["scripted"],
         "default": "scripted",
         "chooser": {"kind": "rules", "rules": [{"if_input_matches": "(?i)x", "use": "scripted"}]},
     }
-    error = _refused(_config(models={"scripted": {"provider": "scripted"}, "auto": router}))
+    config = parse_config(
+        _config(models={"scripted": {"provider": "scripted"}, "auto": router}),
+        builtin_tools=BUILTIN,
+    )
 
-    assert error.path == "models.auto.provider"
-    assert NOT_SUPPORTED in error.message
+    assert config.models["auto"].candidates == ["scripted"]
 
 
 def test_http_tool_is_accepted_and_its_spec_holds_no_url() -> None:

@@ -45,8 +45,6 @@ def _refuse_unsupported(body: CreateRunIn) -> None:
         for name in _UNSUPPORTED
         if getattr(body, name) is not None
     ]
-    if body.data_policy:
-        errors.append(FieldError("data_policy", "not supported by this build yet"))
     if body.consistency == "snapshot":
         errors.append(
             FieldError("consistency", "snapshot reads are not supported by this build yet")
@@ -92,6 +90,7 @@ async def create_run(
         tools=body.tools,
         limits=body.limits.model_dump(exclude_none=True) if body.limits else None,
         metadata=body.metadata,
+        data_policy=tuple(body.data_policy or ()),
         script=[item.model_dump(exclude_none=True) for item in body.script]
         if body.script is not None
         else None,
