@@ -107,6 +107,16 @@ def cmd_demo_seed(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
+    from app.evaluation import DatasetError, run_cli
+
+    try:
+        return run_cli(settings, Path(args.dataset), args.route, args.trials, args.out)
+    except DatasetError as exc:
+        print(f"eval error: {exc}", file=sys.stderr)
+        return 2
+
+
 def cmd_openapi(_settings: Settings, _args: argparse.Namespace) -> int:
     from app.openapi import openapi_json
 
@@ -249,6 +259,12 @@ def parser() -> argparse.ArgumentParser:
     seed.add_argument("--tenant", required=True)
     seed.set_defaults(func=cmd_demo_seed)
     sub.add_parser("openapi", help="print the OpenAPI document").set_defaults(func=cmd_openapi)
+    evaluate = sub.add_parser("eval", help="measure a model route's tool choice (not CI)")
+    evaluate.add_argument("--dataset", required=True, help="JSON lines of cases")
+    evaluate.add_argument("--route", required=True, help="the model route to evaluate")
+    evaluate.add_argument("--trials", type=int, default=3, help="runs of each case (3)")
+    evaluate.add_argument("--out", type=Path, default=None, help="folder for report.json/.md")
+    evaluate.set_defaults(func=cmd_eval)
     return root
 
 

@@ -146,3 +146,24 @@ async def test_the_api_key_stays_out_of_logs_and_events(
     headers = await h.key()
     events = (await h.client.get(f"/v1/runs/{run['id']}/events", headers=headers)).json()
     assert SECRET not in json.dumps([run, events]) + caplog.text
+
+
+async def test_the_deadline_cuts_a_slow_call_and_bad_input_is_fed_back(
+    harness_factory, provider: FakeOpenAI
+) -> None:  # type: ignore[no-untyped-def]
+    h = await claude_harness(harness_factory, provider)
+    slow = says("late")
+    slow.delay_s = 10
+    provider.answer(slow)
+    started = time.monotonic()
+    run = await start(h, limits={"deadline_s": 1})
+    assert run["termination_reason"] == "deadline" and time.monotonic() - started < 5
+
+    provider.answer(uses(("toolu_9", "search_technologies", {"query": 5})), says("sorry"))
+    run = await start(h)
+    assert run["termination_reason"] == "final"
+    headers = await h.key()
+    [call] = (await h.client.get(f"/v1/runs/{run['id']}/calls", headers=headers)).json()["items"]
+    assert call["status"] == "rejected" and call["error"]["code"] == "invalid_arguments"
+    results = provider.requests[-1]["messages"][-1]["content"]
+    assert results[0]["tool_use_id"] == "toolu_9" and "invalid_arguments" in results[0]["content"]
