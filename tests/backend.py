@@ -158,6 +158,26 @@ async def _started(server: uvicorn.Server) -> None:
 
 
 @asynccontextmanager
+async def serving_app(app: Starlette) -> AsyncIterator[str]:
+    """Serves `app` on a free loopback port (in this event loop); yields its base URL."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app, log_level="warning", lifespan="off", loop="asyncio", timeout_graceful_shutdown=1
+        )
+    )
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    await _started(server)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+@asynccontextmanager
 async def serving() -> AsyncIterator[FakeBackend]:
     backend = FakeBackend()
     app = Starlette(
@@ -167,19 +187,6 @@ async def serving() -> AsyncIterator[FakeBackend]:
             Route("/operations/{operation}", backend._status, methods=["GET"]),
         ]
     )
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    backend.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app, log_level="warning", lifespan="off", loop="asyncio", timeout_graceful_shutdown=1
-        )
-    )
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    await _started(server)
-    try:
+    async with serving_app(app) as url:
+        backend.url = url
         yield backend
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()

@@ -6,19 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.backend import _started
+from tests.backend import serving_app
 
 
 @dataclass
@@ -125,19 +123,6 @@ async def fake_openai() -> AsyncIterator[FakeOpenAI]:
             Route("/v1/messages", fake._chat, methods=["POST"]),
         ]
     )
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    fake.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app, log_level="warning", lifespan="off", loop="asyncio", timeout_graceful_shutdown=1
-        )
-    )
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    await _started(server)
-    try:
+    async with serving_app(app) as url:
+        fake.url = url
         yield fake
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()

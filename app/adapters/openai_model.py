@@ -20,7 +20,14 @@ import httpx
 import openai
 from openai import AsyncOpenAI
 
-from app.adapters.provider_errors import TIMEOUT, UNREACHABLE, UNREADABLE, status_error
+from app.adapters.provider_errors import (
+    TIMEOUT,
+    UNREACHABLE,
+    UNREADABLE,
+    credentials,
+    missing_key,
+    status_error,
+)
 from app.config_models import ModelRouteConfig
 from app.domain.model import (
     FinalAnswer,
@@ -50,22 +57,17 @@ class OpenAIModel:
         environ = os.environ if environ is None else environ
         assert route.model is not None  # the config loader requires it
         self.model = route.model
-        self.key_env = route.api_key_env or "OPENAI_API_KEY"
-        key = environ.get(self.key_env) or None
-        base_url = str(route.base_url) if route.base_url else environ.get("OPENAI_BASE_URL")
+        key, self.key_env, base_url = credentials(
+            route, environ, key_env="OPENAI_API_KEY", url_env="OPENAI_BASE_URL"
+        )
         self._ready = key is not None
         self._sdk = AsyncOpenAI(
-            api_key=key or "unset",
-            base_url=base_url or None,
-            http_client=client,
-            max_retries=0,
+            api_key=key or "unset", base_url=base_url, http_client=client, max_retries=0
         )
 
     async def complete(self, request: ModelRequest) -> ModelReply:
         if not self._ready:
-            raise ModelError(
-                "auth", f"the route's API key is not set ({self.key_env})", retryable=False
-            )
+            raise missing_key(self.key_env)
         arguments: dict[str, Any] = {
             "model": self.model,
             "messages": to_messages(request.messages),
