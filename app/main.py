@@ -6,9 +6,11 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
 
 import httpx
 from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app import openapi
@@ -21,7 +23,7 @@ from app.adapters.openai_model import OpenAIModel
 from app.adapters.scripted_model import ScriptedModel
 from app.api import errors
 from app.api.middleware import TraceAndErrorsMiddleware
-from app.api.routes import approvals, catalog, health, problems, runs
+from app.api.routes import approvals, catalog, docs, health, problems, runs
 from app.config import DEMO_CONFIG_PATH, AppConfig, load_config
 from app.db.clock import DbTime
 from app.db.session import make_engine, make_sessionmaker
@@ -33,6 +35,7 @@ from app.otel_setup import Telemetry
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
+STATIC = Path(__file__).parent / "static"
 ToolFactory = Callable[[async_sessionmaker[AsyncSession], Clock], Mapping[str, Tool]]
 
 DESCRIPTION = """Toolgate runs agents whose model only proposes: every proposal goes through a
@@ -131,13 +134,23 @@ def create_app(
             await engine.dispose()
             otel.shutdown()
 
-    app = FastAPI(title="Toolgate", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    # /docs and /redoc are served from vendored assets (routes/docs.py), not from a CDN.
+    app = FastAPI(
+        title="Toolgate",
+        version="0.1.0",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+    )
     errors.install(app)
     app.include_router(runs.router)
     app.include_router(approvals.router)
     app.include_router(catalog.router)
     app.include_router(health.router)
     app.include_router(problems.router)
+    app.include_router(docs.router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_middleware(TraceAndErrorsMiddleware)
     openapi.install(app)
     otel.instrument_app(app)

@@ -158,13 +158,13 @@ async def _started(server: uvicorn.Server) -> None:
 
 
 @asynccontextmanager
-async def serving_app(app: Starlette) -> AsyncIterator[str]:
+async def serving_app(app: Any, lifespan: str = "off") -> AsyncIterator[str]:
     """Serves `app` on a free loopback port (in this event loop); yields its base URL."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(
         uvicorn.Config(
-            app, log_level="warning", lifespan="off", loop="asyncio", timeout_graceful_shutdown=1
+            app, log_level="warning", lifespan=lifespan, loop="asyncio", timeout_graceful_shutdown=1
         )
     )
     task = asyncio.create_task(server.serve(sockets=[sock]))

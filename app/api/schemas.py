@@ -293,3 +293,10 @@ class CommitOut(BaseModel):
     preview: PreviewOut
     call: CallOut
     run: RunOut
+
+
+class MeOut(BaseModel):
+    tenant: str
+    subject: str
+    roles: list[str]
+    scopes: list[str] | None = Field(description="`null`: every scope.")

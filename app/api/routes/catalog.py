@@ -10,7 +10,7 @@ from starlette.responses import JSONResponse
 from app.api.deps import AdminDep, AnyRoleDep, RuntimeDep
 from app.api.idempotency import IdempotencyKey, run_idempotent
 from app.api.responses import problems
-from app.api.schemas import AgentPage, ToolOut, ToolPage
+from app.api.schemas import AgentPage, MeOut, ToolOut, ToolPage
 from app.api.views import tool_view
 from app.config import AgentConfig
 from app.domain.budget import narrow_limits
@@ -113,3 +113,15 @@ async def list_agents(
     agents = rt.config.agents
     names, next_cursor = _page(list(agents), limit, cursor)
     return {"items": [_agent_view(rt, n, agents[n]) for n in names], "next_cursor": next_cursor}
+
+
+@router.get("/me", response_model=MeOut, responses=problems(401))
+async def me(principal: AnyRoleDep) -> Any:
+    """The calling key: its tenant, subject, roles and scopes (`null`: every scope), so a
+    client can offer only what the key may do."""
+    return {
+        "tenant": principal.tenant_id,
+        "subject": principal.subject,
+        "roles": sorted(principal.roles),
+        "scopes": None if principal.scopes is None else sorted(principal.scopes),
+    }

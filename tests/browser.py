@@ -1,0 +1,48 @@
+"""A real browser for the page tests: Playwright driving Debian's Chromium
+(`/usr/bin/chromium`; `.ci/run` installs the package when it is missing). A missing browser
+fails the test rather than skipping it: pages are only ever tested in a browser."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from playwright.async_api import BrowserContext, Route, async_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+# As root, without a sandbox; no background traffic to hosts this machine cannot reach.
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@asynccontextmanager
+async def browsing(base_url: str) -> AsyncIterator[tuple[BrowserContext, list[str]]]:
+    """A browser context whose every request to anything but `base_url` is blocked (and
+    listed): a page that needs the internet fails here."""
+    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium"
+    blocked: list[str] = []
+
+    async def only_the_service(route: Route) -> Any:
+        if route.request.url.startswith(base_url) or route.request.url.startswith("blob:"):
+            await route.continue_()
+        else:
+            blocked.append(route.request.url)
+            await route.abort()
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            context = await browser.new_context()
+            await context.route("**/*", only_the_service)
+            yield context, blocked
+        finally:
+            await browser.close()
