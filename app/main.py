@@ -142,6 +142,8 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
+        # Short operation ids (`create_run`), which generated clients name their calls by.
+        generate_unique_id_function=lambda route: route.name,
     )
     errors.install(app)
     app.include_router(runs.router)

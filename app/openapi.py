@@ -26,7 +26,72 @@ def _problem_responses_only(document: dict[str, Any]) -> None:
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     schemas.pop("HTTPValidationError", None)
     schemas.pop("ValidationError", None)
-    schemas["Problem"] = Problem.model_json_schema(ref_template="#/components/schemas/{model}")
+    problem = Problem.model_json_schema(ref_template="#/components/schemas/{model}")
+    schemas.update(problem.pop("$defs", {}))  # its item schemas go with the others
+    schemas["Problem"] = problem
+
+
+def _no_null_in_requests(document: dict[str, Any]) -> None:
+    """Optional request fields and headers are simply not required, never `T | null`:
+    generated clients choke on nullable inputs. (A `null` sent is still accepted.)"""
+    schemas = document.get("components", {}).get("schemas", {})
+    seen: set[str] = set()
+
+    def visit(node: Any) -> None:
+        if isinstance(node, dict):
+            options = node.get("anyOf")
+            if isinstance(options, list) and {"type": "null"} in options:
+                rest = [o for o in options if o != {"type": "null"}]
+                del node["anyOf"]
+                if len(rest) == 1:
+                    node.update(rest[0])
+                else:
+                    node["anyOf"] = rest
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+                name = ref.rsplit("/", 1)[1]
+                if name not in seen and name in schemas:
+                    seen.add(name)
+                    visit(schemas[name])
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            visit(operation.get("requestBody"))
+            visit([p for p in operation.get("parameters", []) if p.get("in") == "header"])
+
+
+_REPLAYED = {
+    "description": "`true` when the answer is the stored answer to an earlier request with "
+    "the same Idempotency-Key.",
+    "schema": {"type": "string", "enum": ["true"]},
+}
+_RETRY_AFTER = {
+    "description": "Seconds to wait before trying again.",
+    "schema": {"type": "integer"},
+}
+_LOCATION = {"description": "The new run's address.", "schema": {"type": "string"}}
+
+
+def _declared_headers(document: dict[str, Any]) -> None:
+    """The headers answers carry: `Idempotent-Replayed` on every POST's success (POSTs
+    honour Idempotency-Key), `Location` on a created run, `Retry-After` on 409, 429, 503."""
+    for operations in document.get("paths", {}).values():
+        for method, operation in operations.items():
+            for status, response in operation.get("responses", {}).items():
+                headers = response.setdefault("headers", {})
+                if method == "post" and status.startswith("2"):
+                    headers["Idempotent-Replayed"] = _REPLAYED
+                if method == "post" and status == "201":
+                    headers["Location"] = _LOCATION
+                if status in ("409", "429", "503"):
+                    headers["Retry-After"] = _RETRY_AFTER
+                if not headers:
+                    del response["headers"]
 
 
 def install(app: FastAPI) -> None:
@@ -40,6 +105,8 @@ def install(app: FastAPI) -> None:
                 tags=app.openapi_tags,
             )
             _problem_responses_only(document)
+            _no_null_in_requests(document)
+            _declared_headers(document)
             app.openapi_schema = document
         return app.openapi_schema
 

@@ -32,7 +32,9 @@ _KEY_DOC = (
     '1–255 visible ASCII characters (the quoted form `"abc"` is the same key). A retry '
     "with the same key and body replays the first answer (`Idempotent-Replayed: true`)."
 )
-IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", description=_KEY_DOC)]
+# Typed `str` with a None default, not `str | None`: optional without a `null` union in the
+# document (generated clients choke on nullable header parameters).
+IdempotencyKey = Annotated[str, Header(alias="Idempotency-Key", description=_KEY_DOC)]
 RequiredIdempotencyKey = Annotated[
     str, Header(alias="Idempotency-Key", description="Required. " + _KEY_DOC)
 ]

@@ -160,11 +160,13 @@ class RunOut(BaseModel):
     id: str
     agent: str
     status: Literal["queued", "running", "awaiting_approval", "finished"]
-    termination_reason: str | None
-    output: RunOutput | None
-    error: RunError | None
-    parent_run_id: str | None
-    metadata: dict[str, Any] | None
+    # Always in the answer (null when unset); defaults only make them optional in the
+    # document, whose examples cannot spell null.
+    termination_reason: str | None = None
+    output: RunOutput | None = None
+    error: RunError | None = None
+    parent_run_id: str | None = None
+    metadata: dict[str, Any] | None = None
     tools: list[str]
     limits: LimitsOut
     usage: UsageOut
@@ -256,6 +258,13 @@ class AgentPage(BaseModel):
     next_cursor: str | None
 
 
+class FieldErrorOut(BaseModel):
+    """One invalid field of a `validation-error` problem."""
+
+    path: str = Field(description="Where, as dotted names and indexes: `limits.max_steps`.")
+    message: str
+
+
 class Problem(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
@@ -286,7 +295,9 @@ class Problem(BaseModel):
     instance: str
     code: str
     trace_id: str
-    errors: list[dict[str, str]] | None = None
+    errors: list[FieldErrorOut] = Field(
+        default_factory=list, description="`validation-error` only: one item per field."
+    )
 
 
 class CommitOut(BaseModel):
@@ -300,3 +311,8 @@ class MeOut(BaseModel):
     subject: str
     roles: list[str]
     scopes: list[str] | None = Field(description="`null`: every scope.")
+
+
+class ReadyOut(BaseModel):
+    status: Literal["ready"]
+    revision: str

@@ -66,3 +66,41 @@ def test_main_bodies_carry_examples() -> None:
     schemas = json.loads(COMMITTED.read_text())["components"]["schemas"]
     for name in ("CreateRunIn", "RunOut", "Problem"):
         assert schemas[name].get("examples"), name
+
+
+def test_every_example_in_the_document_validates_against_its_own_schema() -> None:
+    from jsonschema import Draft202012Validator
+
+    document = json.loads(COMMITTED.read_text())
+    components = document["components"]
+    checked = 0
+    for name, schema in components["schemas"].items():
+        for example in schema.get("examples", []):
+            validator = Draft202012Validator({**schema, "components": components})
+            errors = [
+                f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(example)
+            ]
+            assert not errors, (name, errors)
+            checked += 1
+    assert checked >= 3
+
+
+def test_the_contract_suits_generated_clients() -> None:
+    document = json.loads(COMMITTED.read_text())
+    operations = [op for ops in document["paths"].values() for op in ops.values()]
+    ids = {op["operationId"] for op in operations}
+    assert {"create_run", "list_run_events", "commit_preview", "get_me"} <= ids
+    assert all("_v1_" not in i and not i.endswith(("_get", "_post")) for i in ids)
+    for op in operations:
+        for parameter in op.get("parameters", []):
+            if parameter["in"] == "header":
+                assert "null" not in json.dumps(parameter), op["operationId"]
+        assert "null" not in json.dumps(op.get("requestBody", {})), op["operationId"]
+    create = document["paths"]["/v1/runs"]["post"]["responses"]["201"]["headers"]
+    assert {"Location", "Idempotent-Replayed"} <= set(create)
+    unavailable = document["paths"]["/v1/runs"]["get"]["responses"]["503"]["headers"]
+    assert "Retry-After" in unavailable
+    problem = document["components"]["schemas"]["Problem"]["properties"]["errors"]
+    assert problem["items"] == {"$ref": "#/components/schemas/FieldErrorOut"}
+    ready = document["paths"]["/readyz"]["get"]["responses"]["200"]["content"]
+    assert ready["application/json"]["schema"] == {"$ref": "#/components/schemas/ReadyOut"}

@@ -28,6 +28,7 @@ from app.engine.idempotency import Claim
 from app.engine.runtime import Runtime
 
 router = APIRouter(tags=["approvals"])
+_NO_COMMIT_BODY = CommitIn()  # the body is optional: its defaults when none is sent
 
 ApproverDep = Annotated[Principal, Depends(require("approver"))]
 CommitterDep = Annotated[Principal, Depends(require("approver", "caller"))]
@@ -130,14 +131,14 @@ async def commit_preview(
     driver: DriverDep,
     request: Request,
     idempotency_key: RequiredIdempotencyKey,
-    body: CommitIn | None = None,
+    body: CommitIn = _NO_COMMIT_BODY,
 ) -> Any:
     """Executes the approved call — exactly the approved arguments, once, whoever else
     tries — then advances the run for up to `wait_s`. Only an approved, unexpired preview
     can be committed (`409 preview-not-approved`, `410 preview-expired`); a resource that
     changed since the preview answers `409 version-conflict` with `new_preview_id`, a new
     preview to review. `Idempotency-Key` is required."""
-    wait_s = body.wait_s if body is not None else CommitIn().wait_s
+    wait_s = body.wait_s
 
     async def operation(claim: Claim | None) -> JSONResponse:
         assert claim is not None  # the key is required

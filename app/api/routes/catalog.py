@@ -116,7 +116,7 @@ async def list_agents(
 
 
 @router.get("/me", response_model=MeOut, responses=problems(401))
-async def me(principal: AnyRoleDep) -> Any:
+async def get_me(principal: AnyRoleDep) -> Any:
     """The calling key: its tenant, subject, roles and scopes (`null`: every scope), so a
     client can offer only what the key may do."""
     return {

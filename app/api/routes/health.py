@@ -10,6 +10,7 @@ from sqlalchemy import text
 from app.api.deps import RuntimeDep
 from app.api.problems import ProblemError
 from app.api.responses import problems
+from app.api.schemas import ReadyOut
 from app.db.migrate import current_revision, head_revision
 
 router = APIRouter(tags=["health"])
@@ -21,7 +22,7 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", responses=problems())
+@router.get("/readyz", response_model=ReadyOut, responses=problems())
 async def readyz(rt: RuntimeDep) -> Any:
     """The database is reachable and its schema is at the newest migration."""
     engine = rt.sessions.kw["bind"]

@@ -32,6 +32,7 @@ from app.engine.runtime import Runtime
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
+_NO_ADVANCE_BODY = AdvanceIn()  # the body is optional: its defaults when none is sent
 
 Limit = Annotated[int, Query(ge=1, le=200, description="Items per page (default 50).")]
 
@@ -172,7 +173,7 @@ async def get_run(run_id: str, principal: ReaderDep, rt: RuntimeDep) -> Any:
 @router.get(
     "/{run_id}/events", response_model=EventPage, responses=problems(400, 401, 403, 404, 422)
 )
-async def list_events(
+async def list_run_events(
     run_id: str,
     principal: ReaderDep,
     rt: RuntimeDep,
@@ -189,7 +190,7 @@ async def list_events(
 
 
 @router.get("/{run_id}/calls", response_model=CallPage, responses=problems(400, 401, 403, 404, 422))
-async def list_calls(
+async def list_run_calls(
     run_id: str,
     principal: ReaderDep,
     rt: RuntimeDep,
@@ -213,7 +214,7 @@ async def advance_run(
     rt: RuntimeDep,
     driver: DriverDep,
     request: Request,
-    body: AdvanceIn | None = None,
+    body: AdvanceIn = _NO_ADVANCE_BODY,
     idempotency_key: IdempotencyKey = None,
 ) -> Any:
     """Advances a queued or running run for up to `wait_s`."""
@@ -222,7 +223,7 @@ async def advance_run(
         record = await runs.get_run(rt, principal=principal, run_id=run_id)
         if record.status not in ACTIVE_RUN_STATUSES:
             raise DomainError(ErrorCode.INVALID_STATE, f"a {record.status} run cannot be advanced")
-        record = await _advance(driver, record, (body or AdvanceIn()).wait_s)
+        record = await _advance(driver, record, body.wait_s)
         return JSONResponse(await run_answer(rt, record))
 
     return await run_idempotent(request, rt, principal, operation, required=False)
