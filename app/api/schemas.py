@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.api.examples import RUN_EXAMPLE, RUN_OUT_EXAMPLE
 from app.api.script_items import ScriptItem, StrictIn
+from app.domain.events import EventType
+from app.domain.status import CallStatus, PreviewStatus, RunStatus, TerminationReason
 from app.domain.tools import canonical_json, json_depth
 
 METADATA_MAX_BYTES = 4096
@@ -120,7 +122,7 @@ class PreviewOut(BaseModel):
     impact: dict[str, Any]
     cost_usd: float
     resource_version: str | None
-    status: Literal["pending", "approved", "rejected", "expired", "superseded", "committed"]
+    status: PreviewStatus
     requested_by: str = Field(description="The run's creator.")
     expires_at: datetime
     created_at: datetime
@@ -159,10 +161,10 @@ class RunOut(BaseModel):
 
     id: str
     agent: str
-    status: Literal["queued", "running", "awaiting_approval", "finished"]
+    status: RunStatus
     # Always in the answer (null when unset); defaults only make them optional in the
     # document, whose examples cannot spell null.
-    termination_reason: str | None = None
+    termination_reason: TerminationReason | None = None
     output: RunOutput | None = None
     error: RunError | None = None
     parent_run_id: str | None = None
@@ -184,7 +186,7 @@ class RunPage(BaseModel):
 
 class EventOut(BaseModel):
     seq: int
-    type: str
+    type: EventType
     at: datetime
     data: dict[str, Any]
 
@@ -205,7 +207,7 @@ class CallOut(BaseModel):
     call_id: str
     step: int
     tool: str
-    status: str
+    status: CallStatus
     arguments: Any
     args_hash: str
     operation_id: str

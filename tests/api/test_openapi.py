@@ -104,3 +104,11 @@ def test_the_contract_suits_generated_clients() -> None:
     assert problem["items"] == {"$ref": "#/components/schemas/FieldErrorOut"}
     ready = document["paths"]["/readyz"]["get"]["responses"]["200"]["content"]
     assert ready["application/json"]["schema"] == {"$ref": "#/components/schemas/ReadyOut"}
+    schemas = document["components"]["schemas"]
+    enums = {"RunStatus", "TerminationReason", "CallStatus", "PreviewStatus", "EventType"}
+    assert all("enum" in schemas[name] for name in enums)
+    assert schemas["RunOut"]["properties"]["status"] == {"$ref": "#/components/schemas/RunStatus"}
+    assert schemas["CallOut"]["properties"]["status"] == {"$ref": "#/components/schemas/CallStatus"}
+    assert schemas["EventOut"]["properties"]["type"] == {"$ref": "#/components/schemas/EventType"}
+    reason = schemas["RunOut"]["properties"]["termination_reason"]
+    assert {"$ref": "#/components/schemas/TerminationReason"} in reason["anyOf"]

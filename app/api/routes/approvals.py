@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import JSONResponse
@@ -33,7 +33,6 @@ _NO_COMMIT_BODY = CommitIn()  # the body is optional: its defaults when none is 
 ApproverDep = Annotated[Principal, Depends(require("approver"))]
 CommitterDep = Annotated[Principal, Depends(require("approver", "caller"))]
 Limit = Annotated[int, Query(ge=1, le=200, description="Items per page (default 50).")]
-Status = Literal["pending", "approved", "rejected", "expired", "superseded", "committed"]
 
 
 def _json(rt: Runtime, record: Any) -> dict[str, Any]:
@@ -44,14 +43,14 @@ def _json(rt: Runtime, record: Any) -> dict[str, Any]:
 async def list_approvals(
     principal: ApproverDep,
     rt: RuntimeDep,
-    status: Status = "pending",
+    status: PreviewStatus = PreviewStatus.PENDING,
     limit: Limit = 50,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> Any:
     """The approvers' queue: previews of the tenant with this status (default `pending`),
     newest first. A preview past its expiry is listed as `expired`."""
     rows, next_cursor = await approvals.list_previews(
-        rt, principal=principal, status=PreviewStatus(status), limit=limit, cursor=cursor
+        rt, principal=principal, status=status, limit=limit, cursor=cursor
     )
     return {"items": [_json(rt, r) for r in rows], "next_cursor": next_cursor}
 

@@ -1,0 +1,34 @@
+"""Every type of event on a run's timeline (SPEC §3.2), defined once: the API documents it
+as one enum, and a test checks that the code emits no other."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class EventType(StrEnum):
+    RUN_CREATED = "run.created"
+    RUN_CLAIMED = "run.claimed"
+    RUN_CANCEL_REQUESTED = "run.cancel_requested"
+    RUN_FINISHED = "run.finished"
+    TURN_COMPLETED = "turn.completed"
+    TURN_FAILED = "turn.failed"
+    FINAL_REJECTED = "final.rejected"
+    STEP_FAILED = "step.failed"
+    SOURCES_ASSIGNED = "sources.assigned"
+    CALL_PROPOSED = "call.proposed"
+    CALL_REJECTED = "call.rejected"
+    CALL_AWAITING_APPROVAL = "call.awaiting_approval"
+    CALL_APPROVED = "call.approved"
+    CALL_REJECTED_BY_APPROVER = "call.rejected_by_approver"
+    CALL_STARTED = "call.started"
+    CALL_SUCCEEDED = "call.succeeded"
+    CALL_FAILED = "call.failed"
+    CALL_CANCELLED = "call.cancelled"
+    PREVIEW_CREATED = "preview.created"
+    PREVIEW_APPROVED = "preview.approved"
+    PREVIEW_REJECTED = "preview.rejected"
+    PREVIEW_COMMIT_REQUESTED = "preview.commit_requested"
+    PREVIEW_COMMITTED = "preview.committed"
+    PREVIEW_SUPERSEDED = "preview.superseded"
+    PREVIEW_EXPIRED = "preview.expired"
