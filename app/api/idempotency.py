@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import Header, Request
+from pydantic import BaseModel
 from starlette.responses import JSONResponse, Response
 
 from app.api.problems import ProblemError
@@ -77,13 +78,19 @@ async def run_idempotent(
     *,
     required: bool,
     creates: bool = False,
+    validated: BaseModel | None = None,
 ) -> Response:
     """`creates`: the operation creates its resource in one transaction that can bind a
-    deferred claim, so a first request writes its key there and nowhere else."""
+    deferred claim, so a first request writes its key there and nowhere else.
+    `validated`: the request's body as validated. The fingerprint is taken over it (defaults
+    filled in, numbers by value), so that a client writing a default out, or `10.0` for
+    `10`, sends the same request (SPEC §3.6)."""
     key = _key(request, required=required)
     if key is None:
         return await operation(None)
-    request_print = fingerprint(request.method, request.url.path, await _body(request))
+    raw = await _body(request)  # also refuses what JSON does not allow (NaN, Infinity)
+    body = validated.model_dump(mode="json") if validated is not None else raw
+    request_print = fingerprint(request.method, request.url.path, body)
     if creates:
         claim = idempotency.defer(tenant_id=principal.tenant_id, key=key, fingerprint=request_print)
         try:

@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select, text
 
+from app.api.schemas import CreateRunIn
 from app.db.tables import idempotency_key, run
 from app.domain.idempotency import fingerprint
 from app.domain.tools import Principal
@@ -38,9 +39,14 @@ async def post(
 
 
 async def claim_as_another_request(h: Harness, key: str, body: dict[str, Any]) -> Claim:
-    """The claim a concurrent POST /v1/runs with this key and body would hold."""
+    """The claim a concurrent POST /v1/runs with this key and body would hold (its
+    fingerprint is over the body as validated)."""
+    validated = CreateRunIn.model_validate(body).model_dump(mode="json")
     claim = await idempotency.begin(
-        h.runtime, tenant_id="acme", key=key, fingerprint=fingerprint("POST", "/v1/runs", body)
+        h.runtime,
+        tenant_id="acme",
+        key=key,
+        fingerprint=fingerprint("POST", "/v1/runs", validated),
     )
     assert isinstance(claim, Claim)
     return claim
@@ -303,3 +309,32 @@ async def test_an_answer_lost_with_the_database_is_stored_once_it_answers(
             await asyncio.sleep(0.25)
     assert again.status_code == 201 and again.headers["idempotent-replayed"] == "true"
     assert again.json() == first.json()
+
+
+async def test_the_fingerprint_is_over_the_request_as_validated(harness: Harness) -> None:
+    headers = {**(await harness.key()), "Idempotency-Key": "validated-1"}
+    script = [{"type": "final", "text": "done"}]
+    first = await harness.client.post(
+        "/v1/runs", headers=headers, json={"agent": "tech-radar", "input": "q", "script": script}
+    )
+    assert first.status_code == 201
+    # The same request, its defaults written out and a number spelled as a float.
+    again = await harness.client.post(
+        "/v1/runs",
+        headers=headers,
+        json={
+            "agent": "tech-radar",
+            "input": "q",
+            "script": [{"type": "final", "text": "done", "delay_ms": 0}],
+            "wait_s": 10.0,
+            "tools": None,
+        },
+    )
+    assert again.status_code == 201 and again.headers["Idempotent-Replayed"] == "true"
+    assert again.json()["id"] == first.json()["id"]
+    other = await harness.client.post(
+        "/v1/runs",
+        headers=headers,
+        json={"agent": "tech-radar", "input": "another", "script": script},
+    )
+    assert other.status_code == 422 and other.json()["code"] == "idempotency-key-reused"

@@ -88,7 +88,7 @@ async def approve_preview(
         )
         return JSONResponse(_json(rt, record))
 
-    return await run_idempotent(request, rt, principal, operation, required=False)
+    return await run_idempotent(request, rt, principal, operation, required=False, validated=body)
 
 
 @router.post(
@@ -115,7 +115,7 @@ async def reject_preview(
         driver.kick(record.tenant_id, record.run_id)
         return JSONResponse(_json(rt, record))
 
-    return await run_idempotent(request, rt, principal, operation, required=False)
+    return await run_idempotent(request, rt, principal, operation, required=False, validated=body)
 
 
 @router.post(
@@ -153,4 +153,4 @@ async def commit_preview(
             }
         )
 
-    return await run_idempotent(request, rt, principal, operation, required=True)
+    return await run_idempotent(request, rt, principal, operation, required=True, validated=body)

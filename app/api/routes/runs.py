@@ -110,7 +110,9 @@ async def create_run(
             headers={"Location": f"/v1/runs/{record.id}"},
         )
 
-    return await run_idempotent(request, rt, principal, operation, required=True, creates=True)
+    return await run_idempotent(
+        request, rt, principal, operation, required=True, creates=True, validated=body
+    )
 
 
 async def _start(
@@ -226,7 +228,7 @@ async def advance_run(
         record = await _advance(driver, record, body.wait_s)
         return JSONResponse(await run_answer(rt, record))
 
-    return await run_idempotent(request, rt, principal, operation, required=False)
+    return await run_idempotent(request, rt, principal, operation, required=False, validated=body)
 
 
 @router.post(
