@@ -4,6 +4,7 @@ database engine, the runtime (config, tools, model routes) and the driver."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
@@ -15,16 +16,15 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app import openapi
 from app import telemetry as tracing
-from app.adapters.anthropic_model import AnthropicModel
 from app.adapters.builtin_tools.tech_radar import SPECS, radar_tools
 from app.adapters.clock import SystemClock
 from app.adapters.http_tools import client_timeouts, http_tools
-from app.adapters.openai_model import OpenAIModel
+from app.adapters.lazy_model import OnFirstCall
 from app.adapters.scripted_model import ScriptedModel
 from app.api import errors
 from app.api.middleware import TraceAndErrorsMiddleware
 from app.api.routes import approvals, catalog, docs, health, problems, runs
-from app.config import DEMO_CONFIG_PATH, AppConfig, load_config
+from app.config import DEMO_CONFIG_PATH, AppConfig, ModelRouteConfig, load_config
 from app.db.clock import DbTime
 from app.db.session import make_engine, make_sessionmaker
 from app.domain.ports import Clock, ModelProvider, Tool
@@ -47,16 +47,30 @@ def load_app_config(settings: Settings) -> AppConfig:
     return load_config(settings.config or DEMO_CONFIG_PATH, builtin_tools=SPECS)
 
 
+def _openai(route: ModelRouteConfig, client: httpx.AsyncClient) -> ModelProvider:
+    from app.adapters.openai_model import OpenAIModel
+
+    return OpenAIModel(route, client)
+
+
+def _anthropic(route: ModelRouteConfig, client: httpx.AsyncClient) -> ModelProvider:
+    from app.adapters.anthropic_model import AnthropicModel
+
+    return AnthropicModel(route, client)
+
+
+# Imported on a route's first call (`OnFirstCall`): each SDK brings tens of MB of models.
+_PROVIDERS = {"openai": _openai, "anthropic": _anthropic}
+
+
 def _models(config: AppConfig, client: httpx.AsyncClient) -> dict[str, ModelProvider]:
     # The config loader refuses every provider this build cannot run.
     models: dict[str, ModelProvider] = {}
     for name, route in config.models.items():
         if route.provider == "scripted":
             models[name] = ScriptedModel()
-        elif route.provider == "openai":
-            models[name] = OpenAIModel(route, client)
-        elif route.provider == "anthropic":
-            models[name] = AnthropicModel(route, client)
+        elif route.provider in _PROVIDERS:
+            models[name] = OnFirstCall(functools.partial(_PROVIDERS[route.provider], route, client))
     return models
 
 
