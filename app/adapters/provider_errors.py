@@ -8,12 +8,11 @@ from collections.abc import Mapping
 
 from app.config_models import ModelRouteConfig
 from app.domain.model import ModelError
+from app.domain.status import TerminationReason
 
 TIMEOUT = ModelError("timeout", "the model did not answer in time", retryable=True)
 UNREACHABLE = ModelError("unavailable", "the model's endpoint could not be reached", True)
 UNREADABLE = ModelError("malformed_output", "the model's answer could not be read", True)
-#: Not enough room left for the run's context: no retry can fix it.
-CONTEXT_EXHAUSTED = "context_exhausted"
 
 
 def status_error(status: int, *, context_too_long: bool, headers: Mapping[str, str]) -> ModelError:
@@ -30,7 +29,11 @@ def status_error(status: int, *, context_too_long: bool, headers: Mapping[str, s
     if status in (401, 403):
         return ModelError("auth", "the model's provider refused the credentials")
     if context_too_long:
-        return ModelError(CONTEXT_EXHAUSTED, "the run's context is too long for the model")
+        # The run's own end, by the same name: no retry can fix it.
+        return ModelError(
+            TerminationReason.CONTEXT_EXHAUSTED.value,
+            "the run's context is too long for the model",
+        )
     return ModelError("rejected", f"the model's provider refused the request ({status})")
 
 

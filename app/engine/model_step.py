@@ -9,9 +9,6 @@ import logging
 from dataclasses import replace
 from typing import Any
 
-from opentelemetry.trace import Status, StatusCode
-
-from app import telemetry
 from app.db.runs_repo import Event
 from app.domain.budget import (
     call_would_exceed,
@@ -31,16 +28,14 @@ from app.domain.status import CallStatus, TerminationReason
 from app.domain.steps import Finish, finish
 from app.domain.tools import schema_hash, sha256_tag
 from app.engine import routing
+from app.engine.chat_call import chat_call
 from app.engine.commit import Change, commit
 from app.engine.finish import finish_run
 from app.engine.lease import Lease
-from app.engine.runtime import Runtime
 from app.engine.state import RunState
 from app.engine.tool_gates import apply_rate_limits
 
 log = logging.getLogger(__name__)
-#: A model error that no retry can fix: the run ends `context_exhausted`.
-CONTEXT_EXHAUSTED = "context_exhausted"  # the providers' code for it (adapters.provider_errors)
 
 
 async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
@@ -58,13 +53,13 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
     except routing.NoRoute:
         message = "no model route meets the run's data policy and needs"
         return finish(TerminationReason.POLICY_DENIED, "no_route", message)
-    fallback = _fallback(lease, state, chosen)
+    fallback = routing.fallback_for(lease, state, chosen)
     exposed = [rt.tools[n] for n in run.tools if n in rt.tools]
     messages = state.messages()
     while True:
         run = state.run
         attempt = run.step_attempts + 1
-        routed, tries = _on_route(rt, chosen, fallback, attempt)
+        routed, tries = routing.on_route(rt, chosen, fallback, attempt)
         route = rt.route(routed.route)
         left = seconds_left(rt.clock.now(), run.deadline_at)
         request = ModelRequest(
@@ -84,34 +79,27 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
             if over is not None:
                 message = f"the next model call would exceed the run's {over} budget"
                 return finish(TerminationReason.BUDGET, "budget", message)
-        with _chat_span(lease, state, route, request) as span:
-            timer = _Timer(rt, route)
+        with chat_call(rt, state.instructions, route, request) as observed:
             try:
                 reply = await lease.guarded(
                     rt.models[routed.route].complete(request), request.timeout_s
                 )
             except TimeoutError:
                 if request.timeout_s >= left:
-                    span.set_attribute(telemetry.ERROR_TYPE, "deadline")
-                    timer.done(error_type="deadline")
+                    observed.cut_by_deadline()
                     return finish(TerminationReason.DEADLINE)
                 error = ModelError("timeout", "the model did not answer in time", retryable=True)
             except ModelError as exc:
                 error = exc
             else:
-                _chat_answered(rt, span, reply)
-                timer.done(reply=reply)
+                observed.answered(reply)
                 await _record_turn(lease, state, step, attempt, reply, exposed, routed)
                 return None
-            span.set_attributes(
-                {telemetry.ERROR_TYPE: error.code, telemetry.RETRYABLE: error.retryable}
-            )
-            span.set_status(Status(StatusCode.ERROR))
-            timer.done(error_type=error.code)
+            observed.failed(error.code, error.retryable)
         if not error.consumed:
             return finish(TerminationReason.MODEL_FAILED, error.code, error.message)
         await _record_failure(lease, state, step, attempt, error, routed)
-        if error.code == CONTEXT_EXHAUSTED:
+        if error.code == TerminationReason.CONTEXT_EXHAUSTED:  # no retry can fix it
             return finish(TerminationReason.CONTEXT_EXHAUSTED, error.code, error.message)
         last_try = tries >= route.max_attempts
         if not error.retryable or (last_try and (fallback is None or routed is fallback)):
@@ -125,25 +113,6 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
             await lease.guarded(asyncio.sleep(pause), pause + 1)
 
 
-def _chat_span(lease: Lease, state: RunState, route: Any, request: ModelRequest) -> Any:
-    rt = lease.rt
-    attributes: dict[str, Any] = {
-        telemetry.OPERATION: "chat",
-        telemetry.PROVIDER: route.provider,
-        telemetry.REQUEST_MODEL: _model_name(route),
-        telemetry.STEP: request.step,
-        telemetry.ATTEMPT: request.attempt,
-        telemetry.INSTRUCTIONS_HASH: sha256_tag(state.instructions),
-        telemetry.TOOL_SCHEMA_HASH: schema_hash(request.tools),
-    }
-    if rt.capture.enabled:
-        attributes[telemetry.SYSTEM_INSTRUCTIONS] = rt.capture.text(request.instructions)
-        attributes[telemetry.INPUT_MESSAGES] = rt.capture.text(request.messages)
-    return rt.tracer.start_as_current_span(
-        f"chat {_model_name(route)}", kind=telemetry.CLIENT, attributes=attributes
-    )
-
-
 def _would_exceed(run: Any, route: Any, request: ModelRequest) -> str | None:
     """The budget a call of this request would certainly exceed (see `least_input_tokens`)."""
     size = len(json.dumps([request.instructions, list(request.messages)], default=str))
@@ -154,74 +123,6 @@ def _would_exceed(run: Any, route: Any, request: ModelRequest) -> str | None:
         input_tokens=least_input_tokens(size),
         input_per_mtok=route.input_cost_per_mtok,
     )
-
-
-def _model_name(route: Any) -> str:
-    return getattr(route, "model", None) or route.provider
-
-
-def _chat_answered(rt: Runtime, span: Any, reply: ModelReply) -> None:
-    span.set_attributes(
-        {
-            telemetry.RESPONSE_MODEL: reply.model or "",
-            telemetry.FINISH_REASONS: ["stop" if isinstance(reply, FinalAnswer) else "tool_calls"],
-            telemetry.INPUT_TOKENS: reply.usage.input_tokens,
-            telemetry.OUTPUT_TOKENS: reply.usage.output_tokens,
-        }
-    )
-    if rt.capture.enabled:
-        said = (
-            {"role": "assistant", "content": reply.text}
-            if isinstance(reply, FinalAnswer)
-            else {"role": "assistant", "tool_calls": [_proposed(c) for c in reply.calls]}
-        )
-        span.set_attribute(telemetry.OUTPUT_MESSAGES, rt.capture.text([said]))
-
-
-def _proposed(call: Any) -> dict[str, Any]:
-    return {"id": call.call_id, "name": call.name, "arguments": call.arguments}
-
-
-class _Timer:
-    """The `gen_ai.client.operation.duration` (and token usage) of one model call."""
-
-    def __init__(self, rt: Runtime, route: Any) -> None:
-        self.rt, self.route = rt, route
-        self.started = asyncio.get_running_loop().time()
-
-    def done(self, *, reply: ModelReply | None = None, error_type: str | None = None) -> None:
-        usage = reply.usage if reply is not None else None
-        self.rt.metrics.model_call(
-            provider=self.route.provider,
-            model=_model_name(self.route),
-            duration_s=asyncio.get_running_loop().time() - self.started,
-            usage=(usage.input_tokens, usage.output_tokens) if usage else None,
-            error_type=error_type,
-        )
-
-
-def _fallback(lease: Lease, state: RunState, chosen: routing.Routed) -> routing.Routed | None:
-    """The router's fallback, when it has one the policy allows, other than the choice."""
-    rt = lease.rt
-    router = rt.route(state.run.route)
-    name = router.fallback if router.provider == "router" else None
-    if name is None or name == chosen.route:
-        return None
-    if not routing.policy_allows(lease, state, [name]):
-        return None
-    return routing.Routed(name, f"fallback after {chosen.route} ran out of attempts")
-
-
-def _on_route(
-    rt: Runtime, chosen: routing.Routed, fallback: routing.Routed | None, attempt: int
-) -> tuple[routing.Routed, int]:
-    """Where this attempt of the step goes, and its try there: the chosen route for its
-    `max_attempts`, then the fallback (derived from the step's count of attempts, so that
-    a step taken up after a crash goes on where it was)."""
-    first = rt.route(chosen.route).max_attempts
-    if fallback is not None and attempt > first:
-        return fallback, attempt - first
-    return chosen, attempt
 
 
 async def _record_failure(

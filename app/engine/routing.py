@@ -10,6 +10,7 @@ from app.domain.budget import seconds_left
 from app.domain.model import FinalAnswer, ModelRequest
 from app.domain.routing import Candidate, NoRoute, Routed, allowed, by_rules, settle
 from app.engine.lease import Interrupted, Lease
+from app.engine.runtime import Runtime
 from app.engine.state import RunState
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,30 @@ async def route_for(lease: Lease, state: RunState, step: int) -> Routed:
     if earlier in ok:
         return Routed(earlier, f"classifier: {earlier}, as chosen at an earlier step")
     return settle(await _classify(lease, state, step, ok), ok, default, "classifier")
+
+
+def fallback_for(lease: Lease, state: RunState, chosen: Routed) -> Routed | None:
+    """The router's fallback, when it has one the policy allows, other than the choice."""
+    rt = lease.rt
+    router = rt.route(state.run.route)
+    name = router.fallback if router.provider == "router" else None
+    if name is None or name == chosen.route:
+        return None
+    if not policy_allows(lease, state, [name]):
+        return None
+    return Routed(name, f"fallback after {chosen.route} ran out of attempts")
+
+
+def on_route(
+    rt: Runtime, chosen: Routed, fallback: Routed | None, attempt: int
+) -> tuple[Routed, int]:
+    """Where this attempt of the step goes, and its try there: the chosen route for its
+    `max_attempts`, then the fallback (derived from the step's count of attempts, so that
+    a step taken up after a crash goes on where it was)."""
+    first = rt.route(chosen.route).max_attempts
+    if fallback is not None and attempt > first:
+        return fallback, attempt - first
+    return chosen, attempt
 
 
 async def _classify(lease: Lease, state: RunState, step: int, ok: list[str]) -> str | None:
@@ -92,4 +117,4 @@ async def _classify(lease: Lease, state: RunState, step: int, ok: list[str]) -> 
     return reply.text.strip().strip("`'\".").strip() or None
 
 
-__all__ = ["NoRoute", "Routed", "policy_allows", "route_for"]
+__all__ = ["NoRoute", "Routed", "fallback_for", "on_route", "policy_allows", "route_for"]
