@@ -10,23 +10,14 @@ variable and goes nowhere but the request's header.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anthropic
-import httpx
 from anthropic import AsyncAnthropic
 
-from app.adapters.provider_errors import (
-    TIMEOUT,
-    UNREACHABLE,
-    UNREADABLE,
-    credentials,
-    missing_key,
-    status_error,
-)
-from app.config_models import ModelRouteConfig
+from app.adapters.provider_errors import TIMEOUT, UNREACHABLE, UNREADABLE, status_error
+from app.adapters.sdk_model import SdkModel
 from app.domain.model import (
     FinalAnswer,
     ModelError,
@@ -41,27 +32,14 @@ from app.domain.model import (
 MAX_OUTPUT_TOKENS = 4096
 
 
-class AnthropicModel:
-    def __init__(
-        self,
-        route: ModelRouteConfig,
-        client: httpx.AsyncClient,
-        environ: Mapping[str, str] | None = None,
-    ) -> None:
-        environ = os.environ if environ is None else environ
-        assert route.model is not None  # the config loader requires it
-        self.model = route.model
-        key, self.key_env, base_url = credentials(
-            route, environ, key_env="ANTHROPIC_API_KEY", url_env="ANTHROPIC_BASE_URL"
-        )
-        self._ready = key is not None
-        self._sdk = AsyncAnthropic(
-            api_key=key or "unset", base_url=base_url, http_client=client, max_retries=0
-        )
+class AnthropicModel(SdkModel):
+    KEY_ENV = "ANTHROPIC_API_KEY"
+    URL_ENV = "ANTHROPIC_BASE_URL"
 
-    async def complete(self, request: ModelRequest) -> ModelReply:
-        if not self._ready:
-            raise missing_key(self.key_env)
+    def sdk(self, **options: Any) -> AsyncAnthropic:
+        return AsyncAnthropic(**options)
+
+    async def call(self, request: ModelRequest) -> ModelReply:
         system, messages = to_messages(request.messages)
         arguments: dict[str, Any] = {
             "model": self.model,

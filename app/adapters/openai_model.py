@@ -12,23 +12,14 @@ nowhere but the request's Authorization header.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import httpx
 import openai
 from openai import AsyncOpenAI
 
-from app.adapters.provider_errors import (
-    TIMEOUT,
-    UNREACHABLE,
-    UNREADABLE,
-    credentials,
-    missing_key,
-    status_error,
-)
-from app.config_models import ModelRouteConfig
+from app.adapters.provider_errors import TIMEOUT, UNREACHABLE, UNREADABLE, status_error
+from app.adapters.sdk_model import SdkModel
 from app.domain.model import (
     FinalAnswer,
     ModelError,
@@ -47,27 +38,14 @@ _STRICT_KEYWORDS = frozenset(
 )
 
 
-class OpenAIModel:
-    def __init__(
-        self,
-        route: ModelRouteConfig,
-        client: httpx.AsyncClient,
-        environ: Mapping[str, str] | None = None,
-    ) -> None:
-        environ = os.environ if environ is None else environ
-        assert route.model is not None  # the config loader requires it
-        self.model = route.model
-        key, self.key_env, base_url = credentials(
-            route, environ, key_env="OPENAI_API_KEY", url_env="OPENAI_BASE_URL"
-        )
-        self._ready = key is not None
-        self._sdk = AsyncOpenAI(
-            api_key=key or "unset", base_url=base_url, http_client=client, max_retries=0
-        )
+class OpenAIModel(SdkModel):
+    KEY_ENV = "OPENAI_API_KEY"
+    URL_ENV = "OPENAI_BASE_URL"
 
-    async def complete(self, request: ModelRequest) -> ModelReply:
-        if not self._ready:
-            raise missing_key(self.key_env)
+    def sdk(self, **options: Any) -> AsyncOpenAI:
+        return AsyncOpenAI(**options)
+
+    async def call(self, request: ModelRequest) -> ModelReply:
         arguments: dict[str, Any] = {
             "model": self.model,
             "messages": to_messages(request.messages),

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from app.config_models import ModelRouteConfig
 from app.domain.model import ModelError
 from app.domain.status import TerminationReason
 
@@ -45,17 +44,3 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     except ValueError:
         return None
     return seconds if seconds is not None and 0 <= seconds <= 3600 else None
-
-
-def credentials(
-    route: ModelRouteConfig, environ: Mapping[str, str], *, key_env: str, url_env: str
-) -> tuple[str | None, str, str | None]:
-    """(API key or None, the variable it is read from, base URL or None): the route's own
-    variable and URL, else the provider's conventional ones."""
-    name = route.api_key_env or key_env
-    base_url = str(route.base_url) if route.base_url else environ.get(url_env)
-    return environ.get(name) or None, name, base_url or None
-
-
-def missing_key(name: str) -> ModelError:
-    return ModelError("auth", f"the route's API key is not set ({name})", retryable=False)

@@ -1,0 +1,50 @@
+"""What the provider adapters share: the route's model id, its API key from the environment
+variable the route names, and the provider's SDK client built on the service's shared
+`httpx.AsyncClient` with the SDK's own retries off (the executor alone retries)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import httpx
+
+from app.config_models import ModelRouteConfig
+from app.domain.model import ModelError, ModelReply, ModelRequest
+
+
+class SdkModel:
+    #: The provider's conventional variables, when the route names none of its own.
+    KEY_ENV: ClassVar[str]
+    URL_ENV: ClassVar[str]
+
+    def __init__(
+        self,
+        route: ModelRouteConfig,
+        client: httpx.AsyncClient,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        environ = os.environ if environ is None else environ
+        assert route.model is not None  # the config loader requires it
+        self.model = route.model
+        self.key_env = route.api_key_env or self.KEY_ENV
+        key = environ.get(self.key_env) or None
+        base_url = str(route.base_url) if route.base_url else environ.get(self.URL_ENV)
+        self._ready = key is not None
+        self._sdk = self.sdk(
+            api_key=key or "unset", base_url=base_url or None, http_client=client, max_retries=0
+        )
+
+    def sdk(self, **options: Any) -> Any:
+        raise NotImplementedError
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        if not self._ready:
+            raise ModelError(
+                "auth", f"the route's API key is not set ({self.key_env})", retryable=False
+            )
+        return await self.call(request)
+
+    async def call(self, request: ModelRequest) -> ModelReply:
+        raise NotImplementedError
