@@ -83,10 +83,7 @@ async def handle(batch: Round, call: Call, run_call: RunCall) -> Outcome:
 async def _preview_and_park(batch: Round, call: Call, tool: Tool) -> Outcome:
     body = await _ask(batch, call, tool)
     if isinstance(body, ToolError):
-        ends = ends_run(tool.spec, body)
-        batch.fail(call, body, ends=ends)
-        await batch.flush()
-        return not ends
+        return await _no_preview(batch, call, tool, body)
     batch.park(call, _new_preview(batch, call, body))
     await batch.wait_for_approval()
     return PARKED
@@ -100,13 +97,19 @@ async def _supersede(batch: Round, call: Call, old: Preview, tool: Tool) -> Outc
         # No new preview (the resource is gone, or already as asked): the approved one is
         # superseded all the same, and the call fails with the tool's word on why.
         batch.supersede_only(old)
-        ends = ends_run(tool.spec, body)
-        batch.fail(call, body, ends=ends)
-        await batch.flush()
-        return not ends
+        return await _no_preview(batch, call, tool, body)
     batch.supersede(call, old, _new_preview(batch, call, body, supersedes=old.id))
     await batch.wait_for_approval()
     return PARKED
+
+
+async def _no_preview(batch: Round, call: Call, tool: Tool, error: ToolError) -> Outcome:
+    """The tool could not make a preview: the call fails with its error (fed back to the
+    model, unless the error ends the run)."""
+    ends = ends_run(tool.spec, error)
+    batch.fail(call, error, ends=ends)
+    await batch.flush()
+    return not ends
 
 
 def _new_preview(
