@@ -8,6 +8,7 @@ this process, and lets the run go on for up to `wait_s`."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,7 +21,7 @@ from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.records import Call, Preview, Run
 from app.domain.status import CallStatus, PreviewStatus, RunStatus
 from app.domain.tools import Principal
-from app.engine.driver import Driver
+from app.engine.driver import POLL_FLOOR_S, Driver
 from app.engine.runs import decode_cursor, encode_cursor, not_found
 from app.engine.runtime import Runtime
 from app.engine.stepper import lease_for, load_state, new_lease_token
@@ -193,17 +194,19 @@ async def _outcome(rt: Runtime, driver: Driver, record: Preview, wait_s: float) 
     """Waits (within the run's deadline) until the committed call has an outcome, then up
     to `wait_s` more for the run; a version conflict answers the new preview."""
     tenant = record.tenant_id
-    run = await driver.wait(tenant, record.run_id, 0)
-    while True:
-        call = await _call(rt, record)
-        if call.status not in (CallStatus.APPROVED, CallStatus.EXECUTING):
-            break
-        if run.status is RunStatus.FINISHED:
-            break
-        left = seconds_left(rt.clock.now(), run.deadline_at)
-        if left <= 0:
-            break
-        run = await driver.wait(tenant, record.run_id, min(left, _CALL_POLL_S), known=run)
+    # Looked at again after each step this process commits (it executes the commit), and
+    # at the driver's poll floor when another process does.
+    with driver.watching(tenant, record.run_id) as stepped:
+        while True:
+            stepped.clear()
+            call = await _call(rt, record)
+            run = await driver.wait(tenant, record.run_id, 0)
+            left = seconds_left(rt.clock.now(), run.deadline_at)
+            executing = call.status in (CallStatus.APPROVED, CallStatus.EXECUTING)
+            if not executing or run.status is RunStatus.FINISHED or left <= 0:
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stepped.wait(), min(left, POLL_FLOOR_S))
     preview = await retrying(rt.reads, previews_repo.get, tenant_id=tenant, preview_id=record.id)
     assert preview is not None
     if preview.status is PreviewStatus.SUPERSEDED:
@@ -216,10 +219,6 @@ async def _outcome(rt: Runtime, driver: Driver, record: Preview, wait_s: float) 
     if wait_s > 0 and run.status is not RunStatus.FINISHED:
         run = await driver.wait(tenant, record.run_id, wait_s, known=run)
     return Committed(preview, call, run)
-
-
-#: How often a commit looks at its call while the run goes on in this process.
-_CALL_POLL_S = 0.05
 
 
 async def _call(rt: Runtime, record: Preview) -> Call:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from typing import Any
 
 from app import logs
@@ -163,10 +163,8 @@ class Driver:
         key = (tenant_id, run_id)
         loop = asyncio.get_running_loop()
         end = loop.time() + wait_s
-        event = asyncio.Event()
-        self._waiters.setdefault(key, set()).add(event)
         record = known
-        try:
+        with self.watching(tenant_id, run_id) as event:
             while True:
                 event.clear()
                 latest = self._latest.get(key)
@@ -185,6 +183,15 @@ class Driver:
                 timeout = left if key in self._tasks else min(left, POLL_FLOOR_S)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait(), timeout=timeout)
+
+    @contextlib.contextmanager
+    def watching(self, tenant_id: str, run_id: str) -> Iterator[asyncio.Event]:
+        """An event set on each step this process commits for the run, and at its end."""
+        key = (tenant_id, run_id)
+        event = asyncio.Event()
+        self._waiters.setdefault(key, set()).add(event)
+        try:
+            yield event
         finally:
             waiters = self._waiters[key]
             waiters.discard(event)
