@@ -113,21 +113,19 @@ async def finish_run(
     merged = {c.id: c for c in before.updated_calls}
     merged.update({c.id: c for c in settled})
     # A finished run's open previews can never be decided on now: they expire with it,
-    # but one whose commit was claimed stands committed (its call may have run).
-    decided = {p.id: p for p in before.updated_previews}
+    # but one whose commit was claimed stands committed (its call may have run). Only the
+    # latest turn's calls can have open previews, and the state holds those.
     now = lease.rt.clock.now()
-    expired = [
+    closed = [
         replace(p, status=PreviewStatus.COMMITTED, committed_at=now)
         if p.commit_key is not None
         else replace(p, status=PreviewStatus.EXPIRED)
-        for p in [*state.previews.values(), *before.new_previews]
-        if decided.get(p.id, p).status in OPEN_PREVIEW_STATUSES
+        for p in state.previews.values()
+        if p.status in OPEN_PREVIEW_STATUSES
     ]
     events.extend(
-        (f"preview.{p.status.value}", {"preview_id": p.id, "call_id": p.call_id}) for p in expired
+        (f"preview.{p.status.value}", {"preview_id": p.id, "call_id": p.call_id}) for p in closed
     )
-    decided.update({p.id: p for p in expired})
-    new = {p.id for p in before.new_previews}
     await commit(
         lease,
         state,
@@ -137,7 +135,6 @@ async def finish_run(
             turn=turn or before.turn,
             new_calls=before.new_calls,
             updated_calls=list(merged.values()),
-            new_previews=[decided.get(p.id, p) for p in before.new_previews],
-            updated_previews=[p for p in decided.values() if p.id not in new],
+            updated_previews=closed,
         ),
     )
