@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -123,25 +124,34 @@ async def approve(
         raise DomainError(
             ErrorCode.PREVIEW_MISMATCH, "the content hash is not the preview's as stored"
         )
-    try:
-        async with rt.sessions.begin() as session:
-            return await previews_repo.approve(
-                session, record=record, content_hash=content_hash, by=principal.subject, now=now
-            )
-    except previews_repo.DecisionLost:
-        latest = await get_preview(rt, principal=principal, preview_id=preview_id)
-        raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.PENDING) from None
+    approving = functools.partial(
+        previews_repo.approve, record=record, content_hash=content_hash, by=principal.subject
+    )
+    return await _decide_pending(rt, principal, record, approving, now)
 
 
 async def reject(rt: Runtime, *, principal: Principal, preview_id: str, reason: str) -> Preview:
     record = await get_preview(rt, principal=principal, preview_id=preview_id)
+    rejecting = functools.partial(
+        previews_repo.reject, record=record, reason=reason, by=principal.subject
+    )
+    return await _decide_pending(rt, principal, record, rejecting, rt.clock.now())
+
+
+async def _decide_pending(
+    rt: Runtime,
+    principal: Principal,
+    record: Preview,
+    decide: Callable[..., Awaitable[Preview]],
+    now: datetime,
+) -> Preview:
+    """A decision on a pending preview, in one transaction; when its conditions no longer
+    held, the preview as it is now says why."""
     try:
         async with rt.sessions.begin() as session:
-            return await previews_repo.reject(
-                session, record=record, reason=reason, by=principal.subject, now=rt.clock.now()
-            )
+            return await decide(session, now=now)
     except previews_repo.DecisionLost:
-        latest = await get_preview(rt, principal=principal, preview_id=preview_id)
+        latest = await get_preview(rt, principal=principal, preview_id=record.id)
         raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.PENDING) from None
 
 
