@@ -4,16 +4,28 @@ only when capture is on) and its metrics (operation duration, token usage)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 from opentelemetry.trace import Span, Status, StatusCode
 
 from app import telemetry
 from app.domain.model import FinalAnswer, ModelReply, ModelRequest
-from app.domain.tools import schema_hash, sha256_tag
+from app.domain.tools import ToolSpec, schema_hash, sha256_tag
 from app.engine.runtime import Runtime
+
+
+class Versions(NamedTuple):
+    """What a step's model calls ran with, recorded on its turn and its spans: computed
+    once a step, not once a call."""
+
+    instructions_hash: str
+    tool_schema_hash: str
+
+
+def versions_of(instructions: str, tools: Iterable[ToolSpec]) -> Versions:
+    return Versions(sha256_tag(instructions), schema_hash(tools))
 
 
 def model_name(route: Any) -> str:
@@ -72,7 +84,7 @@ class ChatCall:
 
 @contextmanager
 def chat_call(
-    rt: Runtime, instructions: str, route: Any, request: ModelRequest
+    rt: Runtime, versions: Versions, route: Any, request: ModelRequest
 ) -> Iterator[ChatCall]:
     attributes: dict[str, Any] = {
         telemetry.OPERATION: "chat",
@@ -80,8 +92,8 @@ def chat_call(
         telemetry.REQUEST_MODEL: model_name(route),
         telemetry.STEP: request.step,
         telemetry.ATTEMPT: request.attempt,
-        telemetry.INSTRUCTIONS_HASH: sha256_tag(instructions),
-        telemetry.TOOL_SCHEMA_HASH: schema_hash(request.tools),
+        telemetry.INSTRUCTIONS_HASH: versions.instructions_hash,
+        telemetry.TOOL_SCHEMA_HASH: versions.tool_schema_hash,
     }
     if rt.capture.enabled:
         attributes[telemetry.SYSTEM_INSTRUCTIONS] = rt.capture.text(request.instructions)

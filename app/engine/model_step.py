@@ -26,9 +26,8 @@ from app.domain.records import Call, Turn, add_cost
 from app.domain.retry import backoff_s
 from app.domain.status import CallStatus, TerminationReason
 from app.domain.steps import Finish, finish
-from app.domain.tools import schema_hash, sha256_tag
 from app.engine import routing
-from app.engine.chat_call import chat_call
+from app.engine.chat_call import Versions, chat_call, versions_of
 from app.engine.commit import Change, commit
 from app.engine.finish import finish_run
 from app.engine.lease import Lease
@@ -55,6 +54,7 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
         return finish(TerminationReason.POLICY_DENIED, "no_route", message)
     fallback = routing.fallback_for(lease, state, chosen)
     exposed = [rt.tools[n] for n in run.tools if n in rt.tools]
+    versions = versions_of(state.instructions, (t.spec for t in exposed))
     messages = state.messages()
     while True:
         run = state.run
@@ -79,7 +79,7 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
             if over is not None:
                 message = f"the next model call would exceed the run's {over} budget"
                 return finish(TerminationReason.BUDGET, "budget", message)
-        with chat_call(rt, state.instructions, route, request) as observed:
+        with chat_call(rt, versions, route, request) as observed:
             try:
                 reply = await lease.guarded(
                     rt.models[routed.route].complete(request), request.timeout_s
@@ -93,7 +93,7 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
                 error = exc
             else:
                 observed.answered(reply)
-                await _record_turn(lease, state, step, attempt, reply, exposed, routed)
+                await _record_turn(lease, state, step, attempt, reply, exposed, routed, versions)
                 return None
             observed.failed(error.code, error.retryable)
         if not error.consumed:
@@ -216,6 +216,7 @@ async def _record_turn(
     reply: ModelReply,
     exposed: list[Any],
     routed: routing.Routed,
+    versions: Versions,
 ) -> None:
     """One transaction: the run's counters (conditional on the lease, so a stepper that
     lost it stops here), the turn and its proposals, or the final answer and the finish."""
@@ -237,8 +238,8 @@ async def _record_turn(
         route=routed.route,
         route_reason=None if routed.reason == routing.CONFIGURED else routed.reason,
         model=reply.model or routed.route,
-        instructions_hash=sha256_tag(state.instructions),
-        tool_schema_hash=schema_hash(t.spec for t in exposed),
+        instructions_hash=versions.instructions_hash,
+        tool_schema_hash=versions.tool_schema_hash,
         kind="final" if isinstance(reply, FinalAnswer) else "tool_calls",
         attempts=attempt,
         input_tokens=usage.input_tokens,
