@@ -29,6 +29,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
+    SimpleSpanProcessor,
     SpanExporter,
     SpanExportResult,
 )
@@ -93,8 +94,6 @@ class Telemetry:
         """Telemetry into the given exporter and reader (tests, or an embedding program),
         through the same `SafeSpanExporter` as in production. Spans are exported as each
         ends."""
-        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-
         tracer_provider = None
         if spans is not None:
             tracer_provider = TracerProvider()
