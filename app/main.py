@@ -23,7 +23,7 @@ from app.adapters.lazy_model import OnFirstCall
 from app.adapters.scripted_model import ScriptedModel
 from app.api import errors
 from app.api.middleware import TraceAndErrorsMiddleware
-from app.api.routes import approvals, catalog, docs, health, problems, runs
+from app.api.routes import approvals, catalog, console, docs, health, problems, runs
 from app.config import DEMO_CONFIG_PATH, AppConfig, ModelRouteConfig, load_config
 from app.db.clock import DbTime
 from app.db.session import make_engine, make_sessionmaker
@@ -166,6 +166,7 @@ def create_app(
     app.include_router(health.router)
     app.include_router(problems.router)
     app.include_router(docs.router)
+    app.include_router(console.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_middleware(TraceAndErrorsMiddleware)
     openapi.install(app)
