@@ -202,14 +202,15 @@ export async function previewPage(ctx, id) {
     }
   }
 
-  const reload = coalesce(async () => {
+  async function fetchAndPaint(report = true) {
     try {
       preview = await ctx.api(path);
       paint();
     } catch (error) {
-      if (!isAbort(error)) showProblem(slot, error, { action: "load", preview, me });
+      if (report && !isAbort(error)) showProblem(slot, error, { action: "load", preview, me });
     }
-  });
+  }
+  const reload = coalesce(fetchAndPaint);
 
   let busy = false;
   async function act(action, request, done) {
@@ -223,7 +224,9 @@ export async function previewPage(ctx, id) {
     } catch (error) {
       if (isAbort(error)) return;
       showProblem(slot, error, { action, preview, me }, { onSignIn: ctx.signOut });
-      await reload();
+      // A refusal may mean the preview moved on: show it as it is now. (Not after no
+      // answer at all: the alert says to press the button again.)
+      if (error.status) await fetchAndPaint(false);
     } finally {
       busy = false;
     }
