@@ -48,8 +48,14 @@ function makeContext(main) {
     get alive() {
       return !controller.signal.aborted;
     },
-    api(path, options = {}) {
-      return api(path, { ...options, signal: controller.signal });
+    async api(path, options = {}) {
+      try {
+        return await api(path, { ...options, signal: controller.signal });
+      } catch (error) {
+        // The key stopped working: no more refreshing (the page shows "Sign in again").
+        if (error.status === 401) for (const fn of cleanups.splice(0)) fn();
+        throw error;
+      }
     },
     every(ms, fn) {
       const timer = setInterval(() => {
@@ -208,6 +214,7 @@ function navigate(path) {
 document.addEventListener("click", (event) => {
   const a = event.target instanceof Element ? event.target.closest("a[href]") : null;
   if (!a || event.defaultPrevented || event.button !== 0) return;
+  if (a.getAttribute("href").startsWith("#")) return; // "Skip to content"
   if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey || a.target) return;
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || !url.pathname.startsWith("/console")) return;

@@ -313,7 +313,7 @@ export async function previewPage(ctx, id) {
             ? `the run finished (${run.termination_reason})`
             : `the run is ${run.status}`;
         result.textContent = `Committed by ${answer.preview.committed_by}: ${callText}; ${runText}.`;
-        announce(`Committed. ${runText}.`);
+        announce(`Committed: ${runText}.`);
       },
     );
   });
