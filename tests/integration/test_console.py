@@ -17,12 +17,15 @@ from typing import Any
 import httpx
 import pytest
 from playwright.async_api import Dialog, Page, Request, Route, expect
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.adapters.builtin_tools.tech_radar import radar_tools
 from app.api.routes.console import CSP
 from app.db import technology_repo
+from app.db.tables import api_key, technology
 from app.domain.ids import new_id
+from app.engine.keys import hash_key
 from app.main import create_app
 from app.otel_setup import Telemetry
 from app.settings import Settings
@@ -615,3 +618,116 @@ async def test_an_admin_disables_and_enables_a_tool(console: Console) -> None:
         await expect(row_.get_by_role("cell").nth(5)).to_have_text("yes", timeout=WAIT_MS)
         listed = (await console.api.get("/v1/tools", headers=console.admin)).json()["items"]
         assert {t["name"]: t["enabled"] for t in listed}["search_technologies"] is True
+
+
+async def test_the_runs_list_filters_and_a_runs_page_shows_output_usage_and_calls(
+    console: Console,
+) -> None:
+    done = await console.api.post(
+        "/v1/runs",
+        headers=console.caller,
+        json=run_body(
+            tool_calls(
+                ("c1", "search_technologies", {"query": "database"}),
+                ("c2", "no_such_tool", {}),
+                usage=(120, 20),
+            ),
+            final("PostgreSQL is in adopt [source:s1]", usage=(300, 22)),
+        ),
+    )
+    assert done.status_code == 201 and done.json()["status"] == "finished", done.text
+    finished = done.json()["id"]
+    parked, _ = await console.park_kafka_move()
+    async with opened(console) as (_, page, _seen):
+        await sign_in(page, console, console.approver, "/console/runs")
+        runs = page.get_by_role("table", name="Runs")
+        await expect(runs.get_by_role("link", name=finished)).to_be_visible(timeout=WAIT_MS)
+        await expect(runs.get_by_role("link", name=parked)).to_be_visible()
+        await page.get_by_label("Status").select_option("finished")
+        await expect(runs.get_by_role("link", name=parked)).to_have_count(0, timeout=WAIT_MS)
+        await expect(runs.get_by_role("link", name=finished)).to_be_visible()
+        assert page.url.endswith("/console/runs?status=finished")
+        await page.get_by_label("Agent").select_option("tech-radar")
+        await expect(page).to_have_url(
+            f"{console.url}/console/runs?status=finished&agent=tech-radar"
+        )
+        await expect(runs.get_by_role("link", name=finished)).to_be_visible()
+
+        await runs.get_by_role("link", name=finished).click()
+        await expect(page.get_by_role("heading", name=f"Run {finished}")).to_be_visible(
+            timeout=WAIT_MS
+        )
+        await expect(page.locator("#run-status")).to_have_text("finished")
+        await expect(page.locator("dl.facts").first).to_contain_text("final")
+        await expect(page.locator("#output-text")).to_have_text(
+            "PostgreSQL is in adopt [source:s1]"
+        )
+        await expect(page.get_by_role("list", name="Citations")).to_contain_text(
+            "s1 — search_technologies"
+        )
+        usage = page.get_by_role("table", name="Usage against limits")
+        await expect(usage.get_by_role("row", name="Steps")).to_contain_text("2")
+        await expect(usage.get_by_role("row", name="Steps")).to_contain_text("8")
+        await expect(usage.get_by_role("row", name="Tokens")).to_contain_text("462 (420 + 42)")
+        calls = page.get_by_role("table", name="Calls")
+        c1 = calls.locator("tr[data-call='c1']")
+        c2 = calls.locator("tr[data-call='c2']")
+        await expect(c1.get_by_role("cell").nth(3)).to_have_text("succeeded")
+        await expect(c1.get_by_role("cell").nth(5)).to_have_text("s1")
+        await expect(c2.get_by_role("cell").nth(3)).to_have_text("rejected")
+        await expect(c2.get_by_role("cell").nth(4)).to_contain_text("unknown_tool")
+        timeline = page.get_by_role("list", name="Timeline")
+        await expect(timeline.locator("li[data-type='run.finished']")).to_have_count(1)
+        await expect(page.get_by_text("The run has finished.")).to_be_visible()
+
+        # Back to the list with the browser's own history: the filters are in the address.
+        await page.go_back()
+        await expect(page.get_by_label("Status")).to_have_value("finished", timeout=WAIT_MS)
+        await expect(page.get_by_label("Agent")).to_have_value("tech-radar")
+
+
+async def test_a_version_conflict_says_so_and_links_to_the_new_preview(console: Console) -> None:
+    kafka = await row(console.h, "Kafka")
+    _, preview_id = await console.park_kafka_move()
+    async with opened(console) as (_, page, _seen):
+        await sign_in(page, console, console.approver, f"/console/previews/{preview_id}")
+        await page.get_by_role("button", name="Approve").click()
+        await expect(page.locator("#preview-status")).to_have_text("approved", timeout=WAIT_MS)
+        async with console.h.runtime.sessions.begin() as session:  # someone edits the row
+            await session.execute(
+                update(technology)
+                .where(technology.c.id == kafka["id"])
+                .values(ring="assess", version=technology.c.version + 1)
+            )
+        await page.get_by_role("button", name="Commit").click()
+        alert = page.get_by_role("alert")
+        await expect(alert).to_contain_text("409 version-conflict", timeout=WAIT_MS)
+        await expect(alert).to_contain_text("A new preview was made")
+        await expect(page.locator("#preview-status")).to_have_text("superseded")
+        await alert.get_by_role("link", name="Review the new preview").click()
+        await expect(page.locator(".summary")).to_have_text(
+            "Move Kafka from assess to adopt", timeout=WAIT_MS
+        )
+        await expect(page.locator("#preview-status")).to_have_text("pending")
+        assert preview_id not in page.url
+    assert await ledger_size(console.h) == 0
+
+
+async def test_a_key_revoked_mid_session_is_asked_to_sign_in_again(console: Console) -> None:
+    async with opened(console) as (_, page, _seen):
+        await sign_in(page, console, console.approver, "/console/tools")
+        await expect(page.get_by_role("table", name="Tools")).to_be_visible(timeout=WAIT_MS)
+        async with console.h.runtime.sessions.begin() as session:
+            await session.execute(
+                update(api_key)
+                .where(api_key.c.key_hash == hash_key(key_of(console.approver)))
+                .values(revoked_at=datetime.now(UTC))
+            )
+        await page.get_by_role("navigation").get_by_role("link", name="Runs").click()
+        alert = page.get_by_role("alert")
+        await expect(alert).to_contain_text("401", timeout=WAIT_MS)
+        await expect(alert).to_contain_text("Sign in again")
+        await alert.get_by_role("button", name="Sign in again").click()
+        await expect(page.get_by_label("API key")).to_be_focused()
+        assert page.url.endswith("/console/runs")  # where it goes on after signing in
+        assert await page.evaluate("() => sessionStorage.length") == 0
