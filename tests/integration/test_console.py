@@ -731,3 +731,33 @@ async def test_a_key_revoked_mid_session_is_asked_to_sign_in_again(console: Cons
         await expect(page.get_by_label("API key")).to_be_focused()
         assert page.url.endswith("/console/runs")  # where it goes on after signing in
         assert await page.evaluate("() => sessionStorage.length") == 0
+
+
+async def test_the_stream_parser_takes_frames_split_anywhere(console: Console) -> None:
+    """The console's SSE parser (sse.js), in the browser: comments, CRLF, a frame split
+    across reads (even between "\\r" and "\\n"), multi-line data, an id without data."""
+    chunks = [
+        ": ping\n\nid: 3\r\nevent: run.fin",
+        'ished\ndata: {"seq":3}\r',
+        "\n\r\nid: 4\n\nid: 5\ndata: a\ndata: b\n\n",
+    ]
+    async with opened(console) as (_, page, _seen):
+        await page.goto(f"{console.url}/console")
+        frames = await page.evaluate(
+            """async (chunks) => {
+                const { parseFrames } = await import("/console/assets/sse.js");
+                const frames = [];
+                let rest = "";
+                for (const chunk of chunks) rest = parseFrames(rest + chunk, (f) => frames.push(f));
+                return { frames, rest };
+            }""",
+            chunks,
+        )
+    assert frames == {
+        "frames": [
+            {"id": "3", "event": "run.finished", "data": '{"seq":3}'},
+            {"id": "4", "event": "message", "data": ""},
+            {"id": "5", "event": "message", "data": "a\nb"},
+        ],
+        "rest": "",
+    }

@@ -12,9 +12,11 @@ const REFUSED_BACKOFF_MS = 30000;
 
 /** Parses SSE text into frames {id, event, data}; returns the unparsed rest. */
 export function parseFrames(buffer, onFrame) {
-  const text = buffer.replace(/\r\n?/g, "\n");
+  // A "\r" at the very end may be the first half of a "\r\n": it waits for the next chunk.
+  const held = buffer.endsWith("\r") ? "\r" : "";
+  const text = (held ? buffer.slice(0, -1) : buffer).replace(/\r\n?/g, "\n");
   const blocks = text.split("\n\n");
-  const rest = blocks.pop();
+  const rest = blocks.pop() + held;
   for (const block of blocks) {
     let id = null;
     let event = "message";
@@ -96,7 +98,11 @@ export function follow(url, { onEvent, onState = () => {}, lastEventId = null, e
         } catch {
           payload = null;
         }
-        onEvent({ id: frame.id, type: frame.event, payload });
+        try {
+          onEvent({ id: frame.id, type: frame.event, payload });
+        } catch (error) {
+          console.warn("an event handler failed", error); // the stream goes on
+        }
         if (endOn && frame.event === endOn) ended = true;
       });
     }
