@@ -761,3 +761,62 @@ async def test_the_stream_parser_takes_frames_split_anywhere(console: Console) -
         ],
         "rest": "",
     }
+
+
+async def test_refused_streams_fall_back_to_polling(console: Console) -> None:
+    """A 429 from a stream (the service's stream limit) leaves the console working: the
+    queue is read every 10 s and a run's timeline every 2 s."""
+    refused: list[str] = []
+
+    async def no_streams(route: Route) -> None:
+        if "text/event-stream" not in route.request.headers.get("accept", ""):
+            await route.fallback()
+            return
+        refused.append(route.request.url)
+        await route.fulfill(
+            status=429,
+            headers={"Retry-After": "5", "Content-Type": "application/problem+json"},
+            body='{"type": "https://toolgate.example/problems/rate-limited", "title": '
+            '"Rate limited", "status": 429, "detail": "too many streams"}',
+        )
+
+    async with opened(console) as (_, page, _seen):
+        await page.route("**/v1/**", no_streams)
+        await sign_in(page, console, console.approver)
+        queue = page.get_by_role("table", name="Approval queue")
+        await expect(
+            page.get_by_text("Live updates unavailable; refreshing every 10 s.")
+        ).to_be_visible(timeout=WAIT_MS)
+        run_id, preview_id = await console.park_kafka_move(delay_ms=500)
+        summary = queue.get_by_role("link", name="Move Kafka from trial to adopt")
+        await expect(summary).to_be_visible(timeout=15_000)
+
+        await page.goto(f"{console.url}/console/runs/{run_id}")
+        timeline = page.get_by_role("list", name="Timeline")
+        await expect(timeline.locator("li[data-type='call.awaiting_approval']")).to_have_count(
+            1, timeout=WAIT_MS
+        )
+        await expect(
+            page.get_by_text("Live updates unavailable; checking every 2 s.")
+        ).to_be_visible(timeout=WAIT_MS)
+        preview = (
+            await console.api.get(f"/v1/previews/{preview_id}", headers=console.approver)
+        ).json()
+        approved = await console.api.post(
+            f"/v1/previews/{preview_id}/approve",
+            headers=console.approver,
+            json={"content_hash": preview["content_hash"]},
+        )
+        assert approved.status_code == 200
+        committed = await console.api.post(
+            f"/v1/previews/{preview_id}/commit",
+            headers={**console.approver, "Idempotency-Key": "fallback-1"},
+            json={"wait_s": 0},
+        )
+        assert committed.status_code == 200, committed.text
+        await expect(timeline.locator("li[data-type='run.finished']")).to_have_count(
+            1, timeout=WAIT_MS
+        )
+        await expect(page.locator("#run-status")).to_have_text("finished", timeout=WAIT_MS)
+    assert any("/v1/events" in url for url in refused)
+    assert any(f"/v1/runs/{run_id}/events" in url for url in refused)
