@@ -4,7 +4,6 @@
 
 import { newIdempotencyKey } from "../api.js";
 import {
-  announce,
   consolePath,
   countdown,
   details,
@@ -135,7 +134,8 @@ export async function previewPage(ctx, id) {
     if (isAbort(error)) return;
   }
 
-  // The decision: real buttons, a labelled reason; each action says what happened.
+  // The decision: real buttons, a labelled reason; each action says what happened in
+  // `result`, a polite live region.
   const approve = h("button", { type: "button", id: "approve" }, "Approve");
   const reason = h("textarea", {
     id: "reason",
@@ -244,7 +244,6 @@ export async function previewPage(ctx, id) {
         preview = answer;
         paint();
         result.textContent = `Approved by ${answer.decided_by}. Commit it to run the call.`;
-        announce("Approved. The Commit button is next.");
         if (!commit.disabled) commit.focus();
       },
     ),
@@ -268,7 +267,6 @@ export async function previewPage(ctx, id) {
         preview = answer;
         paint();
         result.textContent = `Rejected by ${answer.decided_by}. The model is told the reason and the run goes on.`;
-        announce("Rejected.");
       },
     );
   });
@@ -313,7 +311,6 @@ export async function previewPage(ctx, id) {
             ? `the run finished (${run.termination_reason})`
             : `the run is ${run.status}`;
         result.textContent = `Committed by ${answer.preview.committed_by}: ${callText}; ${runText}.`;
-        announce(`Committed: ${runText}.`);
       },
     );
   });
