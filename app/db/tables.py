@@ -196,8 +196,16 @@ event = Table(
     Column("type", String(64), nullable=False),
     _ts("at"),
     Column("data", JSONB, nullable=False),
+    # The writing transaction's id: the tenant-wide order (see migration 0008).
+    Column(
+        "xid",
+        BigInteger,
+        nullable=False,
+        server_default=text("(pg_current_xact_id()::text)::bigint"),
+    ),
     PrimaryKeyConstraint("tenant_id", "run_id", "seq"),
     ForeignKeyConstraint(["tenant_id", "run_id"], ["run.tenant_id", "run.id"]),
+    Index("ix_event_tenant_order", "tenant_id", "xid", "run_id", "seq"),
 )
 
 idempotency_key = Table(

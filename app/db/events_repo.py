@@ -1,0 +1,87 @@
+"""A tenant's events across runs, in a gap-free order, and the wake-up other processes'
+streams hear.
+
+The order is (xid, run_id, seq), `xid` being the writing transaction's id. Only events
+below the oldest transaction still running (the snapshot's xmin) are read: every
+transaction under it has ended, so no event can later appear before a position a reader
+has reached. A transaction left open delays the feed; it never makes it skip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+#: The channel every process listens on for other processes' events (see engine.event_hub).
+CHANNEL = "toolgate_events"
+
+#: A position in the feed: (xid, run_id, seq); ("", 0) sorts before every real event.
+Position = tuple[int, str, int]
+
+
+@dataclass(frozen=True)
+class FeedPage:
+    rows: list[Mapping[str, Any]]
+    #: Every event under this xid has been looked at (matching the filters or not).
+    horizon: int
+
+
+_PAGE = text(
+    """
+    WITH h AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS horizon)
+    SELECT h.horizon, e.xid, e.run_id, e.seq, e.type, e.at, e.data
+    FROM h LEFT JOIN LATERAL (
+        SELECT xid, run_id, seq, type, at, data FROM event
+        WHERE tenant_id = :tenant
+          AND (xid, run_id, seq) > (:xid, :run, :seq)
+          AND xid < h.horizon
+          AND (CAST(:types AS text[]) IS NULL OR type = ANY(CAST(:types AS text[])))
+          AND (CAST(:only_run AS text) IS NULL OR run_id = CAST(:only_run AS text))
+          AND (CAST(:since AS text) IS NULL
+               OR NOT pg_visible_in_snapshot(xid::text::xid8, CAST(:since AS pg_snapshot)))
+        ORDER BY xid, run_id, seq
+        LIMIT :limit
+    ) e ON true
+    """
+)
+
+_NOW = text("SELECT pg_current_snapshot()::text AS snapshot")
+
+
+async def now(session: AsyncSession) -> tuple[str, Position]:
+    """The snapshot of this moment, and the position to read from for what commits after
+    it: events whose transactions it sees as finished are skipped (`since`)."""
+    snapshot = (await session.execute(_NOW)).scalar_one()
+    return snapshot, (int(snapshot.split(":", 1)[0]), "", 0)
+
+
+async def page(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    after: Position,
+    limit: int,
+    types: Sequence[str] | None = None,
+    run_id: str | None = None,
+    since: str | None = None,
+) -> FeedPage:
+    result = await session.execute(
+        _PAGE,
+        {
+            "tenant": tenant_id,
+            "xid": after[0],
+            "run": after[1],
+            "seq": after[2],
+            "types": list(types) if types else None,
+            "only_run": run_id,
+            "since": since,
+            "limit": limit,
+        },
+    )
+    rows = list(result.mappings())
+    horizon = int(rows[0]["horizon"])
+    return FeedPage([r for r in rows if r["run_id"] is not None], horizon)
