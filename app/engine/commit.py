@@ -61,6 +61,8 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
             new_previews=change.new_previews,
             updated_previews=change.updated_previews,
         )
+    if change.events:
+        rt.events.committed(lease.tenant_id, [lease.run_id])
     before = state.calls
     run = replace(
         state.run,

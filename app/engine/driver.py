@@ -12,7 +12,7 @@ from collections.abc import Coroutine, Iterator
 from typing import Any
 
 from app import logs
-from app.db import leases_repo, runs_repo, tool_switch_repo
+from app.db import events_repo, leases_repo, runs_repo, tool_switch_repo
 from app.db.errors import is_unavailable
 from app.db.session import retrying
 from app.domain.records import Run
@@ -49,6 +49,7 @@ class Driver:
         channels = {
             runs_repo.CANCEL_CHANNEL: self._on_cancel,
             tool_switch_repo.CHANNEL: self._on_tools_switched,
+            events_repo.CHANNEL: rt.events.on_notification,
         }
         self.listener = Listener(listen_url, channels) if listen_url else None
 
@@ -213,10 +214,19 @@ class Driver:
             self._background.append(asyncio.create_task(self._poll_forever(), name="driver-poller"))
         self._background.append(asyncio.create_task(self.keeper.run_forever(), name="leases"))
         self._background.append(asyncio.create_task(self._pay_forever(), name="owed-writes"))
+        self._background.append(
+            asyncio.create_task(self.rt.events.publish_forever(self._announce), name="events")
+        )
         if self.listener is not None:
             self._background.append(
                 asyncio.create_task(self.listener.run_forever(), name="listener")
             )
+
+    async def _announce(self, payload: str) -> None:
+        # Without a listener connection (or while it reconnects) other processes' streams
+        # learn of these events from their poll.
+        if self.listener is not None:
+            await self.listener.notify(events_repo.CHANNEL, payload)
 
     async def _pay_forever(self) -> None:
         """Owed writes (see `engine.deferred`) go in as soon as the database takes them."""
@@ -263,6 +273,7 @@ class Driver:
             now=rt.clock.now(),
         )
         for run, queued_s in claimed:
+            rt.events.committed(run.tenant_id, [run.id])
             key = (run.tenant_id, run.id)
             lease = lease_for(rt, run, sent, queued_s)
             if key in self._tasks:

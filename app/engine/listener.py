@@ -1,6 +1,7 @@
 """LISTEN/NOTIFY: how a cancel committed by any process reaches the process that holds
-the run at once. One dedicated connection per process, outside the pool; when it drops,
-it is opened again, and lease upkeep covers the gap (it also answers cancels)."""
+the run at once, and how other processes' event streams hear of events committed here.
+One dedicated connection per process, outside the pool; when it drops, it is opened
+again, and lease upkeep (and the streams' poll) covers the gap."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class Listener:
         self._dsn = asyncpg_dsn(url)
         self._handlers = dict(handlers)
         self.ready = asyncio.Event()
+        self._connection: asyncpg.Connection | None = None
 
     def _deliver(self, _connection: object, _pid: int, channel: str, payload: str) -> None:
         try:
@@ -45,6 +47,15 @@ class Listener:
         for handler in self._handlers.values():
             handler("")
 
+    async def notify(self, channel: str, payload: str) -> bool:
+        """Sends a notification on this connection (never a pooled one: a step's connection
+        is never held up, nor a dropped one met first here). False while disconnected."""
+        connection = self._connection
+        if connection is None or connection.is_closed():
+            return False
+        await connection.execute("SELECT pg_notify($1, $2)", channel, payload)
+        return True
+
     async def run_forever(self) -> None:
         while True:
             connection = None
@@ -57,6 +68,7 @@ class Listener:
                 for channel in self._handlers:
                     await connection.add_listener(channel, self._deliver)
                 self._reconnected()
+                self._connection = connection
                 self.ready.set()
                 await closed.wait()
             except asyncio.CancelledError:
@@ -67,6 +79,7 @@ class Listener:
                 else:
                     log.warning("listening for notifications failed; reconnecting", exc_info=True)
             finally:
+                self._connection = None
                 self.ready.clear()
                 if connection is not None and not connection.is_closed():
                     connection.terminate()

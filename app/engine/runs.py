@@ -146,6 +146,7 @@ async def start_run(
         assert claim is not None
         raise idempotency.binding_failed(claim)
     record = created
+    rt.events.committed(record.tenant_id, [record.id])
     if not lease:
         return Started(record)
     state = RunState.fresh(record, rt.instructions(record.agent), script)
@@ -256,16 +257,17 @@ async def request_cancel(rt: Runtime, *, principal: Principal, run_id: str) -> R
     """Marks the run cancelled-on-request; its stepper (in any process) ends it as soon as
     in-flight work can stop. Cancelling a finished run is `invalid_state`."""
     async with rt.sessions.begin() as session:
-        record = await runs_repo.mark_cancel_requested(
+        asked = await runs_repo.mark_cancel_requested(
             session,
             tenant_id=principal.tenant_id,
             run_id=run_id,
             now=rt.clock.now(),
             by=principal.subject,
         )
-        if record is not None:
-            return record
-        record = await runs_repo.get(session, principal.tenant_id, run_id)
+        record = asked or await runs_repo.get(session, principal.tenant_id, run_id)
+    if asked is not None:
+        rt.events.committed(asked.tenant_id, [asked.id])
+        return asked
     if record is None:
         raise not_found()
     if record.status == RunStatus.FINISHED:

@@ -15,6 +15,7 @@ from app.config import AgentConfig, AppConfig, ModelRouteConfig
 from app.db.clock import DbTime
 from app.domain.ports import Clock, ModelProvider, Tool
 from app.engine.deferred import Deferred
+from app.engine.event_hub import EventHub
 from app.engine.tool_gates import DisabledTools
 from app.metrics import Metrics
 from app.settings import Settings
@@ -44,6 +45,8 @@ class Runtime:
     disabled_tools: DisabledTools = field(init=False)
     #: Writes owed to the database since an outage (see `engine.deferred`).
     deferred: Deferred = field(default_factory=Deferred, init=False)
+    #: Wakes this process's event streams when events are committed (by any process).
+    events: EventHub = field(default_factory=EventHub, init=False)
     _group_slots: dict[str, asyncio.Semaphore] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
