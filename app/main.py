@@ -3,11 +3,15 @@ database engine, the runtime (config, tools, model routes) and the driver."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import logging
+import signal
+import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
+from types import FrameType
 
 import httpx
 from fastapi import FastAPI
@@ -22,8 +26,9 @@ from app.adapters.http_tools import client_timeouts, http_tools
 from app.adapters.lazy_model import OnFirstCall
 from app.adapters.scripted_model import ScriptedModel
 from app.api import errors
+from app.api.event_stream import Streams
 from app.api.middleware import TraceAndErrorsMiddleware
-from app.api.routes import approvals, catalog, console, docs, health, problems, runs
+from app.api.routes import approvals, catalog, console, docs, events, health, problems, runs
 from app.config import DEMO_CONFIG_PATH, AppConfig, ModelRouteConfig, load_config
 from app.db.clock import DbTime
 from app.db.session import make_engine, make_sessionmaker
@@ -134,15 +139,20 @@ def create_app(
             reads=reads,
         )
         driver = Driver(runtime, listen_url=url)
+        streams = Streams(runtime.events, settings.max_streams)
         app.state.engine = engine
         app.state.runtime = runtime
         app.state.driver = driver
+        app.state.streams = streams
+        restore_signals = close_on_exit_signals(streams.close_all)
         # Lease upkeep and cancel delivery run in every process that may hold a run; only
         # the poller (claiming runs nobody advances) is optional.
         driver.start(poll=settings.run_driver if run_driver is None else run_driver)
         try:
             yield
         finally:
+            restore_signals()
+            streams.close_all()
             await driver.stop()
             await http_client.aclose()
             await engine.dispose()
@@ -162,6 +172,7 @@ def create_app(
     errors.install(app)
     app.include_router(runs.router)
     app.include_router(approvals.router)
+    app.include_router(events.router)
     app.include_router(catalog.router)
     app.include_router(health.router)
     app.include_router(problems.router)
@@ -172,6 +183,38 @@ def create_app(
     openapi.install(app)
     otel.instrument_app(app)
     return app
+
+
+def close_on_exit_signals(close: Callable[[], None]) -> Callable[[], None]:
+    """Makes SIGINT and SIGTERM also call `close` (then do what they did: uvicorn's
+    graceful shutdown). uvicorn waits for open responses before the lifespan ends, so
+    endless responses such as event streams must hear of the shutdown from the signal.
+    Returns what puts the previous handlers back. Off the main thread, where signals
+    cannot be handled, it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    loop = asyncio.get_running_loop()
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        loop.call_soon_threadsafe(close)
+        before = previous[signal.Signals(signum)]
+        if callable(before):
+            before(signum, frame)
+        elif before == signal.SIG_DFL:
+            signal.signal(signum, before)
+            signal.raise_signal(signum)
+
+    for sig in previous:
+        signal.signal(sig, handler)
+
+    def restore() -> None:
+        if threading.current_thread() is threading.main_thread():
+            for sig, before in previous.items():
+                if signal.getsignal(sig) is handler:
+                    signal.signal(sig, before)
+
+    return restore
 
 
 def telemetry_from_env(config: AppConfig) -> Telemetry:

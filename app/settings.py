@@ -40,6 +40,8 @@ class Settings(BaseSettings):
     instance_id: str = Field(default_factory=_instance_id)
     #: HTTP requests one process serves at once (uvicorn's limit; beyond it, 503).
     http_concurrency: int = Field(default=64, ge=1)
+    #: Event streams (Server-Sent Events) one process keeps open at once; beyond it, 429.
+    max_streams: int = Field(default=100, ge=1)
     #: Database connections per process; unset: sized from max_active_runs and
     #: http_concurrency (see `db.session.pool_size_for`).
     db_pool_size: int | None = Field(default=None, ge=1)

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from app.api.event_stream import Streams
 from app.api.problems import ProblemError
 from app.domain.tools import Principal
 from app.engine.driver import Driver
@@ -24,8 +25,13 @@ def get_driver(request: Request) -> Driver:
     return request.app.state.driver
 
 
+def get_streams(request: Request) -> Streams:
+    return request.app.state.streams
+
+
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 DriverDep = Annotated[Driver, Depends(get_driver)]
+StreamsDep = Annotated[Streams, Depends(get_streams)]
 
 
 async def get_principal(

@@ -196,6 +196,21 @@ class EventPage(BaseModel):
     next_cursor: str | None
 
 
+class TenantEventOut(EventOut):
+    """A run's event as the tenant-wide feed shows it."""
+
+    id: str = Field(
+        description="The event's place in the tenant's feed: `after=` (or `Last-Event-ID`) "
+        "resumes after it."
+    )
+    run_id: str
+
+
+class TenantEventPage(BaseModel):
+    items: list[TenantEventOut]
+    next_cursor: str | None
+
+
 class CallErrorOut(BaseModel):
     code: str
     retryable: bool

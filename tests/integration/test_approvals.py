@@ -556,28 +556,37 @@ async def test_a_backends_preview_is_checked_and_its_expiry_honoured(harness_fac
         assert backend.sent("ticket") == []
 
 
+async def process_keys(db: AsyncEngine) -> tuple[dict[str, str], dict[str, str]]:
+    """`keys()` for tests that run server processes: the caller's and an approver's."""
+    sessions = make_sessionmaker(db)
+    headers = []
+    for subject, roles in (("svc-shop", ["caller"]), ("alice", ["approver"])):
+        _, key = await create_key(
+            sessions, SystemClock(), tenant_id="acme", subject=subject, roles=roles, scopes=None
+        )
+        headers.append({"Authorization": f"Bearer {key}"})
+    return headers[0], headers[1]
+
+
+def desk_env(backend: FakeBackend, database_url: str, folder: Path) -> dict[str, str]:
+    """The environment of a server process whose agent `desk` has the `ticket` tool."""
+    config = {
+        "models": {"scripted": {"provider": "scripted"}},
+        "tools": {"ticket": ticket_tool(backend)},
+        "agents": {"desk": {"model": "scripted", "instructions": "Help.", "tools": ["ticket"]}},
+    }
+    path = folder / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return {"TOOLGATE_DATABASE_URL": database_url, "TOOLGATE_CONFIG": str(path)}
+
+
 async def test_commits_of_one_preview_through_two_server_processes_execute_once(
     db: AsyncEngine, database_url: str, tmp_path: Path
 ) -> None:
-    sessions = make_sessionmaker(db)
-    _, caller_key = await create_key(
-        sessions, SystemClock(), tenant_id="acme", subject="svc-shop", roles=["caller"], scopes=None
-    )
-    _, approver_key = await create_key(
-        sessions, SystemClock(), tenant_id="acme", subject="alice", roles=["approver"], scopes=None
-    )
-    caller = {"Authorization": f"Bearer {caller_key}"}
-    approver = {"Authorization": f"Bearer {approver_key}"}
+    caller, approver = await process_keys(db)
     async with serving() as backend:
         backend.answer("ticket", Answer(200, {"output": {"ticket": 1}}, delay_s=0.5))
-        config = {
-            "models": {"scripted": {"provider": "scripted"}},
-            "tools": {"ticket": ticket_tool(backend)},
-            "agents": {"desk": {"model": "scripted", "instructions": "Help.", "tools": ["ticket"]}},
-        }
-        path = tmp_path / "config.yaml"
-        path.write_text(yaml.safe_dump(config))
-        env = {"TOOLGATE_DATABASE_URL": database_url, "TOOLGATE_CONFIG": str(path)}
+        env = desk_env(backend, database_url, tmp_path)
         ports = [free_port(), free_port()]
         with (
             server(["serve", "--port", str(ports[0])], env),

@@ -9,13 +9,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from starlette.responses import JSONResponse
 
-from app.api.deps import CallerDep, DriverDep, ReaderDep, RuntimeDep
+from app.api.deps import CallerDep, DriverDep, ReaderDep, RuntimeDep, StreamsDep
+from app.api.event_stream import LastEventId, open_stream, streamed, wants_stream
 from app.api.idempotency import IdempotencyKey, RequiredIdempotencyKey, run_idempotent
 from app.api.responses import problems
 from app.api.schemas import (
     AdvanceIn,
     CallPage,
     CreateRunIn,
+    EventOut,
     EventPage,
     RunOut,
     RunPage,
@@ -27,6 +29,7 @@ from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
 from app.domain.tools import Principal, nul_path
 from app.engine import approvals, runs
 from app.engine.driver import Driver
+from app.engine.event_feeds import RunFeed
 from app.engine.idempotency import Claim
 from app.engine.runtime import Runtime
 
@@ -173,18 +176,37 @@ async def get_run(run_id: str, principal: ReaderDep, rt: RuntimeDep) -> Any:
 
 
 @router.get(
-    "/{run_id}/events", response_model=EventPage, responses=problems(400, 401, 403, 404, 422)
+    "/{run_id}/events",
+    response_model=EventPage,
+    responses={
+        **problems(400, 401, 403, 404, 422, 429),
+        **streamed(
+            "The timeline: a page of JSON, or with `Accept: text/event-stream` Server-Sent "
+            "Events (`id:` the seq, `event:` the type, `data:` the event), history first, "
+            "then new events as they are committed; a `: ping` every 15 s; the stream ends "
+            "after `run.finished`."
+        ),
+    },
 )
 async def list_run_events(
     run_id: str,
     principal: ReaderDep,
     rt: RuntimeDep,
+    streams: StreamsDep,
+    request: Request,
     after: Annotated[
         int, Query(ge=0, le=MAX_SEQ, description="Only events with a greater seq.")
     ] = 0,
     limit: Limit = 50,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
+    last_event_id: LastEventId = None,  # type: ignore[assignment]
 ) -> Any:
+    if wants_stream(request):
+        resume = _seq_of(last_event_id) if last_event_id is not None else 0
+        feed = RunFeed(rt, principal, run_id, max(after, resume))
+        return await open_stream(
+            streams, feed, (principal.tenant_id, run_id), schema=EventOut, id_field="seq"
+        )
     rows, next_cursor = await runs.list_events(
         rt, principal=principal, run_id=run_id, after=after, limit=limit, cursor=cursor
     )
@@ -257,3 +279,14 @@ async def cancel_run(
 
 
 CANCEL_WAIT_S = 5.0
+
+
+def _seq_of(last_event_id: str) -> int:
+    value = last_event_id.strip()
+    if not value.isdigit() or int(value) > MAX_SEQ:
+        raise DomainError(
+            ErrorCode.VALIDATION,
+            "some fields are invalid",
+            [FieldError("Last-Event-ID", "not an event id of this run's stream")],
+        )
+    return int(value)

@@ -1,0 +1,212 @@
+"""Server-Sent Events: a feed (engine.event_feeds) written as `id:`/`event:`/`data:` frames,
+history first, then whatever is committed, woken by the process's event hub and polling
+now and then in case a wake-up was lost; a `: ping` comment while nothing happens.
+
+Streams are counted against a per-process limit and all end, cleanly, when the process
+shuts down: uvicorn waits for open responses before it stops, so a stream must finish by
+itself (its client reconnects elsewhere with `Last-Event-ID`)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Annotated, Any, Protocol
+
+import anyio
+from fastapi import Header
+from pydantic import BaseModel
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from app.api.problems import ProblemError
+from app.engine.event_feeds import PAGE
+from app.engine.event_hub import EventHub, Subscription
+
+log = logging.getLogger(__name__)
+MEDIA_TYPE = "text/event-stream"
+#: A comment this often keeps proxies and clients from taking a quiet stream for a dead one.
+PING_S = 15.0
+#: How often a stream reads anyway, in case a wake-up was lost with its process.
+POLL_S = 5.0
+#: After a wake-up that found nothing (an older transaction still open holds the tenant's
+#: feed back), read again this soon, this many times.
+RECHECK_S = 0.25
+RECHECKS = 8
+#: A stream reads at most this often, however many commits wake it: under load, one read
+#: takes many events, and the database sees a bounded number of reads per stream.
+READ_EVERY_S = 0.1
+#: What a client refused for the stream limit is told to wait.
+RETRY_AFTER_S = 5
+
+
+class Feed(Protocol):
+    finished: bool
+
+    async def first(self) -> list[dict[str, Any]]: ...
+
+    async def read(self) -> list[dict[str, Any]]: ...
+
+
+# Typed `str` with a None default, not `str | None`: no `null` union in the document.
+LastEventId = Annotated[
+    str,
+    Header(
+        alias="Last-Event-ID",
+        description="With `Accept: text/event-stream`: resume after this event's id "
+        "(what a reconnecting EventSource sends).",
+    ),
+]
+
+
+def streamed(description: str) -> dict[int | str, dict[str, Any]]:
+    """The 200 answer's second form, for `responses=`."""
+    return {
+        200: {
+            "description": description,
+            "content": {MEDIA_TYPE: {"schema": {"type": "string"}}},
+        }
+    }
+
+
+def wants_stream(request: Request) -> bool:
+    return MEDIA_TYPE in request.headers.get("accept", "")
+
+
+def frame(schema: type[BaseModel], id_field: str, item: dict[str, Any]) -> bytes:
+    """One event as the JSON answers show it, under `id:` its `id_field`."""
+    shown = schema.model_validate(item).model_dump(mode="json")
+    data = json.dumps(shown, separators=(",", ":"), ensure_ascii=False)
+    return f"id: {shown[id_field]}\nevent: {shown['type']}\ndata: {data}\n\n".encode()
+
+
+class Streams:
+    """This process's open streams, at most `limit`; `close_all` ends them (shutdown)."""
+
+    def __init__(self, hub: EventHub, limit: int) -> None:
+        self.hub = hub
+        self.limit = limit
+        self.open = 0
+        self.closing = False
+
+    def take(self) -> None:
+        if self.closing or self.open >= self.limit:
+            raise ProblemError(
+                "rate-limited",
+                "This server has as many event streams open as it allows; try again shortly.",
+                headers={"Retry-After": str(RETRY_AFTER_S)},
+            )
+        self.open += 1
+
+    def give_back(self) -> None:
+        self.open -= 1
+
+    def close_all(self) -> None:
+        self.closing = True
+        self.hub.wake_all()
+
+
+async def open_stream(
+    streams: Streams,
+    feed: Feed,
+    subscription: tuple[str, str | None],
+    schema: type[BaseModel],
+    id_field: str,
+) -> Response:
+    """Takes a slot and subscribes, then reads the history (which may refuse, e.g. a run
+    that is not there) — all before the response's headers go out, so nothing committed
+    after the request is missed."""
+    streams.take()
+    sub = streams.hub.subscribe(*subscription)
+    try:
+        history = await feed.first()
+    except BaseException:
+        streams.hub.unsubscribe(sub)
+        streams.give_back()
+        raise
+
+    def release() -> None:
+        streams.hub.unsubscribe(sub)
+        streams.give_back()
+
+    framed = functools.partial(frame, schema, id_field)
+    return EventStreamResponse(_frames(streams, feed, sub, history, framed), release)
+
+
+async def _frames(
+    streams: Streams,
+    feed: Feed,
+    sub: Subscription,
+    items: list[dict[str, Any]],
+    framed: Callable[[dict[str, Any]], bytes],
+) -> AsyncIterator[bytes]:
+    loop = asyncio.get_running_loop()
+    quiet_since = last_read = loop.time()
+    rechecks = 0
+    while True:
+        for item in items:
+            yield framed(item)
+        if feed.finished or streams.closing:
+            return
+        if len(items) >= PAGE:  # a full page: more may be behind it
+            items = await feed.read()
+            continue
+        if items:
+            quiet_since = loop.time()
+        ping_in = PING_S - (loop.time() - quiet_since)
+        if ping_in <= 0:
+            yield b": ping\n\n"
+            quiet_since = loop.time()
+            ping_in = PING_S
+        woken = await sub.wait(min(ping_in, RECHECK_S if rechecks else POLL_S))
+        if streams.closing:
+            return
+        rechecks = RECHECKS if woken else max(0, rechecks - 1)
+        await asyncio.sleep(max(0.0, last_read + READ_EVERY_S - loop.time()))
+        if streams.closing:
+            return
+        last_read = loop.time()
+        items = await feed.read()
+        if items:
+            rechecks = 0
+
+
+class EventStreamResponse(Response):
+    """Writes frames until the feed ends, the client goes, or the process shuts down."""
+
+    media_type = MEDIA_TYPE
+
+    def __init__(self, frames: AsyncIterator[bytes], release: Callable[[], None]) -> None:
+        super().__init__(
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+            media_type=MEDIA_TYPE,
+        )
+        del self.headers["content-length"]
+        self._frames = frames
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            async with anyio.create_task_group() as group:
+
+                async def until_disconnect() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    group.cancel_scope.cancel()
+
+                group.start_soon(until_disconnect)
+                await send(
+                    {"type": "http.response.start", "status": 200, "headers": self.raw_headers}
+                )
+                async for chunk in self._frames:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                group.cancel_scope.cancel()
+        except OSError:
+            pass  # the client went away mid-write
+        finally:
+            await self._frames.aclose()  # type: ignore[attr-defined]
+            self._release()

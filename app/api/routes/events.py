@@ -1,0 +1,79 @@
+"""The tenant's events across runs: a page of JSON, or a live stream (the console's queue
+reads it)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+
+from app.api.deps import ReaderDep, RuntimeDep, StreamsDep
+from app.api.event_stream import LastEventId, open_stream, streamed, wants_stream
+from app.api.responses import problems
+from app.api.schemas import TenantEventOut, TenantEventPage
+from app.domain.errors import DomainError, ErrorCode, FieldError
+from app.domain.events import EventType
+from app.engine import event_feeds
+
+router = APIRouter(prefix="/v1/events", tags=["events"])
+
+_TYPES = {t.value for t in EventType}
+
+
+def _types_of(types: str | None) -> list[str] | None:
+    if not types:
+        return None
+    wanted = [t.strip() for t in types.split(",") if t.strip()]
+    unknown = [t for t in wanted if t not in _TYPES]
+    if unknown:
+        raise DomainError(
+            ErrorCode.VALIDATION,
+            "some fields are invalid",
+            [FieldError("types", f"not an event type: {', '.join(sorted(unknown))[:200]}")],
+        )
+    return wanted or None
+
+
+@router.get(
+    "",
+    response_model=TenantEventPage,
+    responses={
+        **problems(400, 401, 403, 422, 429),
+        **streamed(
+            "The tenant's events: a page of JSON, or with `Accept: text/event-stream` "
+            "Server-Sent Events (`id:` the event's `id`, `event:` its type, `data:` the "
+            "event). Without a cursor a stream starts with what is committed after the "
+            "request; a `: ping` every 15 s."
+        ),
+    },
+)
+async def list_events(
+    principal: ReaderDep,
+    rt: RuntimeDep,
+    streams: StreamsDep,
+    request: Request,
+    types: Annotated[
+        str | None, Query(max_length=2000, description="Event types, comma-separated.")
+    ] = None,
+    run_id: Annotated[str | None, Query(max_length=64, description="One run's only.")] = None,
+    after: Annotated[
+        str | None, Query(max_length=500, description="Only events after this event `id`.")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=200, description="Items per page (default 50).")] = 50,
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    last_event_id: LastEventId = None,  # type: ignore[assignment]
+) -> Any:
+    wanted = _types_of(types)
+    resume = None
+    for field, value in (("after", after), ("cursor", cursor), ("Last-Event-ID", last_event_id)):
+        if value:
+            resume = max(resume or event_feeds.START, event_feeds.position_of(value, field))
+    if wants_stream(request):
+        feed = event_feeds.TenantFeed(rt, principal, after=resume, types=wanted, run_id=run_id)
+        return await open_stream(
+            streams, feed, (principal.tenant_id, run_id), schema=TenantEventOut, id_field="id"
+        )
+    items, next_cursor = await event_feeds.tenant_events(
+        rt, principal, after=resume, limit=limit, types=wanted, run_id=run_id
+    )
+    return {"items": items, "next_cursor": next_cursor}

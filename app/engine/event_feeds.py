@@ -1,0 +1,165 @@
+"""What event streams and the tenant's event list read: a run's timeline after a seq, and
+a tenant's events after a position, each read from the database (history and new events
+alike), so a reader resuming from an id it was given misses and repeats nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from app.db import events_repo, runs_repo
+from app.domain.errors import DomainError, ErrorCode, FieldError
+from app.domain.tools import Principal
+from app.engine.runs import decode_cursor, encode_cursor, not_found
+from app.engine.runtime import Runtime
+
+#: Events read per statement.
+PAGE = 200
+FINISHED = "run.finished"
+#: Where a tenant's feed starts when asked for everything.
+START: events_repo.Position = (0, "", 0)
+
+
+def event_id(row: Mapping[str, Any]) -> str:
+    """An event's tenant-wide id: its position in the feed, as an opaque cursor."""
+    return encode_cursor([row["xid"], row["run_id"], row["seq"]])
+
+
+def position_of(event_id: str, field: str) -> events_repo.Position:
+    try:
+        raw = decode_cursor(event_id)
+    except DomainError:
+        raw = None
+    if (
+        isinstance(raw, list)
+        and len(raw) == 3
+        and isinstance(raw[0], int)
+        and isinstance(raw[1], str)
+        and isinstance(raw[2], int)
+        and 0 <= raw[0] < 2**63
+        and 0 <= raw[2] < 2**31
+        and len(raw[1]) <= 64
+    ):
+        return (raw[0], raw[1], raw[2])
+    raise DomainError(
+        ErrorCode.VALIDATION,
+        "some fields are invalid",
+        [FieldError(field, "not an event id this service gave out")],
+    )
+
+
+def tenant_item(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "id": event_id(row),
+        "run_id": row["run_id"],
+        "seq": row["seq"],
+        "type": row["type"],
+        "at": row["at"],
+        "data": row["data"],
+    }
+
+
+class RunFeed:
+    """A run's timeline after `after`."""
+
+    def __init__(self, rt: Runtime, principal: Principal, run_id: str, after: int) -> None:
+        self.rt = rt
+        self.tenant_id = principal.tenant_id
+        self.run_id = run_id
+        self.after = after
+        self.finished = False
+
+    async def first(self) -> list[dict[str, Any]]:
+        """The first read, which also tells a run that is not there (`not_found`)."""
+        async with self.rt.reads() as session:
+            items = await self._read(session)
+            if not items and not await runs_repo.exists_run(session, self.tenant_id, self.run_id):
+                raise not_found()
+        return items
+
+    async def read(self) -> list[dict[str, Any]]:
+        async with self.rt.reads() as session:
+            return await self._read(session)
+
+    async def _read(self, session: Any) -> list[dict[str, Any]]:
+        rows = await runs_repo.events_page(
+            session, tenant_id=self.tenant_id, run_id=self.run_id, after=self.after, limit=PAGE
+        )
+        items = [dict(r) for r in rows]
+        if items:
+            self.after = items[-1]["seq"]
+            self.finished = any(i["type"] == FINISHED for i in items)
+        return items
+
+
+class TenantFeed:
+    """A tenant's events after a position, or (no position) those committed from now on."""
+
+    def __init__(
+        self,
+        rt: Runtime,
+        principal: Principal,
+        *,
+        after: events_repo.Position | None,
+        types: Sequence[str] | None,
+        run_id: str | None,
+    ) -> None:
+        self.rt = rt
+        self.tenant_id = principal.tenant_id
+        self.after = after
+        self.types = types
+        self.run_id = run_id
+        self.finished = False  # a tenant's feed never ends
+        self._since: str | None = None
+
+    async def first(self) -> list[dict[str, Any]]:
+        if self.after is None:
+            async with self.rt.reads() as session:
+                self._since, self.after = await events_repo.now(session)
+            return []
+        return await self.read()
+
+    async def read(self) -> list[dict[str, Any]]:
+        assert self.after is not None
+        async with self.rt.reads() as session:
+            page = await events_repo.page(
+                session,
+                tenant_id=self.tenant_id,
+                after=self.after,
+                limit=PAGE,
+                types=self.types,
+                run_id=self.run_id,
+                since=self._since,
+            )
+        if page.rows:
+            last = page.rows[-1]
+            self.after = (last["xid"], last["run_id"], last["seq"])
+        if len(page.rows) < PAGE:
+            # Everything under the horizon was looked at: filtered-out events are not read
+            # again next time.
+            self.after = max(self.after, (page.horizon, "", 0))
+        return [tenant_item(r) for r in page.rows]
+
+
+async def tenant_events(
+    rt: Runtime,
+    principal: Principal,
+    *,
+    after: events_repo.Position | None,
+    limit: int,
+    types: Sequence[str] | None,
+    run_id: str | None,
+) -> tuple[list[dict[str, Any]], str | None]:
+    """A page of the tenant's events from the start (or after `after`); `next_cursor` when
+    more are there now."""
+    async with rt.reads() as session:
+        page = await events_repo.page(
+            session,
+            tenant_id=principal.tenant_id,
+            after=after or START,
+            limit=limit + 1,
+            types=types,
+            run_id=run_id,
+        )
+    items = [tenant_item(r) for r in page.rows[:limit]]
+    return items, items[-1]["id"] if len(page.rows) > limit else None
