@@ -12,6 +12,7 @@ import asyncio
 import functools
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Protocol
 
@@ -25,6 +26,7 @@ from starlette.types import Receive, Scope, Send
 from app.api.problems import ProblemError
 from app.engine.event_feeds import PAGE
 from app.engine.event_hub import EventHub, Subscription
+from app.engine.tenant_tail import TenantTails
 
 log = logging.getLogger(__name__)
 MEDIA_TYPE = "text/event-stream"
@@ -39,6 +41,8 @@ RECHECKS = 8
 #: A stream reads at most this often, however many commits wake it: under load, one read
 #: takes many events, and the database sees a bounded number of reads per stream.
 READ_EVERY_S = 0.1
+#: Frames of recent tenant events kept for the other streams of the tenant.
+FRAMES_KEPT = 4096
 #: What a client refused for the stream limit is told to wait.
 RETRY_AFTER_S = 5
 
@@ -48,7 +52,7 @@ class Feed(Protocol):
 
     async def first(self) -> list[dict[str, Any]]: ...
 
-    async def read(self) -> list[dict[str, Any]]: ...
+    async def read(self, fresh_from: float) -> list[dict[str, Any]]: ...
 
 
 # Typed `str` with a None default, not `str | None`: no `null` union in the document.
@@ -84,13 +88,29 @@ def frame(schema: type[BaseModel], id_field: str, item: dict[str, Any]) -> bytes
 
 
 class Streams:
-    """This process's open streams, at most `limit`; `close_all` ends them (shutdown)."""
+    """This process's open streams, at most `limit`; `close_all` ends them (shutdown). The
+    tenants' tails and the frames of recent tenant events are shared by the streams."""
 
     def __init__(self, hub: EventHub, limit: int) -> None:
         self.hub = hub
         self.limit = limit
         self.open = 0
         self.closing = False
+        self.tails = TenantTails()
+        self._frames: OrderedDict[str, bytes] = OrderedDict()
+
+    def frame(self, schema: type[BaseModel], id_field: str, item: dict[str, Any]) -> bytes:
+        """`frame()`, kept for recent tenant events: every stream of the tenant sends the
+        same bytes, made once."""
+        if id_field != "id":
+            return frame(schema, id_field, item)
+        key = item["id"]
+        made = self._frames.get(key)
+        if made is None:
+            made = self._frames[key] = frame(schema, id_field, item)
+            if len(self._frames) > FRAMES_KEPT:
+                self._frames.popitem(last=False)
+        return made
 
     def take(self) -> None:
         if self.closing or self.open >= self.limit:
@@ -115,24 +135,29 @@ async def open_stream(
     subscription: tuple[str, str | None],
     schema: type[BaseModel],
     id_field: str,
+    on_close: Callable[[], None] = lambda: None,
 ) -> Response:
     """Takes a slot and subscribes, then reads the history (which may refuse, e.g. a run
     that is not there) — all before the response's headers go out, so nothing committed
-    after the request is missed."""
-    streams.take()
-    sub = streams.hub.subscribe(*subscription)
+    after the request is missed. `on_close` runs when the stream ends or is refused."""
     try:
-        history = await feed.first()
+        streams.take()
     except BaseException:
-        streams.hub.unsubscribe(sub)
-        streams.give_back()
+        on_close()
         raise
+    sub = streams.hub.subscribe(*subscription)
 
     def release() -> None:
         streams.hub.unsubscribe(sub)
         streams.give_back()
+        on_close()
 
-    framed = functools.partial(frame, schema, id_field)
+    try:
+        history = await feed.first()
+    except BaseException:
+        release()
+        raise
+    framed = functools.partial(streams.frame, schema, id_field)
     return EventStreamResponse(_frames(streams, feed, sub, history, framed), release)
 
 
@@ -147,12 +172,12 @@ async def _frames(
     quiet_since = last_read = loop.time()
     rechecks = 0
     while True:
-        for item in items:
-            yield framed(item)
+        if items:  # one write for what one read found
+            yield b"".join(framed(item) for item in items)
         if feed.finished or streams.closing:
             return
         if len(items) >= PAGE:  # a full page: more may be behind it
-            items = await feed.read()
+            items = await feed.read(loop.time())
             continue
         if items:
             quiet_since = loop.time()
@@ -169,7 +194,9 @@ async def _frames(
         if streams.closing:
             return
         last_read = loop.time()
-        items = await feed.read()
+        # Woken: a read that began after the (latest) commit that woke it will do, shared
+        # with the other streams woken by it. Not woken (a poll): a read from now.
+        items = await feed.read(sub.woken_at if woken else last_read)
         if items:
             rechecks = 0
 

@@ -4,25 +4,20 @@ alike), so a reader resuming from an id it was given misses and repeats nothing.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.db import events_repo, runs_repo
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.tools import Principal
-from app.engine.runs import decode_cursor, encode_cursor, not_found
+from app.engine.runs import decode_cursor, not_found
 from app.engine.runtime import Runtime
+from app.engine.tenant_tail import PAGE, TenantTail, event_id
 
-#: Events read per statement.
-PAGE = 200
 FINISHED = "run.finished"
 #: Where a tenant's feed starts when asked for everything.
 START: events_repo.Position = (0, "", 0)
-
-
-def event_id(row: Mapping[str, Any]) -> str:
-    """An event's tenant-wide id: its position in the feed, as an opaque cursor."""
-    return encode_cursor([row["xid"], row["run_id"], row["seq"]])
 
 
 def position_of(event_id: str, field: str) -> events_repo.Position:
@@ -50,7 +45,7 @@ def position_of(event_id: str, field: str) -> events_repo.Position:
 
 def tenant_item(row: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        "id": event_id(row),
+        "id": row.get("id") or event_id(row),
         "run_id": row["run_id"],
         "seq": row["seq"],
         "type": row["type"],
@@ -77,7 +72,7 @@ class RunFeed:
                 raise not_found()
         return items
 
-    async def read(self) -> list[dict[str, Any]]:
+    async def read(self, fresh_from: float) -> list[dict[str, Any]]:
         async with self.rt.reads() as session:
             return await self._read(session)
 
@@ -92,8 +87,23 @@ class RunFeed:
         return items
 
 
+class Snapshot:
+    """A `pg_snapshot` ("xmin:xmax:xip,..."): which transactions had ended when it was taken."""
+
+    def __init__(self, text: str) -> None:
+        xmin, xmax, xip = text.split(":")
+        self.text = text
+        self.xmin, self.xmax = int(xmin), int(xmax)
+        self.running = {int(x) for x in xip.split(",") if x}
+
+    def saw(self, xid: int) -> bool:
+        return xid < self.xmin or (xid < self.xmax and xid not in self.running)
+
+
 class TenantFeed:
-    """A tenant's events after a position, or (no position) those committed from now on."""
+    """A tenant's events after a position, or (no position) those committed from now on.
+    Reads through the process's `tail` of the tenant when given one and it reaches back far
+    enough; by itself otherwise."""
 
     def __init__(
         self,
@@ -103,33 +113,51 @@ class TenantFeed:
         after: events_repo.Position | None,
         types: Sequence[str] | None,
         run_id: str | None,
+        tail: TenantTail | None = None,
     ) -> None:
         self.rt = rt
         self.tenant_id = principal.tenant_id
         self.after = after
-        self.types = types
+        self.types = set(types) if types else None
         self.run_id = run_id
+        self.tail = tail
         self.finished = False  # a tenant's feed never ends
-        self._since: str | None = None
+        self._since: Snapshot | None = None
 
     async def first(self) -> list[dict[str, Any]]:
         if self.after is None:
             async with self.rt.reads() as session:
-                self._since, self.after = await events_repo.now(session)
+                snapshot, self.after = await events_repo.now(session)
+            self._since = Snapshot(snapshot)
             return []
-        return await self.read()
+        return await self.read(asyncio.get_running_loop().time())
 
-    async def read(self) -> list[dict[str, Any]]:
+    def _wants(self, row: Mapping[str, Any]) -> bool:
+        return (
+            (self.types is None or row["type"] in self.types)
+            and (self.run_id is None or row["run_id"] == self.run_id)
+            and (self._since is None or not self._since.saw(row["xid"]))
+        )
+
+    async def read(self, fresh_from: float) -> list[dict[str, Any]]:
+        """What is there after the feed's position, as read by a statement that began at or
+        after `fresh_from` (event-loop time)."""
         assert self.after is not None
+        if self.tail is not None:
+            await self.tail.refresh(fresh_from)
+            shared = self.tail.after(self.after)
+            if shared is not None:
+                rows, self.after = shared
+                return [tenant_item(r) for r in rows if self._wants(r)]
         async with self.rt.reads() as session:
             page = await events_repo.page(
                 session,
                 tenant_id=self.tenant_id,
                 after=self.after,
                 limit=PAGE,
-                types=self.types,
+                types=sorted(self.types) if self.types else None,
                 run_id=self.run_id,
-                since=self._since,
+                since=self._since.text if self._since else None,
             )
         if page.rows:
             last = page.rows[-1]

@@ -35,8 +35,11 @@ class Subscription:
         self.tenant_id = tenant_id
         self.run_id = run_id
         self._woken = asyncio.Event()
+        #: When it was last woken (event-loop time): after the commit that woke it.
+        self.woken_at = float("-inf")
 
     def wake(self) -> None:
+        self.woken_at = asyncio.get_running_loop().time()
         self._woken.set()
 
     async def wait(self, seconds: float) -> bool:

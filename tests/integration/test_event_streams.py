@@ -6,6 +6,7 @@ end cleanly on shutdown."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -39,6 +40,7 @@ from tests.integration.test_approvals import (
     row,
 )
 from tests.integration.test_processes import free_port, server, wait_healthy
+from tests.statements import counting
 
 STREAM = {"Accept": "text/event-stream"}
 Frame = dict[str, Any]
@@ -397,3 +399,49 @@ async def test_streams_end_cleanly_when_the_server_shuts_down(
             assert rest is None
             assert loop.time() - started < 10
         assert await asyncio.to_thread(process.wait, 15) == 0
+
+
+async def test_a_tenants_streams_in_one_process_share_their_reads(
+    harness_factory,  # type: ignore[no-untyped-def]
+) -> None:
+    """Ten streams of one tenant, woken by the same commits, are served by the tenant's one
+    shared reader: far fewer reads than streams times commits. A stream resuming from
+    before the shared window reads for itself, then joins it."""
+    h = await harness_factory()
+    headers = await h.key()
+    early = (
+        await h.client.post("/v1/runs", headers=headers, json=run_body(final("Early.")))
+    ).json()["id"]
+    first_id = (await h.client.get("/v1/events?limit=1", headers=headers)).json()["items"][0]["id"]
+    async with contextlib.AsyncExitStack() as stack:
+        base = await stack.enter_async_context(serving_app(h.app))
+        sources = [
+            (await stack.enter_async_context(stream(base, "/v1/events", headers)))[1]
+            for _ in range(10)
+        ]
+        behind = (
+            await stack.enter_async_context(
+                stream(base, "/v1/events", {**headers, "Last-Event-ID": first_id})
+            )
+        )[1]
+        with counting(h.app.state.engine) as seen:
+            created = await h.client.post(
+                "/v1/runs",
+                headers=headers,
+                json=run_body(tool_calls(("c1", "list_technologies", {})), final("Now.")),
+            )
+            run_id = created.json()["id"]
+            got = [await take(source, "run.finished") for source in sources]
+        caught_up = await take(behind, "run.finished")
+        caught_up += await take(behind, "run.finished")
+    stored = await timeline(h, headers, run_id)
+    for frames_ in got:
+        assert [(f["data"]["run_id"], f["data"]["seq"]) for f in frames_] == [
+            (run_id, e["seq"]) for e in stored
+        ]
+    assert [f["data"]["run_id"] for f in caught_up][-len(stored) :] == [run_id] * len(stored)
+    assert caught_up[0]["data"]["run_id"] == early and caught_up[0]["data"]["seq"] == 2
+    # The run's few commits woke eleven streams: read by each, that would be about 30
+    # reads; shared, a handful (the stream behind reads once for itself).
+    reads = [s for s in seen.all if "pg_snapshot_xmin" in s]
+    assert len(reads) <= len(stored) + 2, len(reads)

@@ -7,6 +7,7 @@ import asyncio
 import json
 
 from app.engine import event_hub
+from app.engine.event_feeds import Snapshot
 from app.engine.event_hub import EventHub
 
 
@@ -62,3 +63,9 @@ def test_a_payload_too_long_for_notify_says_everyone_should_look() -> None:
     assert json.loads(few) == [["acme", "run_1"]]
     many = EventHub.payload([("acme", f"run_{'x' * 60}{i}") for i in range(200)])
     assert many == event_hub.EVERYTHING
+
+
+def test_a_snapshot_saw_what_had_ended_when_it_was_taken() -> None:
+    snapshot = Snapshot("100:105:101,103")
+    assert [x for x in range(98, 108) if snapshot.saw(x)] == [98, 99, 100, 102, 104]
+    assert not Snapshot("7:7:").saw(7) and Snapshot("7:7:").saw(6)

@@ -69,9 +69,17 @@ async def list_events(
         if value:
             resume = max(resume or event_feeds.START, event_feeds.position_of(value, field))
     if wants_stream(request):
-        feed = event_feeds.TenantFeed(rt, principal, after=resume, types=wanted, run_id=run_id)
+        tail = streams.tails.acquire(rt, principal.tenant_id)
+        feed = event_feeds.TenantFeed(
+            rt, principal, after=resume, types=wanted, run_id=run_id, tail=tail
+        )
         return await open_stream(
-            streams, feed, (principal.tenant_id, run_id), schema=TenantEventOut, id_field="id"
+            streams,
+            feed,
+            (principal.tenant_id, run_id),
+            schema=TenantEventOut,
+            id_field="id",
+            on_close=lambda: streams.tails.release(tail),
         )
     items, next_cursor = await event_feeds.tenant_events(
         rt, principal, after=resume, limit=limit, types=wanted, run_id=run_id

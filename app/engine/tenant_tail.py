@@ -1,0 +1,110 @@
+"""One reader per process of a tenant's newest events, shared by all that tenant's streams
+here. A commit wakes every one of them; without sharing, each would ask the database, and
+a hundred streams made the database answer a hundred reads per commit. With it, the
+streams woken together are served by one read, from a window of recent events; a stream
+behind the window (resuming from an old id) reads for itself until it has caught up."""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+from collections.abc import Mapping
+from typing import Any
+
+from app.db import events_repo
+from app.db.events_repo import Position
+from app.engine.runs import encode_cursor
+from app.engine.runtime import Runtime
+
+#: Events read per statement.
+PAGE = 200
+#: Recent events a tail keeps for streams a little behind.
+KEEP = 2000
+
+Row = Mapping[str, Any]
+
+
+def position(row: Row) -> Position:
+    return (row["xid"], row["run_id"], row["seq"])
+
+
+def event_id(row: Row) -> str:
+    """An event's tenant-wide id: its position in the feed, as an opaque cursor."""
+    return encode_cursor(list(position(row)))
+
+
+class TenantTail:
+    def __init__(self, rt: Runtime, tenant_id: str) -> None:
+        self.rt = rt
+        self.tenant_id = tenant_id
+        self.users = 0
+        #: Every event after `start` and under `horizon` is in `_rows`, in order.
+        self.start: Position | None = None
+        self.horizon = 0
+        self._positions: list[Position] = []
+        self._rows: list[Row] = []
+        self._lock = asyncio.Lock()
+        self._last_read_at = float("-inf")
+
+    @property
+    def end(self) -> Position:
+        assert self.start is not None
+        last = self._positions[-1] if self._positions else self.start
+        return max(last, (self.horizon, "", 0))
+
+    async def refresh(self, asked_at: float) -> None:
+        """Reads what is new, unless a read that began at or after `asked_at` (when the
+        asking stream was woken, or later) already has."""
+        async with self._lock:
+            if self._last_read_at >= asked_at:
+                return
+            self._last_read_at = asyncio.get_running_loop().time()
+            async with self.rt.reads() as session:
+                if self.start is None:
+                    _, self.start = await events_repo.now(session)
+                while True:
+                    page = await events_repo.page(
+                        session, tenant_id=self.tenant_id, after=self.end, limit=PAGE
+                    )
+                    self._positions += [position(r) for r in page.rows]
+                    # Each event's id made once, for every stream.
+                    self._rows += [{**r, "id": event_id(r)} for r in page.rows]
+                    if len(page.rows) < PAGE:
+                        self.horizon = max(self.horizon, page.horizon)
+                        break
+            self._trim()
+
+    def _trim(self) -> None:
+        if len(self._rows) > 2 * KEEP:
+            cut = len(self._rows) - KEEP
+            self.start = self._positions[cut - 1]
+            self._positions = self._positions[cut:]
+            self._rows = self._rows[cut:]
+
+    def after(self, since: Position) -> tuple[list[Row], Position] | None:
+        """The events after `since` that this tail has read, and the position they reach
+        (everything before it was looked at); None when its window does not reach back to
+        `since`."""
+        if self.start is None or since < self.start:
+            return None
+        first = bisect.bisect_right(self._positions, since)
+        return self._rows[first:], max(since, self.end)
+
+
+class TenantTails:
+    """The tails of the tenants that have streams in this process."""
+
+    def __init__(self) -> None:
+        self._tails: dict[str, TenantTail] = {}
+
+    def acquire(self, rt: Runtime, tenant_id: str) -> TenantTail:
+        tail = self._tails.get(tenant_id)
+        if tail is None:
+            tail = self._tails[tenant_id] = TenantTail(rt, tenant_id)
+        tail.users += 1
+        return tail
+
+    def release(self, tail: TenantTail) -> None:
+        tail.users -= 1
+        if tail.users <= 0 and self._tails.get(tail.tenant_id) is tail:
+            del self._tails[tail.tenant_id]
