@@ -56,9 +56,9 @@ class Reader:
         self.finished_at: dict[str, float] = {}
         self.open = asyncio.Event()
 
-    async def read(self, client: httpx.AsyncClient, headers: dict[str, str]) -> None:
+    async def read(self, client: httpx.AsyncClient, headers: dict[str, str], path: str) -> None:
         stream_headers = {**headers, "Accept": "text/event-stream"}
-        async with client.stream("GET", "/v1/events", headers=stream_headers) as response:
+        async with client.stream("GET", path, headers=stream_headers) as response:
             response.raise_for_status()
             self.open.set()
             event_id = kind = data = None
@@ -138,11 +138,12 @@ async def bench(servers: tuple[Any, Any], key: str, args: argparse.Namespace) ->
         await asyncio.sleep(1)
         before = a_server.rss_kib()
         readers = [Reader() for _ in range(args.streams)]
-        tasks = [asyncio.create_task(r.read(a, headers)) for r in readers]
+        path = f"/v1/events?types={args.types}" if args.types else "/v1/events"
+        tasks = [asyncio.create_task(r.read(a, headers, path)) for r in readers]
         await asyncio.wait_for(asyncio.gather(*(r.open.wait() for r in readers)), 60)
         await asyncio.sleep(1)
         after = a_server.rss_kib()
-        print(f"streams open on A                        {args.streams}")
+        print(f"streams open on A                        {args.streams} ({path})")
         print(
             f"A's memory                               {mib(before)} before, {mib(after)} after:"
             f" {(after - before) / args.streams:.0f} KiB a stream"
@@ -182,6 +183,9 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=100)
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument(
+        "--types", default="", help="the streams' types= filter, e.g. run.finished (none)"
+    )
     args = parser.parse_args()
     server_url = os.environ.get(
         "TOOLGATE_BENCH_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"

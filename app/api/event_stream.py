@@ -40,7 +40,7 @@ RECHECK_S = 0.25
 RECHECKS = 8
 #: A stream reads at most this often, however many commits wake it: under load, one read
 #: takes many events, and the database sees a bounded number of reads per stream.
-READ_EVERY_S = 0.1
+READ_EVERY_S = 0.25
 #: Frames of recent tenant events kept for the other streams of the tenant.
 FRAMES_KEPT = 4096
 #: What a client refused for the stream limit is told to wait.
