@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -52,6 +53,24 @@ async def get_principal(
     return principal
 
 
+def key_recheck(
+    rt: RuntimeDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Callable[[], Awaitable[bool]]:
+    """For a long response (an event stream): whether the request's key still opens it,
+    with a reader's role, so a key revoked meanwhile stops it."""
+    key = credentials.credentials if credentials is not None else ""
+
+    async def still_valid() -> bool:
+        principal = await authenticate(rt.reads, key)
+        return principal is not None and bool(principal.roles & set(READER_ROLES))
+
+    return still_valid
+
+
+KeyRecheckDep = Annotated[Callable[[], Awaitable[bool]], Depends(key_recheck)]
+
+
 def require(*roles: str):  # type: ignore[no-untyped-def]
     async def check(principal: Annotated[Principal, Depends(get_principal)]) -> Principal:
         if roles and not principal.roles & set(roles):
@@ -61,7 +80,8 @@ def require(*roles: str):  # type: ignore[no-untyped-def]
     return check
 
 
+READER_ROLES = ("caller", "approver")
 CallerDep = Annotated[Principal, Depends(require("caller"))]
-ReaderDep = Annotated[Principal, Depends(require("caller", "approver"))]
+ReaderDep = Annotated[Principal, Depends(require(*READER_ROLES))]
 AnyRoleDep = Annotated[Principal, Depends(require())]
 AdminDep = Annotated[Principal, Depends(require("admin"))]

@@ -13,7 +13,7 @@ import functools
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any, Protocol
 
 import anyio
@@ -23,7 +23,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from app import logs
 from app.api.problems import ProblemError
+from app.db.errors import is_unavailable
 from app.engine.event_feeds import PAGE
 from app.engine.event_hub import EventHub, Subscription
 from app.engine.tenant_tail import TenantTails
@@ -41,6 +43,8 @@ RECHECKS = 8
 #: A stream reads at most this often, however many commits wake it: under load, one read
 #: takes many events, and the database sees a bounded number of reads per stream.
 READ_EVERY_S = 0.25
+#: How often a stream checks that its request's key still holds.
+KEY_CHECK_S = 15.0
 #: Frames of recent tenant events kept for the other streams of the tenant.
 FRAMES_KEPT = 4096
 #: What a client refused for the stream limit is told to wait.
@@ -49,6 +53,7 @@ RETRY_AFTER_S = 5
 
 class Feed(Protocol):
     finished: bool
+    held_back: bool
 
     async def first(self) -> list[dict[str, Any]]: ...
 
@@ -97,14 +102,16 @@ class Streams:
         self.open = 0
         self.closing = False
         self.tails = TenantTails()
-        self._frames: OrderedDict[str, bytes] = OrderedDict()
+        self._frames: OrderedDict[tuple[str, str], bytes] = OrderedDict()
 
-    def frame(self, schema: type[BaseModel], id_field: str, item: dict[str, Any]) -> bytes:
+    def frame(
+        self, schema: type[BaseModel], id_field: str, tenant_id: str, item: dict[str, Any]
+    ) -> bytes:
         """`frame()`, kept for recent tenant events: every stream of the tenant sends the
         same bytes, made once."""
         if id_field != "id":
             return frame(schema, id_field, item)
-        key = item["id"]
+        key = (tenant_id, item["id"])
         made = self._frames.get(key)
         if made is None:
             made = self._frames[key] = frame(schema, id_field, item)
@@ -113,7 +120,13 @@ class Streams:
         return made
 
     def take(self) -> None:
-        if self.closing or self.open >= self.limit:
+        if self.closing:
+            raise ProblemError(
+                "unavailable",
+                "This server is shutting down; reconnect (to another replica).",
+                headers={"Retry-After": "1"},
+            )
+        if self.open >= self.limit:
             raise ProblemError(
                 "rate-limited",
                 "This server has as many event streams open as it allows; try again shortly.",
@@ -135,11 +148,16 @@ async def open_stream(
     subscription: tuple[str, str | None],
     schema: type[BaseModel],
     id_field: str,
+    still_valid: Callable[[], Awaitable[bool]],
     on_close: Callable[[], None] = lambda: None,
 ) -> Response:
     """Takes a slot and subscribes, then reads the history (which may refuse, e.g. a run
     that is not there) — all before the response's headers go out, so nothing committed
-    after the request is missed. `on_close` runs when the stream ends or is refused."""
+    after the request is missed. `on_close` runs when the stream ends or is refused.
+    `still_valid` is asked now and then whether the request's key still holds.
+
+    A feed that has ended with nothing to send (a finished run resumed after its last
+    event) answers `204 No Content`, which tells an SSE client to stop reconnecting."""
     try:
         streams.take()
     except BaseException:
@@ -157,30 +175,57 @@ async def open_stream(
     except BaseException:
         release()
         raise
-    framed = functools.partial(streams.frame, schema, id_field)
-    return EventStreamResponse(_frames(streams, feed, sub, history, framed), release)
+    if feed.finished and not history:
+        release()
+        return Response(status_code=204)
+    framed = functools.partial(streams.frame, schema, id_field, subscription[0])
+    frames = _frames(streams, feed, sub, history, framed, still_valid)
+    return EventStreamResponse(frames, release)
+
+
+async def _read(feed: Feed, fresh_from: float) -> list[dict[str, Any]] | None:
+    """A read, or None when it failed: the stream then ends, cleanly, and its client
+    resumes from its last id (an outage is said once for the whole process)."""
+    try:
+        return await feed.read(fresh_from)
+    except Exception as exc:
+        if is_unavailable(exc):
+            logs.outage.seen(exc)
+        else:
+            log.warning("an event stream could not read its events; it ends", exc_info=True)
+        return None
 
 
 async def _frames(
     streams: Streams,
     feed: Feed,
     sub: Subscription,
-    items: list[dict[str, Any]],
+    items: list[dict[str, Any]] | None,
     framed: Callable[[dict[str, Any]], bytes],
+    still_valid: Callable[[], Awaitable[bool]],
 ) -> AsyncIterator[bytes]:
     loop = asyncio.get_running_loop()
-    quiet_since = last_read = loop.time()
+    quiet_since = last_read = checked_at = loop.time()
     rechecks = 0
-    while True:
+    while items is not None:
         if items:  # one write for what one read found
             yield b"".join(framed(item) for item in items)
         if feed.finished or streams.closing:
             return
         if len(items) >= PAGE:  # a full page: more may be behind it
-            items = await feed.read(loop.time())
+            items = await _read(feed, loop.time())
             continue
         if items:
             quiet_since = loop.time()
+        if loop.time() - checked_at >= KEY_CHECK_S:
+            checked_at = loop.time()
+            try:
+                if not await still_valid():
+                    return  # the key was revoked (or lost its role) meanwhile
+            except Exception as exc:
+                if is_unavailable(exc):
+                    logs.outage.seen(exc)
+                return
         ping_in = PING_S - (loop.time() - quiet_since)
         if ping_in <= 0:
             yield b": ping\n\n"
@@ -189,14 +234,16 @@ async def _frames(
         woken = await sub.wait(min(ping_in, RECHECK_S if rechecks else POLL_S))
         if streams.closing:
             return
-        rechecks = RECHECKS if woken else max(0, rechecks - 1)
+        # A wake-up that finds nothing may be held back by an older transaction still
+        # open: look again soon, for a while (a tenant's feed only).
+        rechecks = RECHECKS if woken and feed.held_back else max(0, rechecks - 1)
         await asyncio.sleep(max(0.0, last_read + READ_EVERY_S - loop.time()))
         if streams.closing:
             return
         last_read = loop.time()
         # Woken: a read that began after the (latest) commit that woke it will do, shared
         # with the other streams woken by it. Not woken (a poll): a read from now.
-        items = await feed.read(sub.woken_at if woken else last_read)
+        items = await _read(feed, sub.woken_at if woken else last_read)
         if items:
             rechecks = 0
 
@@ -232,7 +279,7 @@ class EventStreamResponse(Response):
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 group.cancel_scope.cancel()
-        except OSError:
+        except* OSError:
             pass  # the client went away mid-write
         finally:
             await self._frames.aclose()  # type: ignore[attr-defined]

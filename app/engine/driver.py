@@ -51,7 +51,11 @@ class Driver:
             tool_switch_repo.CHANNEL: self._on_tools_switched,
             events_repo.CHANNEL: rt.events.on_notification,
         }
-        self.listener = Listener(listen_url, channels) if listen_url else None
+        self.listener = (
+            Listener(listen_url, channels, not_from_self=frozenset({events_repo.CHANNEL}))
+            if listen_url
+            else None
+        )
 
     @property
     def free_slots(self) -> int:

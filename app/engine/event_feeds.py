@@ -10,6 +10,7 @@ from typing import Any
 
 from app.db import events_repo, runs_repo
 from app.domain.errors import DomainError, ErrorCode, FieldError
+from app.domain.status import RunStatus
 from app.domain.tools import Principal
 from app.engine.runs import decode_cursor, not_found
 from app.engine.runtime import Runtime
@@ -63,13 +64,20 @@ class RunFeed:
         self.run_id = run_id
         self.after = after
         self.finished = False
+        #: A run's seqs are taken under its row lock: nothing is ever held back.
+        self.held_back = False
 
     async def first(self) -> list[dict[str, Any]]:
-        """The first read, which also tells a run that is not there (`not_found`)."""
+        """The first read, which also tells a run that is not there (`not_found`), and a
+        finished run with nothing after `after` (`finished`, nothing to send)."""
         async with self.rt.reads() as session:
             items = await self._read(session)
-            if not items and not await runs_repo.exists_run(session, self.tenant_id, self.run_id):
-                raise not_found()
+            if not items:
+                run = await runs_repo.get(session, self.tenant_id, self.run_id)
+                if run is None:
+                    raise not_found()
+                # Its run.finished was written with its status: at or before `after`.
+                self.finished = run.status == RunStatus.FINISHED
         return items
 
     async def read(self, fresh_from: float) -> list[dict[str, Any]]:
@@ -122,6 +130,8 @@ class TenantFeed:
         self.run_id = run_id
         self.tail = tail
         self.finished = False  # a tenant's feed never ends
+        #: Events below an older transaction still open wait for it: read again soon.
+        self.held_back = True
         self._since: Snapshot | None = None
 
     async def first(self) -> list[dict[str, Any]]:

@@ -29,13 +29,24 @@ class Listener:
     """One connection listening on every channel of `handlers` (channel -> handler of the
     notification's payload)."""
 
-    def __init__(self, url: str, handlers: Mapping[str, Callable[[str], None]]) -> None:
+    def __init__(
+        self,
+        url: str,
+        handlers: Mapping[str, Callable[[str], None]],
+        not_from_self: frozenset[str] = frozenset(),
+    ) -> None:
+        """`not_from_self`: channels whose notifications sent on this connection are not
+        handed back to this process."""
         self._dsn = asyncpg_dsn(url)
         self._handlers = dict(handlers)
+        self._not_from_self = not_from_self
+        self._own_pid = -1
         self.ready = asyncio.Event()
         self._connection: asyncpg.Connection | None = None
 
-    def _deliver(self, _connection: object, _pid: int, channel: str, payload: str) -> None:
+    def _deliver(self, _connection: object, pid: int, channel: str, payload: str) -> None:
+        if pid == self._own_pid and channel in self._not_from_self:
+            return  # sent by this process, which acted on it already
         try:
             self._handlers[channel](payload)
         except Exception:
@@ -68,6 +79,7 @@ class Listener:
                 for channel in self._handlers:
                     await connection.add_listener(channel, self._deliver)
                 self._reconnected()
+                self._own_pid = connection.get_server_pid()
                 self._connection = connection
                 self.ready.set()
                 await closed.wait()

@@ -213,14 +213,19 @@ async def list_runs(
     return _page(rows, limit, lambda r: [r.created_at.isoformat(), r.id])
 
 
+def seq_of_cursor(cursor: str) -> int:
+    """The seq a run's events page `next_cursor` resumes after."""
+    raw = decode_cursor(cursor)
+    if not isinstance(raw, int) or not 0 <= raw < 2**31:
+        raise _invalid("cursor", "not a cursor this service gave out")
+    return raw
+
+
 async def list_events(
     rt: Runtime, *, principal: Principal, run_id: str, after: int, limit: int, cursor: str | None
 ) -> tuple[list[Mapping[str, Any]], str | None]:
     if cursor:
-        raw = decode_cursor(cursor)
-        if not isinstance(raw, int) or not 0 <= raw < 2**31:
-            raise _invalid("cursor", "not a cursor this service gave out")
-        after = max(after, raw)
+        after = max(after, seq_of_cursor(cursor))
     async with rt.sessions() as session:
         rows = await runs_repo.events_page(
             session, tenant_id=principal.tenant_id, run_id=run_id, after=after, limit=limit + 1

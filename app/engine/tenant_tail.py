@@ -58,7 +58,8 @@ class TenantTail:
         async with self._lock:
             if self._last_read_at >= asked_at:
                 return
-            self._last_read_at = asyncio.get_running_loop().time()
+            # Counted once it has worked: a read cut short serves nobody.
+            began = asyncio.get_running_loop().time()
             async with self.rt.reads() as session:
                 if self.start is None:
                     _, self.start = await events_repo.now(session)
@@ -72,6 +73,7 @@ class TenantTail:
                     if len(page.rows) < PAGE:
                         self.horizon = max(self.horizon, page.horizon)
                         break
+            self._last_read_at = began
             self._trim()
 
     def _trim(self) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 from collections.abc import AsyncIterator
@@ -17,13 +18,14 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.adapters.clock import SystemClock
 from app.api import event_stream
+from app.db import events_repo
 from app.db.session import make_sessionmaker
-from app.db.tables import event
+from app.db.tables import api_key, event
 from app.engine.keys import create_key
 from tests.backend import Answer, serving, serving_app
 from tests.conftest import Harness
@@ -445,3 +447,65 @@ async def test_a_tenants_streams_in_one_process_share_their_reads(
     # reads; shared, a handful (the stream behind reads once for itself).
     reads = [s for s in seen.all if "pg_snapshot_xmin" in s]
     assert len(reads) <= len(stored) + 2, len(reads)
+
+
+async def test_a_finished_runs_stream_resumed_after_its_last_event_answers_no_content(
+    harness,  # type: ignore[no-untyped-def]
+) -> None:
+    """SSE clients reconnect when a stream ends; past run.finished the answer is 204, which
+    tells them to stop, instead of a stream that would wait forever."""
+    headers = await harness.key()
+    run_id = (
+        await harness.client.post("/v1/runs", headers=headers, json=run_body(final("Hi.")))
+    ).json()["id"]
+    last = (await timeline(harness, headers, run_id))[-1]["seq"]
+    for extra in ({"Last-Event-ID": str(last)}, {"Last-Event-ID": ""}):
+        path = f"/v1/runs/{run_id}/events" + ("" if extra["Last-Event-ID"] else f"?after={last}")
+        answer = await harness.client.get(path, headers={**headers, **STREAM, **extra})
+        assert answer.status_code == 204 and answer.content == b""
+    # The JSON page's cursor resumes a stream too.
+    page = (await harness.client.get(f"/v1/runs/{run_id}/events?limit=2", headers=headers)).json()
+    async with (
+        serving_app(harness.app) as base,
+        stream(base, f"/v1/runs/{run_id}/events?cursor={page['next_cursor']}", headers) as (
+            _,
+            source,
+        ),
+    ):
+        assert [int(f["id"]) async for f in source if "id" in f] == list(range(3, last + 1))
+    assert harness.app.state.streams.open == 0
+
+
+async def test_a_stream_ends_when_its_key_is_revoked_or_its_reads_fail(
+    harness_factory,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setattr(event_stream, "KEY_CHECK_S", 0.2)
+    monkeypatch.setattr(event_stream, "POLL_S", 0.2)
+    h = await harness_factory()
+    headers = await h.key()
+    async with serving_app(h.app) as base:
+        async with stream(base, "/v1/events", headers) as (response, source):
+            assert response.status_code == 200
+            async with h.runtime.sessions.begin() as session:
+                await session.execute(
+                    update(api_key).where(api_key.c.subject == "svc").values(revoked_at=func.now())
+                )
+            # The stream ends, cleanly (no transport error), at its next check.
+            assert await asyncio.wait_for(anext(source, None), 10) is None
+
+        other = await h.key(subject="other")
+
+        async def failing(*_args: Any, **_kwargs: Any) -> Any:
+            raise ConnectionRefusedError("the database went away")
+
+        async with stream(base, "/v1/events", other) as (response, source):
+            assert response.status_code == 200
+            monkeypatch.setattr(events_repo, "page", failing)
+            with caplog.at_level(logging.WARNING):
+                assert await asyncio.wait_for(anext(source, None), 10) is None
+    assert h.app.state.streams.open == 0
+    said = [r.getMessage() for r in caplog.records]
+    assert any("unavailable" in m for m in said), said
+    assert not any(r.exc_info for r in caplog.records)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from app.api.deps import ReaderDep, RuntimeDep, StreamsDep
+from app.api.deps import KeyRecheckDep, ReaderDep, RuntimeDep, StreamsDep
 from app.api.event_stream import LastEventId, open_stream, streamed, wants_stream
 from app.api.responses import problems
 from app.api.schemas import TenantEventOut, TenantEventPage
@@ -51,6 +51,7 @@ async def list_events(
     principal: ReaderDep,
     rt: RuntimeDep,
     streams: StreamsDep,
+    still_valid: KeyRecheckDep,
     request: Request,
     types: Annotated[
         str | None, Query(max_length=2000, description="Event types, comma-separated.")
@@ -79,6 +80,7 @@ async def list_events(
             (principal.tenant_id, run_id),
             schema=TenantEventOut,
             id_field="id",
+            still_valid=still_valid,
             on_close=lambda: streams.tails.release(tail),
         )
     items, next_cursor = await event_feeds.tenant_events(

@@ -9,7 +9,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from starlette.responses import JSONResponse
 
-from app.api.deps import CallerDep, DriverDep, ReaderDep, RuntimeDep, StreamsDep
+from app.api.deps import (
+    CallerDep,
+    DriverDep,
+    KeyRecheckDep,
+    ReaderDep,
+    RuntimeDep,
+    StreamsDep,
+)
 from app.api.event_stream import LastEventId, open_stream, streamed, wants_stream
 from app.api.idempotency import IdempotencyKey, RequiredIdempotencyKey, run_idempotent
 from app.api.responses import problems
@@ -186,6 +193,10 @@ async def get_run(run_id: str, principal: ReaderDep, rt: RuntimeDep) -> Any:
             "then new events as they are committed; a `: ping` every 15 s; the stream ends "
             "after `run.finished`."
         ),
+        204: {
+            "description": "A stream of a finished run asked for what comes after its "
+            "last event: there is nothing more (SSE clients stop reconnecting)."
+        },
     },
 )
 async def list_run_events(
@@ -193,6 +204,7 @@ async def list_run_events(
     principal: ReaderDep,
     rt: RuntimeDep,
     streams: StreamsDep,
+    still_valid: KeyRecheckDep,
     request: Request,
     after: Annotated[
         int, Query(ge=0, le=MAX_SEQ, description="Only events with a greater seq.")
@@ -202,10 +214,17 @@ async def list_run_events(
     last_event_id: LastEventId = None,  # type: ignore[assignment]
 ) -> Any:
     if wants_stream(request):
-        resume = _seq_of(last_event_id) if last_event_id is not None else 0
+        resume = _seq_of(last_event_id) if last_event_id else 0
+        if cursor:
+            resume = max(resume, runs.seq_of_cursor(cursor))
         feed = RunFeed(rt, principal, run_id, max(after, resume))
         return await open_stream(
-            streams, feed, (principal.tenant_id, run_id), schema=EventOut, id_field="seq"
+            streams,
+            feed,
+            (principal.tenant_id, run_id),
+            schema=EventOut,
+            id_field="seq",
+            still_valid=still_valid,
         )
     rows, next_cursor = await runs.list_events(
         rt, principal=principal, run_id=run_id, after=after, limit=limit, cursor=cursor

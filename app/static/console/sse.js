@@ -70,6 +70,10 @@ export function follow(url, { onEvent, onState = () => {}, lastEventId = null, e
       cache: "no-store",
       credentials: "omit",
     });
+    if (response.status === 204) {
+      // A finished run asked for what comes after its last event: nothing ever will.
+      return { ended: true };
+    }
     const type = response.headers.get("Content-Type") || "";
     if (!response.ok || !type.startsWith("text/event-stream") || !response.body) {
       response.body?.cancel().catch(() => {});
