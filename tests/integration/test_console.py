@@ -24,6 +24,7 @@ from app.adapters.builtin_tools.tech_radar import radar_tools
 from app.api.routes.console import CSP
 from app.db import technology_repo
 from app.db.tables import api_key, technology
+from app.db.tables import preview as preview_table
 from app.domain.ids import new_id
 from app.engine.keys import hash_key
 from app.main import create_app
@@ -710,6 +711,26 @@ async def test_a_version_conflict_says_so_and_links_to_the_new_preview(console: 
         )
         await expect(page.locator("#preview-status")).to_have_text("pending")
         assert preview_id not in page.url
+    assert await ledger_size(console.h) == 0
+
+
+async def test_an_expired_preview_says_so_and_what_happens_next(console: Console) -> None:
+    _, preview_id = await console.park_kafka_move()
+    async with opened(console) as (_, page, _seen):
+        await sign_in(page, console, console.approver, f"/console/previews/{preview_id}")
+        await expect(page.locator("#preview-status")).to_have_text("pending", timeout=WAIT_MS)
+        async with console.h.runtime.sessions.begin() as session:  # its time runs out
+            await session.execute(
+                update(preview_table)
+                .where(preview_table.c.id == preview_id)
+                .values(expires_at=datetime(2000, 1, 1, tzinfo=UTC))
+            )
+        await page.get_by_role("button", name="Approve").focus()
+        await page.keyboard.press("Enter")
+        alert = page.get_by_role("alert")
+        await expect(alert).to_contain_text("410", timeout=WAIT_MS)
+        await expect(alert).to_contain_text("This preview expired before your decision.")
+        await expect(alert).to_contain_text("Nothing to do")
     assert await ledger_size(console.h) == 0
 
 
