@@ -144,6 +144,14 @@ class _RadarTool:
         return self._clock.now().isoformat().replace("+00:00", "Z")
 
 
+async def _technology(session: AsyncSession, tenant_id: str, tech_id: str) -> Mapping[str, Any]:
+    """The technology's row, or the tool's `not_found` refusal."""
+    row = await technology_repo.get(session, tenant_id=tenant_id, tech_id=tech_id)
+    if row is None:
+        raise ToolError("not_found", "no technology with that id in this radar")
+    return row
+
+
 class SearchTechnologies(_RadarTool):
     spec = SEARCH_SPEC
 
@@ -180,11 +188,7 @@ class GetTechnology(_RadarTool):
 
     async def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         async with self._sessions() as session:
-            row = await technology_repo.get(
-                session, tenant_id=context.tenant_id, tech_id=arguments["technology_id"]
-            )
-        if row is None:
-            raise ToolError("not_found", "no technology with that id in this radar")
+            row = await _technology(session, context.tenant_id, arguments["technology_id"])
         output = {
             "id": row["id"],
             "name": row["name"],
@@ -206,11 +210,7 @@ class MoveTechnologyRing(_RadarTool):
 
     async def preview(self, arguments: Mapping[str, Any], context: ToolContext) -> PreviewBody:
         async with self._sessions() as session:
-            row = await technology_repo.get(
-                session, tenant_id=context.tenant_id, tech_id=arguments["technology_id"]
-            )
-        if row is None:
-            raise ToolError("not_found", "no technology with that id in this radar")
+            row = await _technology(session, context.tenant_id, arguments["technology_id"])
         target = arguments["ring"]
         if row["ring"] == target:
             raise ToolError("no_change", f"{row['name']} is already in {target}")
@@ -247,11 +247,7 @@ class MoveTechnologyRing(_RadarTool):
                     session, tenant_id=context.tenant_id, operation_id=context.operation_id
                 )
             if result is None:
-                row = await technology_repo.get(
-                    session, tenant_id=context.tenant_id, tech_id=tech_id
-                )
-                if row is None:
-                    raise ToolError("not_found", "no technology with that id in this radar")
+                await _technology(session, context.tenant_id, tech_id)  # gone: not_found
                 raise ToolError(
                     "version_conflict", "the technology changed since the preview was made"
                 )
