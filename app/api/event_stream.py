@@ -14,7 +14,7 @@ import json
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any, Protocol, TypeVar
 
 import anyio
 from fastapi import Header
@@ -31,6 +31,7 @@ from app.engine.event_hub import EventHub, Subscription
 from app.engine.tenant_tail import TenantTails
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 MEDIA_TYPE = "text/event-stream"
 #: A comment this often keeps proxies and clients from taking a quiet stream for a dead one.
 PING_S = 15.0
@@ -183,16 +184,16 @@ async def open_stream(
     return EventStreamResponse(frames, release)
 
 
-async def _read(feed: Feed, fresh_from: float) -> list[dict[str, Any]] | None:
-    """A read, or None when it failed: the stream then ends, cleanly, and its client
-    resumes from its last id (an outage is said once for the whole process)."""
+async def _or_none(work: Awaitable[T]) -> T | None:
+    """A stream's database work, or None when it failed: the stream then ends, cleanly,
+    and its client resumes from its last id (an outage is said once for the process)."""
     try:
-        return await feed.read(fresh_from)
+        return await work
     except Exception as exc:
         if is_unavailable(exc):
             logs.outage.seen(exc)
         else:
-            log.warning("an event stream could not read its events; it ends", exc_info=True)
+            log.warning("an event stream's database work failed; it ends", exc_info=True)
         return None
 
 
@@ -213,19 +214,14 @@ async def _frames(
         if feed.finished or streams.closing:
             return
         if len(items) >= PAGE:  # a full page: more may be behind it
-            items = await _read(feed, loop.time())
+            items = await _or_none(feed.read(loop.time()))
             continue
         if items:
             quiet_since = loop.time()
         if loop.time() - checked_at >= KEY_CHECK_S:
             checked_at = loop.time()
-            try:
-                if not await still_valid():
-                    return  # the key was revoked (or lost its role) meanwhile
-            except Exception as exc:
-                if is_unavailable(exc):
-                    logs.outage.seen(exc)
-                return
+            if not await _or_none(still_valid()):
+                return  # the key was revoked (or lost its role) meanwhile
         ping_in = PING_S - (loop.time() - quiet_since)
         if ping_in <= 0:
             yield b": ping\n\n"
@@ -243,7 +239,7 @@ async def _frames(
         last_read = loop.time()
         # Woken: a read that began after the (latest) commit that woke it will do, shared
         # with the other streams woken by it. Not woken (a poll): a read from now.
-        items = await _read(feed, sub.woken_at if woken else last_read)
+        items = await _or_none(feed.read(sub.woken_at if woken else last_read))
         if items:
             rechecks = 0
 

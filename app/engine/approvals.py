@@ -153,7 +153,7 @@ async def _decide_pending(
     except previews_repo.DecisionLost:
         latest = await get_preview(rt, principal=principal, preview_id=record.id)
         raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.PENDING) from None
-    rt.events.committed(decided.tenant_id, [decided.run_id])
+    rt.events.committed(decided.tenant_id, decided.run_id)
     return decided
 
 
@@ -196,7 +196,7 @@ async def commit(
             raise DomainError(ErrorCode.INVALID_STATE, "the preview is being committed") from None
         raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.APPROVED) from None
     record, run = claimed
-    rt.events.committed(run.tenant_id, [run.id])
+    rt.events.committed(run.tenant_id, run.id)
     lease = lease_for(rt, run, sent)
     state = await load_state(rt, run)
     driver.adopt(lease, state)

@@ -62,7 +62,7 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
             updated_previews=change.updated_previews,
         )
     if change.events:
-        rt.events.committed(lease.tenant_id, [lease.run_id])
+        rt.events.committed(lease.tenant_id, lease.run_id)
     before = state.calls
     run = replace(
         state.run,

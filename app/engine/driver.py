@@ -277,7 +277,7 @@ class Driver:
             now=rt.clock.now(),
         )
         for run, queued_s in claimed:
-            rt.events.committed(run.tenant_id, [run.id])
+            rt.events.committed(run.tenant_id, run.id)
             key = (run.tenant_id, run.id)
             lease = lease_for(rt, run, sent, queued_s)
             if key in self._tasks:

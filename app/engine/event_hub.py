@@ -71,13 +71,11 @@ class EventHub:
             if not subs:
                 del self._by_tenant[subscription.tenant_id]
 
-    def committed(self, tenant_id: str, run_ids: Iterable[str]) -> None:
-        """Events of these runs were just committed here."""
-        keys = [(tenant_id, run_id) for run_id in run_ids]
-        if not keys:
-            return
-        self._wake(keys)
-        self._unsent.update(keys)
+    def committed(self, tenant_id: str, run_id: str) -> None:
+        """Events of this run were just committed here."""
+        key = (tenant_id, run_id)
+        self._wake([key])
+        self._unsent.add(key)
         self._dirty.set()
 
     def _wake(self, keys: Iterable[Key]) -> None:

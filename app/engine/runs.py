@@ -146,7 +146,7 @@ async def start_run(
         assert claim is not None
         raise idempotency.binding_failed(claim)
     record = created
-    rt.events.committed(record.tenant_id, [record.id])
+    rt.events.committed(record.tenant_id, record.id)
     if not lease:
         return Started(record)
     state = RunState.fresh(record, rt.instructions(record.agent), script)
@@ -271,7 +271,7 @@ async def request_cancel(rt: Runtime, *, principal: Principal, run_id: str) -> R
         )
         record = asked or await runs_repo.get(session, principal.tenant_id, run_id)
     if asked is not None:
-        rt.events.committed(asked.tenant_id, [asked.id])
+        rt.events.committed(asked.tenant_id, asked.id)
         return asked
     if record is None:
         raise not_found()

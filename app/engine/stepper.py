@@ -75,7 +75,7 @@ async def claim(rt: Runtime, tenant_id: str, run_id: str) -> tuple[Lease, Run] |
     if claimed is None:
         return None
     run, queued_s = claimed
-    rt.events.committed(run.tenant_id, [run.id])
+    rt.events.committed(run.tenant_id, run.id)
     return lease_for(rt, run, sent, queued_s), run
 
 

@@ -17,13 +17,13 @@ async def test_a_commit_wakes_its_tenants_streams_and_that_runs_only() -> None:
     run = hub.subscribe("acme", "run_1")
     other_run = hub.subscribe("acme", "run_2")
     elsewhere = hub.subscribe("globex")
-    hub.committed("acme", ["run_1"])
+    hub.committed("acme", "run_1")
     assert await tenant.wait(0.5) and await run.wait(0.5)
     assert not await other_run.wait(0.05) and not await elsewhere.wait(0.05)
     # Woken once per wake-up: the next wait waits again.
     assert not await tenant.wait(0.05)
     hub.unsubscribe(run)
-    hub.committed("acme", ["run_1"])
+    hub.committed("acme", "run_1")
     assert not await run.wait(0.05)
 
 
@@ -37,7 +37,7 @@ async def test_other_processes_hear_everything_committed_meanwhile_in_one_notifi
     publisher = asyncio.create_task(hub.publish_forever(notify))
     try:
         for i in range(5):
-            hub.committed("acme", [f"run_{i}"])
+            hub.committed("acme", f"run_{i}")
         await asyncio.sleep(event_hub.COALESCE_S * 4)
         assert len(sent) == 1
         assert sorted(map(tuple, json.loads(sent[0]))) == [("acme", f"run_{i}") for i in range(5)]
