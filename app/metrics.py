@@ -76,7 +76,7 @@ class Metrics:
     ) -> None:
         """What a committed step settled: calls that reached a final status in it, and the
         run if it finished. Counted after the commit, so a lost race counts nothing."""
-        previous = {c.id: c.status for c in before}
+        previous = {c.id: c.status for c in before} if calls else {}
         for call in calls:
             if call.status in _SETTLED and previous.get(call.id) != call.status:
                 labels = {telemetry.TOOL: call.tool, CALL_STATUS: call.status.value}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -26,6 +27,7 @@ from app.domain.records import Call, Turn, add_cost
 from app.domain.retry import backoff_s
 from app.domain.status import CallStatus, TerminationReason
 from app.domain.steps import Finish, finish
+from app.domain.tools import ToolSpec
 from app.engine import routing
 from app.engine.chat_call import Versions, chat_call, versions_of
 from app.engine.commit import Change, commit
@@ -56,6 +58,9 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
     exposed = [rt.tools[n] for n in run.tools if n in rt.tools]
     versions = versions_of(state.instructions, (t.spec for t in exposed))
     messages = state.messages()
+    tools = [t.spec for t in exposed]
+    # What every attempt of this step sends: its size bounds the input tokens from below.
+    size = _request_size(state.instructions, messages, tools)
     while True:
         run = state.run
         attempt = run.step_attempts + 1
@@ -69,13 +74,13 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
             route=routed.route,
             instructions=state.instructions,
             messages=messages,
-            tools=[t.spec for t in exposed],
+            tools=tools,
             timeout_s=min(route.timeout_s, left),
             position=run.model_calls,
             script=state.script,
         )
         if route.provider != "scripted":  # a script declares its own usage
-            over = _would_exceed(run, route, request)
+            over = _would_exceed(run, route, size)
             if over is not None:
                 message = f"the next model call would exceed the run's {over} budget"
                 return finish(TerminationReason.BUDGET, "budget", message)
@@ -113,10 +118,14 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
             await lease.guarded(asyncio.sleep(pause), pause + 1)
 
 
-def _would_exceed(run: Any, route: Any, request: ModelRequest) -> str | None:
-    """The budget a call of this request would certainly exceed (see `least_input_tokens`)."""
-    size = len(json.dumps([request.instructions, list(request.messages)], default=str))
-    size += sum(len(json.dumps(t.input_schema)) + len(t.description) for t in request.tools)
+def _request_size(instructions: str, messages: Sequence[Any], tools: Sequence[ToolSpec]) -> int:
+    size = len(json.dumps([instructions, list(messages)], default=str))
+    return size + sum(len(json.dumps(t.input_schema)) + len(t.description) for t in tools)
+
+
+def _would_exceed(run: Any, route: Any, size: int) -> str | None:
+    """The budget a call of a request of `size` bytes would certainly exceed (see
+    `least_input_tokens`)."""
     return call_would_exceed(
         run.limits,
         run.usage,

@@ -69,18 +69,13 @@ def context_of(state: RunState, call: Call, timeout_s: float | None = None) -> T
 async def invoke(lease: Lease, state: RunState, tool: Tool, call: Call) -> ToolResult:
     """One attempt, in its own `execute_tool` span (arguments and result as hashes)."""
     capture = lease.rt.capture
-    args_hash, args_size = telemetry.digest(call.arguments)
     attributes: dict[str, Any] = {
         telemetry.OPERATION: "execute_tool",
         telemetry.TOOL: tool.spec.name,
         telemetry.TOOL_CALL: call.call_id,
         telemetry.STEP: call.step,
         telemetry.ATTEMPT: call.attempts,
-        telemetry.ARGS_HASH: args_hash,
-        telemetry.ARGS_SIZE: args_size,
     }
-    if capture.enabled:
-        attributes[telemetry.TOOL_ARGUMENTS] = capture.text(call.arguments)
     preview = state.preview_of(call)
     if preview is not None:  # an approved call: how long it waited for its approval
         waited = lease.rt.clock.now() - preview.created_at
@@ -88,6 +83,13 @@ async def invoke(lease: Lease, state: RunState, tool: Tool, call: Call) -> ToolR
     with lease.rt.tracer.start_as_current_span(
         f"execute_tool {tool.spec.name}", kind=telemetry.INTERNAL, attributes=attributes
     ) as span:
+        # Hashing and sizing the content is for spans that are kept: none by default.
+        recording = span.is_recording()
+        if recording:
+            args_hash, args_size = telemetry.digest(call.arguments)
+            span.set_attributes({telemetry.ARGS_HASH: args_hash, telemetry.ARGS_SIZE: args_size})
+            if capture.enabled:
+                span.set_attribute(telemetry.TOOL_ARGUMENTS, capture.text(call.arguments))
         # Errors leave the span's block as values: the domain's frozen exceptions cannot
         # pass through a context manager's re-raise.
         stopped: BaseException | None = None
@@ -103,12 +105,13 @@ async def invoke(lease: Lease, state: RunState, tool: Tool, call: Call) -> ToolR
             span.set_attribute(telemetry.ERROR_TYPE, type(stop).__name__)
             stopped = stop
         else:
-            result_hash, result_size = telemetry.digest(result.output)
-            span.set_attributes(
-                {telemetry.RESULT_HASH: result_hash, telemetry.RESULT_SIZE: result_size}
-            )
-            if capture.enabled:  # the checked output: the raw answer is never kept
-                span.set_attribute(telemetry.TOOL_RESULT, capture.text(result.output))
+            if recording:
+                result_hash, result_size = telemetry.digest(result.output)
+                span.set_attributes(
+                    {telemetry.RESULT_HASH: result_hash, telemetry.RESULT_SIZE: result_size}
+                )
+                if capture.enabled:  # the checked output: the raw answer is never kept
+                    span.set_attribute(telemetry.TOOL_RESULT, capture.text(result.output))
     if stopped is not None:
         raise stopped
     return result
