@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from alembic import command
@@ -24,6 +25,7 @@ def alembic_config() -> Config:
     return config
 
 
+@functools.cache  # the migration scripts ship with the code: read once per process
 def head_revision() -> str | None:
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
