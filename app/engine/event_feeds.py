@@ -14,7 +14,7 @@ from app.domain.status import RunStatus
 from app.domain.tools import Principal
 from app.engine.runs import decode_cursor, not_found
 from app.engine.runtime import Runtime
-from app.engine.tenant_tail import PAGE, TenantTail, event_id
+from app.engine.tenant_tail import PAGE, TenantTail, event_id, position
 
 FINISHED = "run.finished"
 #: Where a tenant's feed starts when asked for everything.
@@ -153,12 +153,14 @@ class TenantFeed:
         """What is there after the feed's position, as read by a statement that began at or
         after `fresh_from` (event-loop time)."""
         assert self.after is not None
-        if self.tail is not None:
+        if self.tail is not None and (self.tail.start is None or self.tail.reaches(self.after)):
             await self.tail.refresh(fresh_from)
             shared = self.tail.after(self.after)
             if shared is not None:
-                rows, self.after = shared
-                return [tenant_item(r) for r in rows if self._wants(r)]
+                rows, reached = shared
+                items = [tenant_item(r) for r in rows if self._wants(r)]
+                self._move_to(reached)
+                return items
         async with self.rt.reads() as session:
             page = await events_repo.page(
                 session,
@@ -169,14 +171,18 @@ class TenantFeed:
                 run_id=self.run_id,
                 since=self._since.text if self._since else None,
             )
-        if page.rows:
-            last = page.rows[-1]
-            self.after = (last["xid"], last["run_id"], last["seq"])
+        reached = position(page.rows[-1]) if page.rows else self.after
         if len(page.rows) < PAGE:
             # Everything under the horizon was looked at: filtered-out events are not read
             # again next time.
-            self.after = max(self.after, (page.horizon, "", 0))
+            reached = max(reached, (page.horizon, "", 0))
+        self._move_to(reached)
         return [tenant_item(r) for r in page.rows]
+
+    def _move_to(self, reached: events_repo.Position) -> None:
+        self.after = reached
+        if self._since is not None and reached[0] >= self._since.xmax:
+            self._since = None  # what comes now began after the snapshot: it saw none of it
 
 
 async def tenant_events(

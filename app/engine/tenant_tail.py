@@ -41,7 +41,6 @@ class TenantTail:
         #: Every event after `start` and under `horizon` is in `_rows`, in order.
         self.start: Position | None = None
         self.horizon = 0
-        self._positions: list[Position] = []
         self._rows: list[Row] = []
         self._lock = asyncio.Lock()
         self._last_read_at = float("-inf")
@@ -49,7 +48,7 @@ class TenantTail:
     @property
     def end(self) -> Position:
         assert self.start is not None
-        last = self._positions[-1] if self._positions else self.start
+        last = position(self._rows[-1]) if self._rows else self.start
         return max(last, (self.horizon, "", 0))
 
     async def refresh(self, asked_at: float) -> None:
@@ -67,7 +66,6 @@ class TenantTail:
                     page = await events_repo.page(
                         session, tenant_id=self.tenant_id, after=self.end, limit=PAGE
                     )
-                    self._positions += [position(r) for r in page.rows]
                     # Each event's id made once, for every stream.
                     self._rows += [{**r, "id": event_id(r)} for r in page.rows]
                     if len(page.rows) < PAGE:
@@ -79,17 +77,20 @@ class TenantTail:
     def _trim(self) -> None:
         if len(self._rows) > 2 * KEEP:
             cut = len(self._rows) - KEEP
-            self.start = self._positions[cut - 1]
-            self._positions = self._positions[cut:]
+            self.start = position(self._rows[cut - 1])
             self._rows = self._rows[cut:]
+
+    def reaches(self, since: Position) -> bool:
+        """Whether its window holds everything after `since`."""
+        return self.start is not None and since >= self.start
 
     def after(self, since: Position) -> tuple[list[Row], Position] | None:
         """The events after `since` that this tail has read, and the position they reach
         (everything before it was looked at); None when its window does not reach back to
         `since`."""
-        if self.start is None or since < self.start:
+        if not self.reaches(since):
             return None
-        first = bisect.bisect_right(self._positions, since)
+        first = bisect.bisect_right(self._rows, since, key=position)
         return self._rows[first:], max(since, self.end)
 
 
