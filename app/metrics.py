@@ -12,7 +12,7 @@ from opentelemetry import metrics
 
 from app import telemetry
 from app.domain.records import Call
-from app.domain.status import CallStatus
+from app.domain.status import SETTLED_CALL_STATUSES
 
 # gen-ai-metrics.md, semantic-conventions v1.41.0: ExplicitBucketBoundaries advice.
 TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304,
@@ -21,9 +21,6 @@ DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 
                     20.48, 40.96, 81.92]  # fmt: skip
 TOKEN_TYPE = "gen_ai.token.type"
 CALL_STATUS = "toolgate.call.status"
-_SETTLED = frozenset(
-    {CallStatus.SUCCEEDED, CallStatus.FAILED, CallStatus.REJECTED, CallStatus.CANCELLED}
-)
 
 
 class Metrics:
@@ -78,7 +75,7 @@ class Metrics:
         run if it finished. Counted after the commit, so a lost race counts nothing."""
         previous = {c.id: c.status for c in before} if calls else {}
         for call in calls:
-            if call.status in _SETTLED and previous.get(call.id) != call.status:
+            if call.status in SETTLED_CALL_STATUSES and previous.get(call.id) != call.status:
                 labels = {telemetry.TOOL: call.tool, CALL_STATUS: call.status.value}
                 if call.error is not None:
                     labels[telemetry.ERROR_TYPE] = call.error.code

@@ -17,10 +17,10 @@ from app.db.runs_repo import Event, insert_events, to_run
 from app.db.tables import preview, run, tool_call
 from app.domain.errors import ErrorValue
 from app.domain.records import Preview, Run
-from app.domain.status import CallStatus, PreviewStatus, RunStatus
+from app.domain.status import OPEN_PREVIEW_STATUSES, CallStatus, PreviewStatus, RunStatus
 
 _FIELDS = tuple(f.name for f in fields(Preview))
-_OPEN = (PreviewStatus.PENDING.value, PreviewStatus.APPROVED.value)
+_OPEN = tuple(sorted(s.value for s in OPEN_PREVIEW_STATUSES))
 
 
 def to_preview(row: Mapping[str, Any]) -> Preview:
@@ -45,16 +45,16 @@ async def get_many(session: AsyncSession, *, tenant_id: str, ids: Sequence[str])
     return [to_preview(r) for r in result.mappings()]
 
 
-async def open_of_runs(
-    session: AsyncSession, *, tenant_id: str, run_ids: Sequence[str]
+async def pending_of_runs(
+    session: AsyncSession, *, tenant_id: str, run_ids: Sequence[str], now: datetime
 ) -> list[Preview]:
-    """The pending and approved previews of these runs (what their views list)."""
+    """The previews of these runs pending at `now` (what their views list)."""
     result = await session.execute(
         select(preview)
         .where(
             preview.c.tenant_id == tenant_id,
             preview.c.run_id.in_(list(run_ids)),
-            preview.c.status.in_(_OPEN),
+            _status_is(PreviewStatus.PENDING, now),
         )
         .order_by(preview.c.created_at)
     )

@@ -35,11 +35,11 @@ from app.db.idempotency_repo import Binding, binding_cte, binding_params
 from app.db.tables import event, run, run_script
 from app.domain.budget import Limits
 from app.domain.records import Run
-from app.domain.status import RunStatus
+from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
 
 #: The channel a cancel request is announced on; the payload is "tenant_id run_id".
 CANCEL_CHANNEL = "toolgate_cancel"
-ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
+ACTIVE = tuple(sorted(ACTIVE_RUN_STATUSES))
 
 
 class StaleWrite(Exception):

@@ -18,12 +18,12 @@ from app.db import previews_repo, turns_repo
 from app.db.session import retrying
 from app.domain.approvals import self_approval
 from app.domain.budget import seconds_left
-from app.domain.errors import DomainError, ErrorCode, FieldError
+from app.domain.errors import DomainError, ErrorCode
 from app.domain.records import Call, Preview, Run
 from app.domain.status import CallStatus, PreviewStatus, RunStatus
 from app.domain.tools import Principal
 from app.engine.driver import POLL_FLOOR_S, Driver
-from app.engine.runs import decode_cursor, encode_cursor, not_found
+from app.engine.runs import by_created, created_position, not_found, page_of
 from app.engine.runtime import Runtime
 from app.engine.stepper import lease_for, load_state, new_lease_token
 
@@ -47,39 +47,16 @@ async def get_preview(rt: Runtime, *, principal: Principal, preview_id: str) -> 
 async def list_previews(
     rt: Runtime, *, principal: Principal, status: PreviewStatus, limit: int, cursor: str | None
 ) -> tuple[list[Preview], str | None]:
-    before = None
-    if cursor is not None:
-        created, ident = _cursor(cursor)
-        before = (datetime.fromisoformat(created), ident)
     rows = await retrying(
         rt.reads,
         previews_repo.page,
         tenant_id=principal.tenant_id,
         status=status,
         now=rt.clock.now(),
-        before=before,
+        before=created_position(cursor) if cursor is not None else None,
         limit=limit + 1,
     )
-    if len(rows) <= limit:
-        return rows, None
-    last = rows[limit - 1]
-    return rows[:limit], encode_cursor([last.created_at.isoformat(), last.id])
-
-
-def _cursor(cursor: str) -> tuple[str, str]:
-    value = decode_cursor(cursor)
-    wrong = DomainError(
-        ErrorCode.VALIDATION,
-        "not a cursor this service gave out",
-        [FieldError("cursor", "not a cursor this service gave out")],
-    )
-    if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value)):
-        raise wrong
-    try:
-        datetime.fromisoformat(value[0])
-    except ValueError:
-        raise wrong from None
-    return value[0], value[1]
+    return page_of(rows, limit, by_created)
 
 
 async def pending_of(rt: Runtime, runs: Sequence[Run]) -> Mapping[str, list[Preview]]:
@@ -89,15 +66,14 @@ async def pending_of(rt: Runtime, runs: Sequence[Run]) -> Mapping[str, list[Prev
         return {}
     found = await retrying(
         rt.reads,
-        previews_repo.open_of_runs,
+        previews_repo.pending_of_runs,
         tenant_id=parked[0].tenant_id,
         run_ids=[r.id for r in parked],
+        now=rt.clock.now(),
     )
-    now = rt.clock.now()
     by_run: dict[str, list[Preview]] = {}
     for item in found:
-        if item.status_at(now) is PreviewStatus.PENDING:
-            by_run.setdefault(item.run_id, []).append(item)
+        by_run.setdefault(item.run_id, []).append(item)
     return by_run
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from app.db import runs_repo, turns_repo
 from app.domain.budget import Limits, deadline_at, narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.ids import new_id
-from app.domain.records import Call, Run
+from app.domain.records import Call, Preview, Run
 from app.domain.status import RunStatus
 from app.domain.tools import Principal, exposed_tools
 from app.engine import idempotency
@@ -177,7 +178,21 @@ def decode_cursor(cursor: str) -> Any:
         raise _invalid("cursor", "not a cursor this service gave out") from exc
 
 
-def _page(rows: list[T], limit: int, position: Callable[[T], Any]) -> tuple[list[T], str | None]:
+def by_created(item: Run | Preview) -> list[str]:
+    """The position of a run or preview in a newest-first list: `[created_at, id]`."""
+    return [item.created_at.isoformat(), item.id]
+
+
+def created_position(cursor: str) -> tuple[datetime, str]:
+    """A cursor `by_created` gave out, as the position it names."""
+    raw = decode_cursor(cursor)
+    if isinstance(raw, list) and len(raw) == 2 and all(isinstance(v, str) for v in raw):
+        with contextlib.suppress(ValueError):
+            return datetime.fromisoformat(raw[0]), raw[1]
+    raise _invalid("cursor", "not a cursor this service gave out")
+
+
+def page_of(rows: list[T], limit: int, position: Callable[[T], Any]) -> tuple[list[T], str | None]:
     """A page from `limit + 1` rows: the extra row only says whether there is more."""
     if len(rows) <= limit:
         return rows, None
@@ -194,13 +209,7 @@ async def list_runs(
     limit: int,
     cursor: str | None,
 ) -> tuple[list[Run], str | None]:
-    after = None
-    if cursor:
-        raw = decode_cursor(cursor)
-        try:
-            after = (datetime.fromisoformat(raw[0]), str(raw[1]))
-        except (TypeError, ValueError, IndexError) as exc:
-            raise _invalid("cursor", "not a cursor this service gave out") from exc
+    after = created_position(cursor) if cursor else None
     async with rt.sessions() as session:
         rows = await runs_repo.list_page(
             session,
@@ -210,7 +219,7 @@ async def list_runs(
             after=after,
             limit=limit + 1,
         )
-    return _page(rows, limit, lambda r: [r.created_at.isoformat(), r.id])
+    return page_of(rows, limit, by_created)
 
 
 def seq_of_cursor(cursor: str) -> int:
@@ -233,7 +242,7 @@ async def list_events(
         # Rows prove the run is there; only an empty page needs asking.
         if not rows and not await runs_repo.exists_run(session, principal.tenant_id, run_id):
             raise not_found()
-    return _page(rows, limit, lambda r: r["seq"])
+    return page_of(rows, limit, lambda r: r["seq"])
 
 
 async def list_calls(
@@ -255,7 +264,7 @@ async def list_calls(
         )
         if not rows and not await runs_repo.exists_run(session, principal.tenant_id, run_id):
             raise not_found()
-    return _page(rows, limit, lambda r: [r.step, r.position])
+    return page_of(rows, limit, lambda r: [r.step, r.position])
 
 
 async def request_cancel(rt: Runtime, *, principal: Principal, run_id: str) -> Run:

@@ -14,11 +14,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import previews_repo, runs_repo, turns_repo
 from app.domain.context import CallRecord, TurnRecord, opening_messages, turn_messages
 from app.domain.records import Call, Preview, Run, Turn
-from app.domain.status import CallStatus
+from app.domain.status import SETTLED_CALL_STATUSES, CallStatus
 from app.domain.steps import CallState, NextStep, decide
 
-_APPROVAL = frozenset({CallStatus.AWAITING_APPROVAL, CallStatus.APPROVED})
-_OPEN = frozenset({CallStatus.PENDING, CallStatus.EXECUTING, *_APPROVAL})
+_OPEN = frozenset(CallStatus) - SETTLED_CALL_STATUSES
 
 
 def _call_record(call: Call) -> CallRecord:
