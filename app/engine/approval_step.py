@@ -65,12 +65,10 @@ async def handle(batch: Round, call: Call, run_call: RunCall) -> Outcome:
     waiting = call.status is CallStatus.AWAITING_APPROVAL or (
         call.status is CallStatus.APPROVED and preview.commit_key is None
     )
-    if waiting and preview.status_at(rt.clock.now()) is PreviewStatus.EXPIRED:
-        batch.expire(call, preview)
-        return True
-    if call.status is CallStatus.AWAITING_APPROVAL or (
-        call.status is CallStatus.APPROVED and preview.commit_key is None
-    ):
+    if waiting:
+        if preview.status_at(rt.clock.now()) is PreviewStatus.EXPIRED:
+            batch.expire(call, preview)
+            return True
         await batch.wait_for_approval()  # still undecided, or approved and not committed
         return PARKED
     # A commit was asked for (or one was cut short): exactly the approved call runs.

@@ -52,9 +52,8 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
         await batch.flush()
         return
     # A call that needs approval waits its turn with the side effects, whatever its tool.
-    sequential = [c for c in todo if _sequential(rt.tools[c.tool].spec)]
-    reads = [c for c in todo if c not in sequential]
-    writes = sequential
+    writes = [c for c in todo if _sequential(rt.tools[c.tool].spec)]
+    reads = [c for c in todo if not _sequential(rt.tools[c.tool].spec)]
     # Every read runs to its own outcome; an interruption (cancel, lost lease) stops the
     # others through the lease's stop signal. What settled is recorded either way.
     outcomes = await asyncio.gather(*(_bounded(batch, c) for c in reads), return_exceptions=True)

@@ -25,12 +25,11 @@ from app.engine.state import RunState
 
 
 def finish_change(
-    state: RunState,
     decision: Finish,
     *,
     now: Any,
-    output: dict[str, Any] | None = None,
-    calls: list[Call] | None = None,
+    output: dict[str, Any] | None,
+    calls: list[Call],
     side_effects: Callable[[Call], bool],
 ) -> tuple[list[Call], list[Event], dict[str, Any]]:
     """The calls it settles, its events and the run's new values. `calls`: the step's
@@ -38,7 +37,7 @@ def finish_change(
     left `executing` may have been sent: it ends `outcome_unknown`, never `cancelled`."""
     settled: list[Call] = []
     events: list[Event] = []
-    for call in state.calls if calls is None else calls:
+    for call in calls:
         if call.status in SETTLED_CALL_STATUSES:
             continue
         if call.status is CallStatus.EXECUTING and side_effects(call):
@@ -102,10 +101,10 @@ async def finish_run(
         # A tool gone from the config counts as one: it may have had effects.
         return call.tool not in tools or not tools[call.tool].spec.read_only
 
+    now = lease.rt.clock.now()
     settled, events, values = finish_change(
-        state,
         decision,
-        now=lease.rt.clock.now(),
+        now=now,
         output=output,
         calls=calls,
         side_effects=side_effect,
@@ -115,7 +114,6 @@ async def finish_run(
     # A finished run's open previews can never be decided on now: they expire with it,
     # but one whose commit was claimed stands committed (its call may have run). Only the
     # latest turn's calls can have open previews, and the state holds those.
-    now = lease.rt.clock.now()
     closed = [
         replace(p, status=PreviewStatus.COMMITTED, committed_at=now)
         if p.commit_key is not None
