@@ -104,10 +104,15 @@ class Round:
         return self.previews.get(call.preview_id) or made or self.state.preview_of(call)
 
     def _committed(self, call: Call) -> None:
-        """An approved call ran to an outcome (whichever): its preview is committed."""
+        """An approved call reached an outcome (whichever): its preview is committed when a
+        commit was claimed; without one (the call failed before, e.g. its tool is gone) it
+        can never be committed now, and expires — the same rule as a finishing run's."""
         preview = self.preview_of(call)
         if preview is not None and preview.status is PreviewStatus.APPROVED:
-            self._decide(preview, PreviewStatus.COMMITTED, "preview.committed")
+            if preview.commit_key is not None:
+                self._decide(preview, PreviewStatus.COMMITTED, "preview.committed")
+            else:
+                self._decide(preview, PreviewStatus.EXPIRED, "preview.expired")
 
     def park(self, call: Call, preview: Preview) -> None:
         """The call awaits a decision on `preview`: nothing of it is executed."""
