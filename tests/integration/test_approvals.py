@@ -14,6 +14,7 @@ import yaml
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.adapters.builtin_tools.tech_radar import radar_tools
 from app.adapters.clock import SystemClock
 from app.db.clock import DbTime
 from app.db.session import make_sessionmaker
@@ -43,6 +44,16 @@ async def row(h: Harness, name: str) -> dict[str, Any]:
             select(technology).where(technology.c.tenant_id == "acme", technology.c.name == name)
         )
         return dict(found.mappings().one())
+
+
+async def moved_meanwhile(h: Harness, tech_id: str, ring: str) -> None:
+    """Someone else changes the technology's row (a new version) behind the preview."""
+    async with h.runtime.sessions.begin() as session:
+        await session.execute(
+            update(technology)
+            .where(technology.c.id == tech_id)
+            .values(ring=ring, version=technology.c.version + 1)
+        )
 
 
 async def ledger_size(h: Harness) -> int:
@@ -256,12 +267,7 @@ async def test_a_resource_changed_since_the_preview_supersedes_it_with_a_new_one
     run = await parked_run(h, caller, tool_calls(move(kafka["id"])), final("Moved [source:s1]"))
     first = run["pending_approvals"][0]["preview_id"]
     await approve(h, approver, first)
-    async with h.runtime.sessions.begin() as session:  # someone else edits the row meanwhile
-        await session.execute(
-            update(technology)
-            .where(technology.c.id == kafka["id"])
-            .values(ring="assess", version=technology.c.version + 1)
-        )
+    await moved_meanwhile(h, kafka["id"], "assess")
 
     conflict = await commit(h, approver, first, "commit-1")
     assert conflict.status_code == 409 and conflict.json()["code"] == "version-conflict"
@@ -661,12 +667,7 @@ async def test_a_conflict_with_no_new_preview_possible_still_answers_version_con
     run = await parked_run(h, caller, tool_calls(move(kafka["id"])), final("It was moved already."))
     preview_id = run["pending_approvals"][0]["preview_id"]
     await approve(h, approver, preview_id)
-    async with h.runtime.sessions.begin() as session:  # someone else moved it already
-        await session.execute(
-            update(technology)
-            .where(technology.c.id == kafka["id"])
-            .values(ring="adopt", version=technology.c.version + 1)
-        )
+    await moved_meanwhile(h, kafka["id"], "adopt")  # to where the call would move it
     conflict = await commit(h, approver, preview_id, "commit-1")
     assert conflict.status_code == 409 and conflict.json()["code"] == "version-conflict"
     assert conflict.json()["new_preview_id"] is None
@@ -695,3 +696,37 @@ async def test_a_cancel_that_lands_while_the_run_parks_still_ends_it(harness_fac
     await h.driver.poll_once()  # takes it up
     finished = await h.driver.wait("acme", run["id"], 10)
     assert finished.termination_reason == "cancelled"
+
+
+async def test_an_approved_call_whose_tool_left_the_config_expires_its_preview(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    """Approved, never committed, then its tool is gone from the process that takes the
+    run up: the call fails `tool_unavailable` and the preview expires; it is not marked
+    committed, since no commit ever ran it."""
+    clock = FakeClock()
+    h = await approvals_harness(harness_factory, preview_ttl_s=30)
+    caller, approver = await keys(h)
+    kafka = await row(h, "Kafka")
+    run = await parked_run(h, caller, tool_calls(move(kafka["id"])), final("done"))
+    preview_id = run["pending_approvals"][0]["preview_id"]
+    await approve(h, approver, preview_id)
+
+    def without_move(sessions, clock_):  # type: ignore[no-untyped-def]
+        tools = radar_tools(sessions, clock_)
+        return {n: t for n, t in tools.items() if n != "move_technology_ring"}
+
+    clock.advance(60)  # past the preview's expiry (not the run's deadline), over there
+    other = await harness_factory(
+        config=make_config({"tech-radar": WRITER}, approvals={"preview_ttl_s": 30}),
+        tools=without_move,
+        clock_=clock,
+        run_driver=False,
+    )
+    assert await other.driver.poll_once() == 0  # makes the parked run runnable
+    assert await other.driver.poll_once() == 1  # and this one takes it up
+    finished = await other.driver.wait("acme", run["id"], 10)
+    assert finished.error["code"] == "tool_unavailable"
+    stored = (await h.client.get(f"/v1/previews/{preview_id}", headers=approver)).json()
+    assert stored["status"] == "expired" and stored["committed_at"] is None
+    assert await ledger_size(h) == 0

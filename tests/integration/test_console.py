@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.adapters.builtin_tools.tech_radar import radar_tools
 from app.api.routes.console import CSP
 from app.db import technology_repo
-from app.db.tables import api_key, technology
+from app.db.tables import api_key
 from app.db.tables import preview as preview_table
 from app.domain.ids import new_id
 from app.engine.keys import hash_key
@@ -34,7 +34,7 @@ from tests.backend import serving_app
 from tests.browser import browsing
 from tests.conftest import Harness, make_config
 from tests.factories import final, run_body, seed_radar, tool_calls
-from tests.integration.test_approvals import WRITER, ledger_size, move, row
+from tests.integration.test_approvals import WRITER, ledger_size, move, moved_meanwhile, row
 
 WAIT_MS = 20_000
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -694,12 +694,7 @@ async def test_a_version_conflict_says_so_and_links_to_the_new_preview(console: 
         await sign_in(page, console, console.approver, f"/console/previews/{preview_id}")
         await page.get_by_role("button", name="Approve").click()
         await expect(page.locator("#preview-status")).to_have_text("approved", timeout=WAIT_MS)
-        async with console.h.runtime.sessions.begin() as session:  # someone edits the row
-            await session.execute(
-                update(technology)
-                .where(technology.c.id == kafka["id"])
-                .values(ring="assess", version=technology.c.version + 1)
-            )
+        await moved_meanwhile(console.h, kafka["id"], "assess")
         await page.get_by_role("button", name="Commit").click()
         alert = page.get_by_role("alert")
         await expect(alert).to_contain_text("409 version-conflict", timeout=WAIT_MS)
