@@ -16,7 +16,6 @@ from typing import Any
 import anthropic
 from anthropic import AsyncAnthropic
 
-from app.adapters.provider_errors import TIMEOUT, UNREACHABLE, UNREADABLE, status_error
 from app.adapters.sdk_model import SdkModel
 from app.domain.model import (
     FinalAnswer,
@@ -35,6 +34,7 @@ MAX_OUTPUT_TOKENS = 4096
 class AnthropicModel(SdkModel):
     KEY_ENV = "ANTHROPIC_API_KEY"
     URL_ENV = "ANTHROPIC_BASE_URL"
+    SDK = anthropic
 
     def sdk(self, **options: Any) -> AsyncAnthropic:
         return AsyncAnthropic(**options)
@@ -54,11 +54,14 @@ class AnthropicModel(SdkModel):
                 {"name": t.name, "description": t.description, "input_schema": t.input_schema}
                 for t in request.tools
             ]
-        try:
-            response = await self._sdk.messages.create(**arguments)
-        except anthropic.APIError as exc:
-            raise model_error(exc) from None
-        return to_reply(response)
+        return to_reply(await self._sdk.messages.create(**arguments))
+
+    @staticmethod
+    def context_too_long(exc: Any) -> bool:
+        message = str(exc.message).lower()
+        return exc.status_code in (400, 413) and (
+            "prompt is too long" in message or "context" in message
+        )
 
 
 def to_messages(messages: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
@@ -124,19 +127,3 @@ def to_reply(response: Any) -> ModelReply:
         return ToolCallsProposal(calls, usage, response.model)
     texts = [b.text for b in response.content if getattr(b, "type", None) == "text"]
     return FinalAnswer("".join(texts), usage, response.model)
-
-
-def model_error(exc: anthropic.APIError) -> ModelError:
-    if isinstance(exc, anthropic.APITimeoutError):
-        return TIMEOUT
-    if isinstance(exc, anthropic.APIConnectionError):
-        return UNREACHABLE
-    if not isinstance(exc, anthropic.APIStatusError):
-        return UNREADABLE
-    message = str(exc.message).lower()
-    return status_error(
-        exc.status_code,
-        context_too_long=exc.status_code in (400, 413)
-        and ("prompt is too long" in message or "context" in message),
-        headers=exc.response.headers,
-    )

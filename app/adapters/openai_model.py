@@ -18,7 +18,6 @@ from typing import Any
 import openai
 from openai import AsyncOpenAI
 
-from app.adapters.provider_errors import TIMEOUT, UNREACHABLE, UNREADABLE, status_error
 from app.adapters.sdk_model import SdkModel
 from app.domain.model import (
     FinalAnswer,
@@ -41,6 +40,7 @@ _STRICT_KEYWORDS = frozenset(
 class OpenAIModel(SdkModel):
     KEY_ENV = "OPENAI_API_KEY"
     URL_ENV = "OPENAI_BASE_URL"
+    SDK = openai
 
     def sdk(self, **options: Any) -> AsyncOpenAI:
         return AsyncOpenAI(**options)
@@ -54,11 +54,15 @@ class OpenAIModel(SdkModel):
         if request.tools:
             arguments["tools"] = [to_function(t) for t in request.tools]
             arguments["parallel_tool_calls"] = True
-        try:
-            response = await self._sdk.chat.completions.create(**arguments)
-        except openai.APIError as exc:
-            raise model_error(exc) from None
-        return to_reply(response)
+        return to_reply(await self._sdk.chat.completions.create(**arguments))
+
+    @staticmethod
+    def context_too_long(exc: Any) -> bool:
+        body = exc.body if isinstance(exc.body, dict) else {}
+        code = str(body.get("code") or (body.get("error") or {}).get("code") or "")
+        return exc.status_code == 400 and (
+            code == "context_length_exceeded" or "context length" in str(exc.message).lower()
+        )
 
 
 def to_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -146,24 +150,3 @@ def to_reply(response: Any) -> ModelReply:
         )
         return ToolCallsProposal(calls, usage, response.model)
     return FinalAnswer(message.content or "", usage, response.model)
-
-
-def model_error(exc: openai.APIError) -> ModelError:
-    """A provider failure as a safe code: retryable when trying again may help."""
-    if isinstance(exc, openai.APITimeoutError):
-        return TIMEOUT
-    if isinstance(exc, openai.APIConnectionError):
-        return UNREACHABLE
-    if not isinstance(exc, openai.APIStatusError):
-        return UNREADABLE
-    return status_error(
-        exc.status_code,
-        context_too_long=exc.status_code == 400 and _context_too_long(exc),
-        headers=exc.response.headers,
-    )
-
-
-def _context_too_long(exc: openai.APIStatusError) -> bool:
-    body = exc.body if isinstance(exc.body, dict) else {}
-    code = str(body.get("code") or (body.get("error") or {}).get("code") or "")
-    return code == "context_length_exceeded" or "context length" in str(exc.message).lower()

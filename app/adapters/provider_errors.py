@@ -4,7 +4,9 @@ on — it may echo the request, or a key."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import Any
 
 from app.domain.model import ModelError
 from app.domain.status import TerminationReason
@@ -12,6 +14,20 @@ from app.domain.status import TerminationReason
 TIMEOUT = ModelError("timeout", "the model did not answer in time", retryable=True)
 UNREACHABLE = ModelError("unavailable", "the model's endpoint could not be reached", True)
 UNREADABLE = ModelError("malformed_output", "the model's answer could not be read", True)
+
+
+def from_sdk(exc: Any, sdk: ModuleType, *, context_too_long: Callable[[Any], bool]) -> ModelError:
+    """A failure raised by a provider SDK (openai and anthropic share the exception names):
+    a timeout, an unreachable endpoint, an unreadable answer, or an HTTP status."""
+    if isinstance(exc, sdk.APITimeoutError):
+        return TIMEOUT
+    if isinstance(exc, sdk.APIConnectionError):
+        return UNREACHABLE
+    if not isinstance(exc, sdk.APIStatusError):
+        return UNREADABLE
+    return status_error(
+        exc.status_code, context_too_long=context_too_long(exc), headers=exc.response.headers
+    )
 
 
 def status_error(status: int, *, context_too_long: bool, headers: Mapping[str, str]) -> ModelError:

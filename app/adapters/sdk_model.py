@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any, ClassVar
 
 import httpx
 
+from app.adapters.provider_errors import from_sdk
 from app.config_models import ModelRouteConfig
 from app.domain.model import ModelError, ModelReply, ModelRequest
 
@@ -18,6 +20,8 @@ class SdkModel:
     #: The provider's conventional variables, when the route names none of its own.
     KEY_ENV: ClassVar[str]
     URL_ENV: ClassVar[str]
+    #: The provider's SDK module (imported by the adapter, on a route's first call).
+    SDK: ClassVar[ModuleType]
 
     def __init__(
         self,
@@ -44,7 +48,16 @@ class SdkModel:
             raise ModelError(
                 "auth", f"the route's API key is not set ({self.key_env})", retryable=False
             )
-        return await self.call(request)
+        try:
+            return await self.call(request)
+        except self.SDK.APIError as exc:
+            raise from_sdk(exc, self.SDK, context_too_long=self.context_too_long) from None
 
     async def call(self, request: ModelRequest) -> ModelReply:
+        """One call through the SDK; its failures are turned into `ModelError`s above."""
+        raise NotImplementedError
+
+    @staticmethod
+    def context_too_long(exc: Any) -> bool:
+        """Whether a status failure says the request is too long for the model."""
         raise NotImplementedError
