@@ -25,6 +25,7 @@ from app.adapters.clock import SystemClock
 from app.adapters.http_tools import client_timeouts, http_tools
 from app.adapters.lazy_model import OnFirstCall
 from app.adapters.scripted_model import ScriptedModel
+from app.adapters.sdk_model import key_env_of
 from app.api import errors
 from app.api.event_stream import Streams
 from app.api.middleware import TraceAndErrorsMiddleware
@@ -220,7 +221,7 @@ def close_on_exit_signals(close: Callable[[], None]) -> Callable[[], None]:
 def telemetry_from_env(config: AppConfig) -> Telemetry:
     """Telemetry as the `OTEL_*` variables ask (off unless they do); the model routes' API
     keys are never recorded, even with content capture on."""
-    keys = [r.api_key_env for r in config.models.values() if getattr(r, "api_key_env", None)]
+    keys = [env for route in config.models.values() if (env := key_env_of(route))]
     return Telemetry.from_env(secret_envs=keys)
 
 

@@ -32,7 +32,6 @@ MAX_OUTPUT_TOKENS = 4096
 
 
 class AnthropicModel(SdkModel):
-    KEY_ENV = "ANTHROPIC_API_KEY"
     URL_ENV = "ANTHROPIC_BASE_URL"
     SDK = anthropic
 

@@ -38,7 +38,6 @@ _STRICT_KEYWORDS = frozenset(
 
 
 class OpenAIModel(SdkModel):
-    KEY_ENV = "OPENAI_API_KEY"
     URL_ENV = "OPENAI_BASE_URL"
     SDK = openai
 

@@ -15,10 +15,17 @@ from app.adapters.provider_errors import from_sdk
 from app.config_models import ModelRouteConfig
 from app.domain.model import ModelError, ModelReply, ModelRequest
 
+#: Each provider's conventional API-key variable, when a route names none of its own.
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+def key_env_of(route: ModelRouteConfig) -> str | None:
+    """The variable a route's API key is read from (what telemetry must also redact)."""
+    return route.api_key_env or DEFAULT_KEY_ENV.get(route.provider)
+
 
 class SdkModel:
-    #: The provider's conventional variables, when the route names none of its own.
-    KEY_ENV: ClassVar[str]
+    #: The provider's conventional base-URL variable, when the route names no URL.
     URL_ENV: ClassVar[str]
     #: The provider's SDK module (imported by the adapter, on a route's first call).
     SDK: ClassVar[ModuleType]
@@ -32,7 +39,9 @@ class SdkModel:
         environ = os.environ if environ is None else environ
         assert route.model is not None  # the config loader requires it
         self.model = route.model
-        self.key_env = route.api_key_env or self.KEY_ENV
+        key_env = key_env_of(route)
+        assert key_env is not None  # an SDK provider has a default
+        self.key_env = key_env
         key = environ.get(self.key_env) or None
         base_url = str(route.base_url) if route.base_url else environ.get(self.URL_ENV)
         self._ready = key is not None

@@ -8,7 +8,9 @@ import json
 
 import pytest
 
+from app.adapters.sdk_model import key_env_of
 from app.captured_content import REDACTED, Capture
+from app.config_models import ModelRouteConfig
 from app.otel_setup import Telemetry, TelemetryConfigError, check_env
 
 
@@ -94,3 +96,18 @@ def test_captured_content_redacts_secret_keys_secret_looking_text_and_configured
         "url": f"https://{REDACTED}@example.org/path",
         "count": 3,
     }
+
+
+def test_a_routes_default_key_variable_is_redacted_too() -> None:
+    """A route that names no `api_key_env` reads its provider's conventional variable: that
+    key is redacted like a named one."""
+    default = ModelRouteConfig.model_validate({"provider": "openai", "model": "m"})
+    named = ModelRouteConfig.model_validate(
+        {"provider": "anthropic", "model": "m", "api_key_env": "MY_KEY"}
+    )
+    scripted = ModelRouteConfig.model_validate({"provider": "scripted"})
+    assert [key_env_of(r) for r in (default, named, scripted)] == [
+        "OPENAI_API_KEY",
+        "MY_KEY",
+        None,
+    ]
