@@ -179,7 +179,8 @@ def create_app(
     app.include_router(problems.router)
     app.include_router(docs.router)
     app.include_router(console.router)
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    # Only the docs' vendored assets: the console's are served with its policy (console.py).
+    app.mount("/static/vendor", StaticFiles(directory=STATIC / "vendor"), name="vendor")
     app.add_middleware(TraceAndErrorsMiddleware)
     openapi.install(app)
     otel.instrument_app(app)

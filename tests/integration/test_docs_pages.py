@@ -56,3 +56,12 @@ async def test_me_tells_a_key_its_tenant_subject_roles_and_scopes(harness: Harne
         "scopes": ["radar:read"],
     }
     assert (await harness.client.get("/v1/me")).status_code == 401
+
+
+async def test_the_consoles_files_are_not_served_a_second_time_without_its_policy(
+    harness: Harness,
+) -> None:
+    assert (await harness.client.get("/static/vendor/redoc/redoc.standalone.js")).status_code == 200
+    assert (await harness.client.get("/static/console/app.js")).status_code == 404
+    served = await harness.client.get("/console/assets/app.js")
+    assert served.status_code == 200 and "Content-Security-Policy" in served.headers
