@@ -9,7 +9,6 @@ itself (its client reconnects elsewhere with `Last-Event-ID`)."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 from collections import OrderedDict
@@ -25,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from app import logs
 from app.api.problems import ProblemError
+from app.api.schemas import TenantEventOut
 from app.db.errors import is_unavailable
 from app.engine.event_feeds import PAGE
 from app.engine.event_hub import EventHub, Subscription
@@ -105,17 +105,13 @@ class Streams:
         self.tails = TenantTails()
         self._frames: OrderedDict[tuple[str, str], bytes] = OrderedDict()
 
-    def frame(
-        self, schema: type[BaseModel], id_field: str, tenant_id: str, item: dict[str, Any]
-    ) -> bytes:
-        """`frame()`, kept for recent tenant events: every stream of the tenant sends the
+    def tenant_frame(self, tenant_id: str, item: dict[str, Any]) -> bytes:
+        """A tenant event's frame, kept for a while: every stream of the tenant sends the
         same bytes, made once."""
-        if id_field != "id":
-            return frame(schema, id_field, item)
         key = (tenant_id, item["id"])
         made = self._frames.get(key)
         if made is None:
-            made = self._frames[key] = frame(schema, id_field, item)
+            made = self._frames[key] = frame(TenantEventOut, "id", item)
             if len(self._frames) > FRAMES_KEPT:
                 self._frames.popitem(last=False)
         return made
@@ -147,14 +143,14 @@ async def open_stream(
     streams: Streams,
     feed: Feed,
     subscription: tuple[str, str | None],
-    schema: type[BaseModel],
-    id_field: str,
+    framed: Callable[[dict[str, Any]], bytes],
     still_valid: Callable[[], Awaitable[bool]],
     on_close: Callable[[], None] = lambda: None,
 ) -> Response:
     """Takes a slot and subscribes, then reads the history (which may refuse, e.g. a run
     that is not there) — all before the response's headers go out, so nothing committed
-    after the request is missed. `on_close` runs when the stream ends or is refused.
+    after the request is missed. `framed` writes an item as its frame; `on_close` runs when
+    the stream ends or is refused.
     `still_valid` is asked now and then whether the request's key still holds.
 
     A feed that has ended with nothing to send (a finished run resumed after its last
@@ -179,7 +175,6 @@ async def open_stream(
     if feed.finished and not history:
         release()
         return Response(status_code=204)
-    framed = functools.partial(streams.frame, schema, id_field, subscription[0])
     frames = _frames(streams, feed, sub, history, framed, still_valid)
     return EventStreamResponse(frames, release)
 

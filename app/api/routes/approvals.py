@@ -10,7 +10,7 @@ from starlette.responses import JSONResponse
 from app.api.deps import DriverDep, RuntimeDep, require
 from app.api.idempotency import IdempotencyKey, RequiredIdempotencyKey, run_idempotent
 from app.api.responses import problems
-from app.api.routes.runs import run_json
+from app.api.routes.runs import run_answer
 from app.api.schemas import (
     ApproveIn,
     CallOut,
@@ -144,12 +144,11 @@ async def commit_preview(
         done = await approvals.commit(
             rt, driver, principal=principal, preview_id=preview_id, key=claim.key, wait_s=wait_s
         )
-        pending = await approvals.pending_of(rt, [done.run])
         return JSONResponse(
             {
                 "preview": _json(rt, done.preview),
                 "call": CallOut.model_validate(call_view(done.call)).model_dump(mode="json"),
-                "run": run_json(done.run, pending.get(done.run.id, [])),
+                "run": await run_answer(rt, done.run),
             }
         )
 

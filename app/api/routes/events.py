@@ -3,6 +3,7 @@ reads it)."""
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -10,7 +11,7 @@ from fastapi import APIRouter, Query, Request
 from app.api.deps import KeyRecheckDep, ReaderDep, RuntimeDep, StreamsDep
 from app.api.event_stream import LastEventId, open_stream, streamed, wants_stream
 from app.api.responses import problems
-from app.api.schemas import TenantEventOut, TenantEventPage
+from app.api.schemas import TenantEventPage
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.events import EventType
 from app.engine import event_feeds
@@ -78,8 +79,7 @@ async def list_events(
             streams,
             feed,
             (principal.tenant_id, run_id),
-            schema=TenantEventOut,
-            id_field="id",
+            framed=functools.partial(streams.tenant_frame, principal.tenant_id),
             still_valid=still_valid,
             on_close=lambda: streams.tails.release(tail),
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from typing import Annotated, Any
@@ -17,7 +18,7 @@ from app.api.deps import (
     RuntimeDep,
     StreamsDep,
 )
-from app.api.event_stream import LastEventId, open_stream, streamed, wants_stream
+from app.api.event_stream import LastEventId, frame, open_stream, streamed, wants_stream
 from app.api.idempotency import IdempotencyKey, RequiredIdempotencyKey, run_idempotent
 from app.api.responses import problems
 from app.api.schemas import (
@@ -222,8 +223,7 @@ async def list_run_events(
             streams,
             feed,
             (principal.tenant_id, run_id),
-            schema=EventOut,
-            id_field="seq",
+            framed=functools.partial(frame, EventOut, "seq"),
             still_valid=still_valid,
         )
     rows, next_cursor = await runs.list_events(

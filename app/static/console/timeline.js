@@ -49,9 +49,12 @@ export async function timeline(ctx, parent, runId, { onEvent = () => {}, done = 
   function add(event, fresh) {
     if (!event || typeof event.seq !== "number" || seen.has(event.seq)) return;
     seen.add(event.seq);
+    // In order of seq, whatever order they arrive in (almost always: at the end).
+    const after =
+      event.seq > lastSeq
+        ? null
+        : [...list.children].find((li) => Number(li.dataset.seq) > event.seq);
     lastSeq = Math.max(lastSeq, event.seq);
-    // In order of seq, whatever order they arrive in.
-    const after = [...list.children].find((li) => Number(li.dataset.seq) > event.seq);
     list.insertBefore(item(event), after || null);
     if (event.type === "run.finished") {
       finished = true;
@@ -62,7 +65,6 @@ export async function timeline(ctx, parent, runId, { onEvent = () => {}, done = 
 
   const first = await all(`${base}?limit=200`, { signal: ctx.signal, max: 5000 });
   for (const event of first) add(event, false);
-  if (first.some((e) => e.type === "run.finished")) finished = true;
   if (finished) {
     status.textContent = "The run has finished.";
     return first;
