@@ -705,7 +705,9 @@ async def test_an_approved_call_whose_tool_left_the_config_expires_its_preview(
     run up: the call fails `tool_unavailable` and the preview expires; it is not marked
     committed, since no commit ever ran it."""
     clock = FakeClock()
-    h = await approvals_harness(harness_factory, preview_ttl_s=30)
+    config = make_config({"tech-radar": WRITER}, approvals={"preview_ttl_s": 30})
+    h = await harness_factory(config=config, run_driver=False)  # only `other` takes runs up
+    await seed_radar(h)
     caller, approver = await keys(h)
     kafka = await row(h, "Kafka")
     run = await parked_run(h, caller, tool_calls(move(kafka["id"])), final("done"))
@@ -718,7 +720,7 @@ async def test_an_approved_call_whose_tool_left_the_config_expires_its_preview(
 
     clock.advance(60)  # past the preview's expiry (not the run's deadline), over there
     other = await harness_factory(
-        config=make_config({"tech-radar": WRITER}, approvals={"preview_ttl_s": 30}),
+        config=config,
         tools=without_move,
         clock_=clock,
         run_driver=False,
