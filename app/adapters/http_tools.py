@@ -18,7 +18,14 @@ import httpx
 from app.config_models import HttpToolConfig
 from app.domain.approvals import MAX_SUMMARY, PreviewBody
 from app.domain.ports import OperationStatus, ToolContext
-from app.domain.tools import SentUnanswered, ToolError, ToolResult, ToolSpec, nul_path
+from app.domain.tools import (
+    OutputRefused,
+    SentUnanswered,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+    nul_path,
+)
 
 #: Room for the envelope (`{"output": …, "source_version": …}`) around the output itself.
 ENVELOPE_BYTES = 4096
@@ -65,7 +72,10 @@ class HttpTool:
             raise unclear from None
         state = body.get("status") if isinstance(body, dict) else None
         if state == "succeeded":
-            return OperationStatus("succeeded", result=_result(content))
+            try:
+                return OperationStatus("succeeded", result=_result(content))
+            except OutputRefused as refused:  # it took effect: what it answered is not kept
+                return OperationStatus("succeeded", result=ToolResult.withholding(refused))
         if state == "failed":
             return OperationStatus("failed", error=_backend_error(200, content))
         if state == "in_progress":
@@ -137,7 +147,7 @@ class HttpTool:
             raise SentUnanswered() from None
         if 200 <= status < 300:
             if raw is None:
-                raise ToolError(
+                raise OutputRefused(
                     "output_too_large",
                     f"the tool's answer is larger than {self.spec.max_output_bytes} bytes",
                 )
@@ -169,13 +179,13 @@ def _result(raw: bytes) -> ToolResult:
     try:
         envelope = _parse(raw)
     except (ValueError, RecursionError):
-        raise ToolError("invalid_output", "the tool's answer is not JSON") from None
+        raise OutputRefused("invalid_output", "the tool's answer is not JSON") from None
     if not isinstance(envelope, dict) or "output" not in envelope:
-        raise ToolError("invalid_output", "the tool's answer has no `output`")
+        raise OutputRefused("invalid_output", "the tool's answer has no `output`")
     version, observed = envelope.get("source_version"), envelope.get("observed_at")
     for value, longest in ((version, 200), (observed, 64)):
         if value is not None and not _clean(value, longest):
-            raise ToolError(
+            raise OutputRefused(
                 "invalid_output",
                 "source_version and observed_at must be short strings without NUL",
             )

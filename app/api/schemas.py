@@ -233,6 +233,9 @@ class CallOut(BaseModel):
     observed_at: str | None
     source_version: str | None
     preview_id: str | None
+    output_withheld: bool = Field(
+        description="It took effect, but its output broke its schema or size limit: not kept"
+    )
 
 
 class CallPage(BaseModel):

@@ -58,6 +58,7 @@ def call_view(call: Call) -> dict[str, Any]:
         "observed_at",
         "source_version",
         "preview_id",
+        "output_withheld",
     )
     view = {k: getattr(call, k) for k in keys}
     view["error"] = None if call.error is None else call.error.as_dict()

@@ -17,7 +17,13 @@ from app.db.runs_repo import Event, insert_events, to_run
 from app.db.tables import preview, run, tool_call
 from app.domain.errors import ErrorValue
 from app.domain.records import Preview, Run
-from app.domain.status import OPEN_PREVIEW_STATUSES, CallStatus, PreviewStatus, RunStatus
+from app.domain.status import (
+    OPEN_PREVIEW_STATUSES,
+    CallStatus,
+    PreviewStatus,
+    RunStatus,
+    check_call_transition,
+)
 
 _FIELDS = tuple(f.name for f in fields(Preview))
 _OPEN = tuple(sorted(s.value for s in OPEN_PREVIEW_STATUSES))
@@ -62,15 +68,19 @@ async def pending_of_runs(
 
 
 def _status_is(status: PreviewStatus, now: datetime) -> Any:
-    """A status as it reads at `now`: an open preview past its expiry counts as expired."""
+    """A status as it reads at `now`: an open preview past its expiry counts as expired,
+    unless its commit was claimed in time (`Preview.status_at`)."""
     if status is PreviewStatus.EXPIRED:
-        return or_(
-            preview.c.status == status.value,
-            and_(preview.c.status.in_(_OPEN), preview.c.expires_at <= now),
-        )
+        return or_(preview.c.status == status.value, _lapsed(now))
     if status.value in _OPEN:
-        return and_(preview.c.status == status.value, preview.c.expires_at > now)
+        return and_(preview.c.status == status.value, ~_lapsed(now))
     return preview.c.status == status.value
+
+
+def _lapsed(now: datetime) -> Any:
+    return and_(
+        preview.c.status.in_(_OPEN), preview.c.expires_at <= now, preview.c.commit_key.is_(None)
+    )
 
 
 async def page(
@@ -131,15 +141,21 @@ async def _touch_run(
 
 
 async def _move_call(
-    session: AsyncSession, record: Preview, target: CallStatus, now: datetime, **values: Any
+    session: AsyncSession,
+    record: Preview,
+    target: CallStatus,
+    now: datetime,
+    source: CallStatus = CallStatus.AWAITING_APPROVAL,
+    **values: Any,
 ) -> None:
-    """The preview's call, still awaiting the decision, follows it."""
+    """The preview's call, still where the decision found it (`source`), follows it."""
+    check_call_transition(source, target)
     await session.execute(
         update(tool_call)
         .where(
             tool_call.c.tenant_id == record.tenant_id,
             tool_call.c.id == record.call_row_id,
-            tool_call.c.status == CallStatus.AWAITING_APPROVAL.value,
+            tool_call.c.status == source.value,
         )
         .values(status=target.value, updated_at=now, version=tool_call.c.version + 1, **values)
     )
@@ -223,6 +239,29 @@ async def reject(
     return rejected
 
 
+async def _lease_run(
+    session: AsyncSession,
+    record: Preview,
+    events: Sequence[Event],
+    now: datetime,
+    *,
+    owner: str,
+    token: str,
+    expires_at: Any,
+) -> Run:
+    """The parked run, running again and leased to this process (which goes on with it)."""
+    return await _touch_run(
+        session,
+        record,
+        events,
+        now,
+        status=RunStatus.RUNNING.value,
+        lease_owner=owner,
+        lease_token=token,
+        lease_expires_at=expires_at,
+    )
+
+
 async def claim_commit(
     session: AsyncSession,
     *,
@@ -238,15 +277,14 @@ async def claim_commit(
     """An approved, unexpired preview nobody has committed yet: marks the commit (who, and
     under which Idempotency-Key) and takes the run's lease, so that this process executes
     the call."""
-    claimed = await _touch_run(
+    claimed = await _lease_run(
         session,
         record,
         [_about(record, "preview.commit_requested", by=by)],
         now,
-        status=RunStatus.RUNNING.value,
-        lease_owner=owner,
-        lease_token=token,
-        lease_expires_at=db_time.after(lease_s),
+        owner=owner,
+        token=token,
+        expires_at=db_time.after(lease_s),
     )
     marked = await _decide(
         session,
@@ -260,16 +298,65 @@ async def claim_commit(
     return marked, claimed
 
 
+async def creator_scopes(session: AsyncSession, *, record: Preview) -> tuple[str, ...] | None:
+    """The scopes of the run's creator (None: every scope), whom the tool acts for."""
+    result = await session.execute(
+        select(run.c.creator_scopes).where(
+            run.c.tenant_id == record.tenant_id, run.c.id == record.run_id
+        )
+    )
+    scopes = result.scalar_one_or_none()
+    return None if scopes is None else tuple(scopes)
+
+
+async def refuse_commit(
+    session: AsyncSession,
+    *,
+    record: Preview,
+    error: ErrorValue,
+    by: str,
+    owner: str,
+    token: str,
+    lease_s: float,
+    now: datetime,
+    db_time: DbTime,
+) -> Run:
+    """A commit its gates refuse (the tool switched off, or no longer allowed): the
+    approved preview expires unused, its call fails with the gate's code (fed back to the
+    model), and the run is leased to this process to go on."""
+    events = [
+        _about(record, "preview.expired"),
+        _about(record, "call.failed", tool=record.tool, **error.as_dict(), ends_run=False, by=by),
+    ]
+    claimed = await _lease_run(
+        session, record, events, now, owner=owner, token=token, expires_at=db_time.after(lease_s)
+    )
+    await _decide(
+        session,
+        record,
+        now,
+        preview.c.status == PreviewStatus.APPROVED.value,
+        preview.c.commit_key.is_(None),
+        status=PreviewStatus.EXPIRED.value,
+    )
+    await _move_call(
+        session,
+        record,
+        CallStatus.FAILED,
+        now,
+        source=CallStatus.APPROVED,
+        error=error.as_dict(),
+        ends_run=False,
+    )
+    return claimed
+
+
 def sweep(now: datetime, limit: int) -> Any:
     """A CTE (for the driver's claim poll, which it rides along with): parked runs whose
     deadline passed, whose open preview expired, or that were asked to cancel, become
     runnable. The poll after next
     claims them; the run then ends `deadline`, or tells its model `approval_expired`."""
-    expired = (
-        select(preview.c.tenant_id, preview.c.run_id)
-        .where(preview.c.status.in_(_OPEN), preview.c.expires_at <= now)
-        .limit(limit)
-    )
+    expired = select(preview.c.tenant_id, preview.c.run_id).where(_lapsed(now)).limit(limit)
     return (
         update(run)
         .where(

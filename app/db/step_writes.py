@@ -56,6 +56,8 @@ _OUTCOME = (
     "observed_at",
     "source_version",
     "preview_id",
+    "output_withheld",
+    "operation_id",
     "updated_at",
 )
 

@@ -177,6 +177,8 @@ tool_call = Table(
     Column("source_version", String(200)),
     Column("preview_id", String(64)),
     Column("version", Integer, nullable=False, server_default="1"),
+    # A side effect that took effect but answered an output that could not be kept.
+    Column("output_withheld", Boolean, nullable=False, server_default="false"),
     _ts("created_at"),
     _ts("updated_at"),
     PrimaryKeyConstraint("tenant_id", "id"),

@@ -24,6 +24,15 @@ async def disabled(session: AsyncSession, tenant_id: str) -> frozenset[str]:
     return frozenset(result.scalars())
 
 
+async def is_disabled(session: AsyncSession, *, tenant_id: str, tool: str) -> bool:
+    result = await session.execute(
+        select(tool_switch.c.tool).where(
+            tool_switch.c.tenant_id == tenant_id, tool_switch.c.tool == tool
+        )
+    )
+    return result.first() is not None
+
+
 async def set_disabled(
     session: AsyncSession, *, tenant_id: str, tool: str, by: str, now: datetime, off: bool
 ) -> None:

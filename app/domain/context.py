@@ -8,6 +8,8 @@ from typing import Any
 
 from app.domain.tools import canonical_json
 
+WITHHELD = "the call succeeded and took effect; its output could not be kept"
+
 
 @dataclass(frozen=True)
 class CallRecord:
@@ -18,6 +20,7 @@ class CallRecord:
     output: Any = None
     source_id: str | None = None
     error: Mapping[str, Any] | None = None
+    output_withheld: bool = False
 
 
 @dataclass(frozen=True)
@@ -31,8 +34,11 @@ class TurnRecord:
 
 
 def _observation(call: CallRecord) -> dict[str, Any]:
-    if call.status == "succeeded":
-        content: dict[str, Any] = {"source_id": call.source_id, "output": call.output}
+    if call.status == "succeeded" and call.output_withheld:
+        # It took effect: the model must know that, or it would make it again.
+        content: dict[str, Any] = {"source_id": call.source_id, "output_withheld": WITHHELD}
+    elif call.status == "succeeded":
+        content = {"source_id": call.source_id, "output": call.output}
     else:
         content = {"error": dict(call.error or {"code": call.status})}
     return {"role": "tool", "call_id": call.call_id, "content": canonical_json(content)}

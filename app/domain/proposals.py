@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.domain.errors import MAX_MESSAGE, ErrorValue, ObservationCode
+from app.domain.gates import gate_refusal
 from app.domain.model import ProposedCall
 from app.domain.ports import Tool
 from app.domain.tools import (
@@ -115,10 +116,9 @@ def check_call(
         problem = tool.check(arguments)
     if problem is not None:
         return rejected(ObservationCode.INVALID_ARGUMENTS, problem)
-    if not principal.covers(tool.spec.permissions):
-        return rejected(ObservationCode.PERMISSION_DENIED, "the caller may not use this tool")
-    if proposed.name in disabled:
-        return rejected(ObservationCode.TOOL_DISABLED, "the tool is switched off for now")
+    refusal = gate_refusal(tool.spec, principal=principal, disabled=disabled)
+    if refusal is not None:
+        return rejected(refusal.code, refusal.message)
     return CheckedCall(proposed.call_id, proposed.name, arguments, args_hash(arguments), None)
 
 

@@ -136,6 +136,9 @@ class Call:
     source_version: str | None = None
     preview_id: str | None = None
     version: int = 1
+    #: It succeeded (it took effect), but its output broke its schema or size limit and
+    #: was not kept: the model is told so, and never asked to make it again.
+    output_withheld: bool = False
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,11 @@ class Preview:
     def status_at(self, now: datetime) -> PreviewStatus:
         """Its status as of `now`: an open preview past its expiry is expired, whether or
         not the sweep has written so yet."""
-        if self.status in OPEN_PREVIEW_STATUSES and now >= self.expires_at:
+        if self.status in OPEN_PREVIEW_STATUSES and now >= self.expires_at and not self.committing:
             return PreviewStatus.EXPIRED
         return self.status
+
+    @property
+    def committing(self) -> bool:
+        """Approved and its commit claimed (in time): the clock no longer expires it."""
+        return self.status is PreviewStatus.APPROVED and self.commit_key is not None

@@ -62,6 +62,13 @@ class ToolError(Exception):
         return f"{self.code}: {self.message}"
 
 
+@dataclass(frozen=True)
+class OutputRefused(ToolError):
+    """A 2xx answer whose output cannot be kept (not JSON, too large, against its output
+    schema). A read-only call fails with it; a side effect took effect all the same, so it
+    succeeds with its output withheld (`ToolResult.withheld`)."""
+
+
 class SentUnanswered(Exception):
     """A tool's request may have reached its backend and no answer came (a timeout or a
     connection lost after sending). For a side effect, its outcome is unknown."""
@@ -72,6 +79,12 @@ class ToolResult:
     output: Any
     source_version: str | None = None
     observed_at: str | None = None
+    #: The code of why a side effect's output was not kept (`output` is then None).
+    withheld: str | None = None
+
+    @classmethod
+    def withholding(cls, refused: OutputRefused) -> ToolResult:
+        return cls(None, withheld=refused.code)
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,14 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.db import previews_repo, turns_repo
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db import previews_repo, tool_switch_repo, turns_repo
 from app.db.session import retrying
 from app.domain.approvals import self_approval
 from app.domain.budget import seconds_left
-from app.domain.errors import DomainError, ErrorCode
+from app.domain.errors import DomainError, ErrorCode, ErrorValue
+from app.domain.gates import gate_refusal
 from app.domain.records import Call, Preview, Run
 from app.domain.status import CallStatus, PreviewStatus, RunStatus
 from app.domain.tools import Principal
@@ -151,19 +154,26 @@ async def commit(
         # is not made twice; its outcome is answered.
         return await _outcome(rt, driver, record, wait_s)
     sent = asyncio.get_running_loop().time()
+    lease_of = {
+        "owner": rt.settings.instance_id,
+        "token": new_lease_token(),
+        "lease_s": rt.settings.lease_s,
+        "now": rt.clock.now(),
+        "db_time": rt.db_time,
+    }
     try:
         async with rt.sessions.begin() as session:
-            claimed = await previews_repo.claim_commit(
-                session,
-                record=record,
-                key=key,
-                by=principal.subject,
-                owner=rt.settings.instance_id,
-                token=new_lease_token(),
-                lease_s=rt.settings.lease_s,
-                now=rt.clock.now(),
-                db_time=rt.db_time,
-            )
+            # The gates again, in the claim's own transaction: a switch thrown after the
+            # approval stops the commit, whatever the approver saw.
+            refused = await _gate_refusal(rt, session, record)
+            if refused is None:
+                claimed = await previews_repo.claim_commit(
+                    session, record=record, key=key, by=principal.subject, **lease_of
+                )
+            else:
+                went_on = await previews_repo.refuse_commit(
+                    session, record=record, error=refused, by=principal.subject, **lease_of
+                )
     except previews_repo.DecisionLost:
         latest = await get_preview(rt, principal=principal, preview_id=preview_id)
         if latest.commit_key == key:
@@ -171,18 +181,56 @@ async def commit(
         if latest.status is PreviewStatus.APPROVED and latest.commit_key is not None:
             raise DomainError(ErrorCode.INVALID_STATE, "the preview is being committed") from None
         raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.APPROVED) from None
+    if refused is not None:
+        # The run goes on here: its model hears why the call did not run.
+        await _adopt(rt, driver, went_on, sent)
+        raise DomainError(
+            ErrorCode.INVALID_STATE,
+            f"the call may not run now ({refused.message}); it failed {refused.code} and "
+            "its preview expired",
+            extra={"call_error": refused.as_dict()},
+        )
     record, run = claimed
+    await _adopt(rt, driver, run, sent)
+    return await _outcome(rt, driver, record, wait_s)
+
+
+async def _adopt(rt: Runtime, driver: Driver, run: Run, sent: float) -> None:
+    """This process took the run's lease in the decision's transaction: it advances it."""
     rt.events.committed(run.tenant_id, run.id)
     lease = lease_for(rt, run, sent)
     state = await load_state(rt, run)
     driver.adopt(lease, state)
-    return await _outcome(rt, driver, record, wait_s)
+
+
+async def _gate_refusal(rt: Runtime, session: AsyncSession, record: Preview) -> ErrorValue | None:
+    """Why the approved call may not run now: the tool switched off (by the operator or
+    the tenant's admins), or its permissions no longer covered by the run creator's
+    scopes. A tool gone from the config is left to the executor (it fails the call)."""
+    tool = rt.tools.get(record.tool)
+    if tool is None:
+        return None
+    scopes = await previews_repo.creator_scopes(session, record=record)
+    creator = Principal(record.tenant_id, record.requested_by, frozenset(), _scopes(scopes))
+    refused = gate_refusal(tool.spec, principal=creator, disabled=False)
+    if refused is not None:
+        return refused
+    off = await tool_switch_repo.is_disabled(session, tenant_id=record.tenant_id, tool=record.tool)
+    return gate_refusal(tool.spec, principal=creator, disabled=off)
+
+
+def _scopes(scopes: tuple[str, ...] | None) -> frozenset[str] | None:
+    return None if scopes is None else frozenset(scopes)
 
 
 async def _outcome(rt: Runtime, driver: Driver, record: Preview, wait_s: float) -> Committed:
-    """Waits (within the run's deadline) until the committed call has an outcome, then up
-    to `wait_s` more for the run; a version conflict answers the new preview."""
+    """Waits until the committed call has an outcome — at most the tool's timeout (and
+    never past the run's deadline) — then up to `wait_s` more for the run, and answers
+    the state as it stands; a version conflict answers the new preview."""
     tenant = record.tenant_id
+    loop = asyncio.get_running_loop()
+    tool = rt.tools.get(record.tool)
+    patience_ends = loop.time() + (tool.spec.timeout_s if tool is not None else 0.0)
     # Looked at again after each step this process commits (it executes the commit), and
     # at the driver's poll floor when another process does.
     with driver.watching(tenant, record.run_id) as stepped:
@@ -190,7 +238,7 @@ async def _outcome(rt: Runtime, driver: Driver, record: Preview, wait_s: float) 
             stepped.clear()
             call = await _call(rt, record)
             run = await driver.wait(tenant, record.run_id, 0)
-            left = seconds_left(rt.clock.now(), run.deadline_at)
+            left = min(seconds_left(rt.clock.now(), run.deadline_at), patience_ends - loop.time())
             executing = call.status in (CallStatus.APPROVED, CallStatus.EXECUTING)
             if not executing or run.status is RunStatus.FINISHED or left <= 0:
                 break

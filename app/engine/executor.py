@@ -10,13 +10,16 @@ proposal order, after the reads.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from enum import Enum
 
 from app.domain.budget import seconds_left
-from app.domain.ports import OperationStatus, StatusLookup, Tool
+from app.domain.ports import OperationStatus, Tool
 from app.domain.records import Call
 from app.domain.retry import backoff_s, ends_run, may_retry
 from app.domain.status import CallStatus
-from app.domain.tools import ToolError, ToolResult, ToolSpec
+from app.domain.tools import OutputRefused, ToolError, ToolResult, ToolSpec
 from app.engine import approval_step
 from app.engine.approval_step import VersionConflict
 from app.engine.lease import Interrupted, Lease, NotStarted
@@ -27,8 +30,10 @@ from app.engine.tool_attempt import (
     DeadlineReached,
     check_output,
     context_of,
+    has_lookup,
     invoke,
 )
+from app.engine.tool_gates import refusal_now
 
 NEVER_RECEIVED = ToolError(
     "unavailable", "the tool's backend did not receive the call in its attempts", retryable=True
@@ -67,12 +72,15 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
         return
     try:
         for call in writes:
-            if rt.tools[call.tool].spec.requires_approval:
-                went = await approval_step.handle(batch, call, run_call)
-                if went is approval_step.PARKED:
-                    return  # the later side effects wait behind this call
-            else:
-                went = await run_call(batch, call, side_effect=True)
+            spec = rt.tools[call.tool].spec
+            # A write takes its group's slots like a read: the bulkhead holds across runs.
+            async with _slots(batch, spec):
+                if spec.requires_approval:
+                    went = await approval_step.handle(batch, call, run_call)
+                else:
+                    went = await run_call(batch, call, side_effect=True)
+            if went is approval_step.PARKED:
+                return  # the later side effects wait behind this call
             if not went:
                 await batch.flush()
                 return
@@ -89,11 +97,17 @@ def _sequential(spec: ToolSpec) -> bool:
     return not spec.read_only or spec.requires_approval
 
 
-async def _bounded(batch: Round, call: Call) -> bool:
+@contextlib.asynccontextmanager
+async def _slots(batch: Round, spec: ToolSpec) -> AsyncIterator[None]:
+    """A slot of the process-wide limit and one of the tool's concurrency group."""
     rt = batch.lease.rt
-    spec = rt.tools[call.tool].spec
     group = rt.group_slots(spec.concurrency_group or spec.name, spec.max_concurrency)
     async with rt.tool_slots, group:
+        yield
+
+
+async def _bounded(batch: Round, call: Call) -> bool:
+    async with _slots(batch, batch.lease.rt.tools[call.tool].spec):
         return await run_call(batch, call, side_effect=False)
 
 
@@ -105,12 +119,17 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
     rt = lease.rt
     run = batch.state.run
     tool = rt.tools[call.tool]
-    if call.status is CallStatus.EXECUTING and not tool.spec.may_retry:
+    # Whether an earlier attempt may have taken effect though nobody could tell (an
+    # idempotent call re-sent on its backend's dedupe): then it is never called failed.
+    maybe_sent = False
+    if call.status is CallStatus.EXECUTING and not tool.spec.read_only:
         # The earlier holder may have sent it: never re-send a side effect blindly. Its
-        # backend may say what became of it; only "never received" allows sending.
+        # backend may say what became of it; only "never received" allows sending (or,
+        # with no one to ask, an idempotent backend's dedupe).
         settled = await _settle_unknown(batch, tool, call)
-        if settled is not None:
+        if isinstance(settled, bool):
             return settled
+        maybe_sent = settled is Resend.UNCLEAR
     if call.status is CallStatus.EXECUTING and call.attempts >= tool.spec.max_attempts:
         # Interrupted on every attempt (e.g. it takes its process down): stop retrying.
         batch.fail(call, ToolError("interrupted", "the call was interrupted on every attempt"))
@@ -119,6 +138,14 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
         lease.check()  # nothing new starts once the run is stopping
         if seconds_left(rt.clock.now(), run.deadline_at) <= 0:
             raise DeadlineReached()  # nor past the deadline
+        # The switches and scopes as they are now, not as they were at the proposal.
+        refused = await refusal_now(rt, run, tool.spec, fresh=side_effect)
+        if refused is not None:
+            stopped = ToolError(refused.code, refused.message, True)
+            batch.fail(call, OUTCOME_UNKNOWN if maybe_sent else stopped, ends=maybe_sent)
+            if side_effect:
+                await batch.flush()
+            return not maybe_sent
         if call.attempts == 0 and not batch.affordable(tool.spec.cost_usd):
             batch.refuse(call, "the run's cost budget cannot pay for this call")
             if side_effect:
@@ -146,11 +173,12 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
         except ToolError as error:
             if error is OUTCOME_UNKNOWN:
                 settled = await _settle_unknown(batch, tool, call)
-                if settled is not None:
+                if isinstance(settled, bool):
                     return settled
+                maybe_sent = maybe_sent or settled is Resend.UNCLEAR
                 if call.attempts < tool.spec.max_attempts:
-                    continue  # the backend never received it: sent again, same operation id
-                error = NEVER_RECEIVED
+                    continue  # sent again, same operation id
+                error = OUTCOME_UNKNOWN if maybe_sent else NEVER_RECEIVED
             left = seconds_left(rt.clock.now(), run.deadline_at)
             if may_retry(tool.spec, error, attempts=call.attempts, seconds_left=left):
                 await lease.guarded(asyncio.sleep(backoff_s(call.attempts)), left)
@@ -168,29 +196,39 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
         return True
 
 
-async def _settle_unknown(batch: Round, tool: Tool, call: Call) -> bool | None:
+class Resend(Enum):
+    """Why an unknown outcome may be sent again under the same operation id."""
+
+    NEVER_RECEIVED = "never_received"  # its backend said so
+    UNCLEAR = "unclear"  # nobody could tell, and its backend dedupes (idempotent)
+
+
+async def _settle_unknown(batch: Round, tool: Tool, call: Call) -> bool | Resend:
     """A side effect whose outcome is unknown, settled from its backend's status lookup:
-    True/False once its success/failure is recorded (as `_run_call` answers), None when
-    the backend never received it (safe to send again). Without a lookup, or when the
-    backend cannot tell in time, it fails `outcome_unknown`."""
+    True/False once its success/failure is recorded (as `_run_call` answers), or why it
+    is safe to send again under the same operation id. Otherwise it fails
+    `outcome_unknown`."""
     try:
         status = await _look_up(batch, tool, call)
     except Interrupted:
         batch.fail(call, OUTCOME_UNKNOWN)  # still unknown, never `cancelled`
         await batch.flush()
         raise
-    if status is None or status.state not in ("succeeded", "failed", "unknown"):
+    decided = status is not None and status.state in ("succeeded", "failed", "unknown")
+    if not decided and tool.spec.idempotent:
+        return Resend.UNCLEAR
+    if status is None or not decided:
         batch.fail(call, OUTCOME_UNKNOWN)
         await batch.flush()
         return False
     if status.state == "unknown":
-        return None
+        return Resend.NEVER_RECEIVED
     outcome: ToolResult | ToolError | None = status.result or status.error
-    if isinstance(outcome, ToolResult):
+    if isinstance(outcome, ToolResult) and outcome.withheld is None:
         try:
             check_output(tool, outcome.output)
-        except ToolError as error:
-            outcome = error
+        except OutputRefused as refused:  # it took effect: its output is not kept
+            outcome = ToolResult.withholding(refused)
     if isinstance(outcome, ToolResult):
         batch.succeed(call, outcome)
         await batch.flush()
@@ -206,7 +244,7 @@ async def _look_up(batch: Round, tool: Tool, call: Call) -> OperationStatus | No
     """The backend's word on the operation. A lookup that fails is tried again up to the
     tool's `max_attempts`; an operation still `in_progress` is asked about again, with
     backoff, for up to `timeout_s × max_attempts` — never past the run's deadline."""
-    if not isinstance(tool, StatusLookup) or not getattr(tool, "looks_up", False):
+    if not has_lookup(tool):
         return None
     lease, run = batch.lease, batch.state.run
     loop = asyncio.get_running_loop()

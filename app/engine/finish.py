@@ -8,8 +8,9 @@ from dataclasses import replace
 from typing import Any
 
 from app.db.runs_repo import Event
+from app.domain.approvals import preview_when_settled
 from app.domain.errors import ErrorValue
-from app.domain.records import Call, Turn
+from app.domain.records import Call, Preview, Turn
 from app.domain.status import (
     OPEN_PREVIEW_STATUSES,
     SETTLED_CALL_STATUSES,
@@ -74,6 +75,14 @@ def finish_change(
     return settled, events, values
 
 
+def _closed(preview: Preview, call: Call | None, now: Any) -> Preview:
+    sent = call is not None and call.attempts > 0
+    target = preview_when_settled(commit_claimed=preview.commit_key is not None, sent=sent)
+    if target is PreviewStatus.COMMITTED:
+        return replace(preview, status=target, committed_at=now)
+    return replace(preview, status=target)
+
+
 UNKNOWN = ErrorValue(
     "outcome_unknown", "the call's outcome is unknown and it may not be sent again"
 )
@@ -112,12 +121,11 @@ async def finish_run(
     merged = {c.id: c for c in before.updated_calls}
     merged.update({c.id: c for c in settled})
     # A finished run's open previews can never be decided on now: they expire with it,
-    # but one whose commit was claimed stands committed (its call may have run). Only the
-    # latest turn's calls can have open previews, and the state holds those.
+    # but one whose commit was claimed and whose call may have been sent stands committed.
+    # Only the latest turn's calls can have open previews, and the state holds those.
+    by_row = {c.id: c for c in calls}
     closed = [
-        replace(p, status=PreviewStatus.COMMITTED, committed_at=now)
-        if p.commit_key is not None
-        else replace(p, status=PreviewStatus.EXPIRED)
+        _closed(p, by_row.get(p.call_row_id), now)
         for p in state.previews.values()
         if p.status in OPEN_PREVIEW_STATUSES
     ]

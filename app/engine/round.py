@@ -7,8 +7,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.db.runs_repo import Event
+from app.domain.approvals import preview_when_settled
 from app.domain.citations import number_sources
 from app.domain.errors import ErrorValue, ObservationCode
+from app.domain.ids import operation_id
 from app.domain.records import Call, Preview, add_cost
 from app.domain.status import (
     CallStatus,
@@ -61,7 +63,7 @@ class Round:
         )
 
     def fail(self, call: Call, error: ToolError, *, ends: bool = True) -> None:
-        self._committed(call)
+        self._settle_preview(call, sent=call.attempts > 0)
         value = ErrorValue(error.code, error.message, error.retryable)
         self.move(
             call,
@@ -73,13 +75,19 @@ class Round:
         )
 
     def succeed(self, call: Call, result: ToolResult) -> None:
-        self._committed(call)
+        """`result.withheld`: it took effect, but its output could not be kept; the event
+        says why, and the model hears that it succeeded."""
+        self._settle_preview(call, sent=True)
+        data: dict[str, Any] = {"attempts": call.attempts}
+        if result.withheld is not None:
+            data.update(output_withheld=True, code=result.withheld)
         self.move(
             call,
             CallStatus.SUCCEEDED,
             "call.succeeded",
-            {"attempts": call.attempts},
+            data,
             output=result.output,
+            output_withheld=result.withheld is not None,
             error=None,
             observed_at=result.observed_at,
             source_version=result.source_version,
@@ -103,16 +111,14 @@ class Round:
         made = next((p for p in self.new_previews if p.id == call.preview_id), None)
         return self.previews.get(call.preview_id) or made or self.state.preview_of(call)
 
-    def _committed(self, call: Call) -> None:
-        """An approved call reached an outcome (whichever): its preview is committed when a
-        commit was claimed; without one (the call failed before, e.g. its tool is gone) it
-        can never be committed now, and expires — the same rule as a finishing run's."""
+    def _settle_preview(self, call: Call, *, sent: bool) -> None:
+        """An approved call reached an outcome (whichever): its preview is committed only
+        when a commit was claimed and the request may have left; otherwise it expires —
+        the same rule as a finishing run's (`preview_when_settled`)."""
         preview = self.preview_of(call)
         if preview is not None and preview.status is PreviewStatus.APPROVED:
-            if preview.commit_key is not None:
-                self._decide(preview, PreviewStatus.COMMITTED, "preview.committed")
-            else:
-                self._decide(preview, PreviewStatus.EXPIRED, "preview.expired")
+            target = preview_when_settled(commit_claimed=preview.commit_key is not None, sent=sent)
+            self._decide(preview, target, f"preview.{target.value}")
 
     def park(self, call: Call, preview: Preview) -> None:
         """The call awaits a decision on `preview`: nothing of it is executed."""
@@ -123,12 +129,16 @@ class Round:
             "expires_at": preview.expires_at.isoformat(),
         }
         self.events.append(("preview.created", {"call_id": call.call_id, **data}))
+        # Its execution is bound to this preview: a call re-committed under a new preview
+        # (a version conflict) is a new operation, so one id never has two bodies.
+        execution = operation_id(call.run_id, call.step, call.call_id, preview.id)
         self.move(
             call,
             CallStatus.AWAITING_APPROVAL,
             "call.awaiting_approval",
-            {"preview_id": preview.id},
+            {"preview_id": preview.id, "operation_id": execution},
             preview_id=preview.id,
+            operation_id=execution,
         )
 
     def supersede_only(self, old: Preview) -> None:
@@ -161,6 +171,7 @@ class Round:
         """A side effect recorded as started whose request provably never left: it ends
         `cancelled`, committed at once."""
         error = ErrorValue(ObservationCode.CANCELLED, "the run stopped before the call was sent")
+        self._settle_preview(call, sent=False)
         self.move(call, CallStatus.CANCELLED, "call.cancelled", {"code": "cancelled"}, error=error)
         await self.flush()
 
@@ -174,6 +185,7 @@ class Round:
         """A call refused before any attempt: neither counted nor charged; the run then
         ends `budget`."""
         error = ErrorValue(ObservationCode.BUDGET, message)
+        self._settle_preview(call, sent=False)
         self.move(call, CallStatus.CANCELLED, "call.cancelled", {"code": "budget"}, error=error)
 
     def change(self) -> Change:

@@ -23,7 +23,14 @@ _OPEN = frozenset(CallStatus) - SETTLED_CALL_STATUSES
 def _call_record(call: Call) -> CallRecord:
     error = None if call.error is None else call.error.as_dict()
     return CallRecord(
-        call.call_id, call.tool, call.arguments, call.status, call.output, call.source_id, error
+        call.call_id,
+        call.tool,
+        call.arguments,
+        call.status,
+        call.output,
+        call.source_id,
+        error,
+        call.output_withheld,
     )
 
 

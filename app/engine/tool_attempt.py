@@ -12,10 +12,11 @@ from opentelemetry.trace import Status, StatusCode
 from app import telemetry
 from app.domain.approvals import PreviewRef
 from app.domain.budget import seconds_left
-from app.domain.ports import Tool, ToolContext
+from app.domain.ports import StatusLookup, Tool, ToolContext
 from app.domain.records import Call
 from app.domain.status import CallStatus
 from app.domain.tools import (
+    OutputRefused,
     Principal,
     SentUnanswered,
     ToolError,
@@ -125,17 +126,20 @@ async def _attempt(lease: Lease, state: RunState, tool: Tool, call: Call) -> Too
     try:
         context = context_of(state, call, timeout)
         result = await lease.guarded(tool.execute(call.arguments, context), timeout)
+        check_output(tool, result.output)
+    except OutputRefused as refused:
+        if tool.spec.read_only:
+            raise
+        return ToolResult.withholding(refused)  # it took effect: never sent again
     except TimeoutError:
         if timeout >= left:
             raise DeadlineReached() from None
-        if not tool.spec.may_retry:
-            raise OUTCOME_UNKNOWN from None  # it may have happened: never sent twice
-        raise ToolError("timeout", "the tool did not answer in time", retryable=True) from None
+        raise _unanswered(
+            tool, ToolError("timeout", "the tool did not answer in time", retryable=True)
+        ) from None
     except SentUnanswered:
-        if not tool.spec.may_retry:
-            raise OUTCOME_UNKNOWN from None
-        raise ToolError(
-            "connection_lost", "the tool's answer was lost on the way", retryable=True
+        raise _unanswered(
+            tool, ToolError("connection_lost", "the tool's answer was lost on the way", True)
         ) from None
     except (ToolError, Interrupted):
         raise
@@ -144,20 +148,36 @@ async def _attempt(lease: Lease, state: RunState, tool: Tool, call: Call) -> Too
         if not tool.spec.may_retry:
             raise OUTCOME_UNKNOWN from None  # it may have taken effect before it failed
         raise ToolError("internal", "the tool failed unexpectedly") from None
-    check_output(tool, result.output)
     return result
+
+
+def has_lookup(tool: Tool) -> bool:
+    return isinstance(tool, StatusLookup) and bool(getattr(tool, "looks_up", False))
+
+
+def _unanswered(tool: Tool, error: ToolError) -> ToolError:
+    """A request that may have arrived and got no answer. A side effect's outcome is
+    unknown: it is looked up before anything is sent again (an idempotent one too, when
+    its backend can be asked); only an idempotent one without a lookup is simply re-sent,
+    under the same operation id, which its backend dedupes."""
+    spec = tool.spec
+    if spec.read_only or (spec.idempotent and not has_lookup(tool)):
+        return error
+    return OUTCOME_UNKNOWN
 
 
 def check_output(tool: Tool, output: Any) -> None:
     if nul_path(output) is not None or json_depth(output) > MAX_OUTPUT_DEPTH:
-        raise ToolError("invalid_output", "the tool's output is not storable JSON")
+        raise OutputRefused("invalid_output", "the tool's output is not storable JSON")
     size = len(json.dumps(output, separators=(",", ":")).encode())
     if size > tool.spec.max_output_bytes:
-        raise ToolError(
+        raise OutputRefused(
             "output_too_large",
             f"the tool's output is larger than {tool.spec.max_output_bytes} bytes",
         )
     if tool.spec.output_schema is not None:
         error = next(iter(validator_for(tool.spec.output_schema).iter_errors(output)), None)
         if error is not None:
-            raise ToolError("invalid_output", "the tool's output does not match its output schema")
+            raise OutputRefused(
+                "invalid_output", "the tool's output does not match its output schema"
+            )

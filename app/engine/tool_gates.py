@@ -22,8 +22,10 @@ from typing import TYPE_CHECKING
 
 from app.db import tool_switch_repo
 from app.domain.errors import DomainError, ErrorCode, ErrorValue, ObservationCode
+from app.domain.gates import gate_refusal
 from app.domain.proposals import CheckedCall
-from app.domain.tools import Principal
+from app.domain.records import Run
+from app.domain.tools import Principal, ToolSpec
 
 if TYPE_CHECKING:
     from app.engine.runtime import Runtime
@@ -99,3 +101,21 @@ async def apply_rate_limits(
                 )
         result.append(call)
     return result
+
+
+async def refusal_now(rt: Runtime, run: Run, spec: ToolSpec, *, fresh: bool) -> ErrorValue | None:
+    """The gates again, right before an attempt. A side effect reads the tenant's switch
+    in the database (this process's copy may lag a switch thrown on another one by up to
+    a NOTIFY); a read trusts the copy, which is never older than `MAX_AGE_S`."""
+    refused = gate_refusal(spec, principal=run.creator, disabled=False)
+    if refused is not None:
+        return refused
+    if fresh:
+        async with rt.reads() as session:
+            off = await tool_switch_repo.is_disabled(
+                session, tenant_id=run.tenant_id, tool=spec.name
+            )
+        return gate_refusal(spec, principal=run.creator, disabled=off)
+    return gate_refusal(
+        spec, principal=run.creator, disabled=await rt.disabled_tools.of(run.tenant_id)
+    )

@@ -444,9 +444,10 @@ async def test_a_tenants_streams_in_one_process_share_their_reads(
     assert [f["data"]["run_id"] for f in caught_up][-len(stored) :] == [run_id] * len(stored)
     assert caught_up[0]["data"]["run_id"] == early and caught_up[0]["data"]["seq"] == 2
     # The run's few commits woke eleven streams: read by each, that would be about 30
-    # reads; shared, a handful (the stream behind reads once for itself).
+    # reads; shared, a handful (the stream behind reads once for itself). On a loaded
+    # machine the commits spread out past the 250 ms read floor, each waking its own read.
     reads = [s for s in seen.all if "pg_snapshot_xmin" in s]
-    assert len(reads) <= len(stored) + 2, len(reads)
+    assert len(reads) <= len(stored) + 5, len(reads)
 
 
 async def test_a_finished_runs_stream_resumed_after_its_last_event_answers_no_content(

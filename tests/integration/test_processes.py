@@ -232,7 +232,9 @@ async def test_concurrent_identical_requests_create_one_run(
     assert runs == 1
 
 
-def http_tool_config(folder: Path, backend_url: str, *, status_lookup: bool) -> Path:
+def http_tool_config(
+    folder: Path, backend_url: str, *, status_lookup: bool, idempotent: bool = False
+) -> Path:
     ticket = {
         "kind": "http",
         "description": "Open a ticket.",
@@ -243,6 +245,7 @@ def http_tool_config(folder: Path, backend_url: str, *, status_lookup: bool) -> 
         },
         "url": f"{backend_url}/tools/ticket",
         "side_effects": True,
+        "idempotent": idempotent,
         "timeout_s": 20,
     }
     if status_lookup:
@@ -257,17 +260,28 @@ def http_tool_config(folder: Path, backend_url: str, *, status_lookup: bool) -> 
     return path
 
 
-@pytest.mark.parametrize("status_lookup", [True, False], ids=["status-lookup", "no-lookup"])
+@pytest.mark.parametrize(
+    ("status_lookup", "idempotent"),
+    [(True, False), (False, False), (True, True)],
+    ids=["status-lookup", "no-lookup", "idempotent-with-lookup"],
+)
 async def test_a_replica_killed_mid_side_effect_never_sends_it_twice(
-    db: AsyncEngine, database_url: str, tmp_path: Path, status_lookup: bool
+    db: AsyncEngine, database_url: str, tmp_path: Path, status_lookup: bool, idempotent: bool
 ) -> None:
+    """An idempotent tool may be re-sent, but with a lookup it is asked about first: the
+    kill costs one request, not two."""
     sessions = make_sessionmaker(db)
     key = await caller_key(sessions)
-    headers = {"Authorization": f"Bearer {key}", "Idempotency-Key": f"kill-{status_lookup}"}
+    headers = {
+        "Authorization": f"Bearer {key}",
+        "Idempotency-Key": f"kill-{status_lookup}-{idempotent}",
+    }
     async with serving() as backend:
         # The ticket is made at once, but its answer takes long: a dies before it comes.
         backend.answer("ticket", Answer(200, {"output": {"id": "T-1"}}, delay_s=4))
-        config = http_tool_config(tmp_path, backend.url, status_lookup=status_lookup)
+        config = http_tool_config(
+            tmp_path, backend.url, status_lookup=status_lookup, idempotent=idempotent
+        )
         env = {
             "TOOLGATE_DATABASE_URL": database_url,
             "TOOLGATE_CONFIG": str(config),
