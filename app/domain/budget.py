@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any
 
 from app.domain.status import TerminationReason
+from app.domain.tools import ToolSpec
+
+#: Digits a cost keeps: the column's scale, so memory and database agree exactly.
+COST_DIGITS = 8
+
+
+def add_cost(total: float, amount: float) -> float:
+    return round(total + amount, COST_DIGITS)
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,18 @@ class Usage:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+@dataclass(frozen=True)
+class Spend:
+    """What one model call used: its tokens, and their cost at its route's prices."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
 def narrow_limits(caps: Limits, *overrides: dict[str, Any] | None) -> Limits:
     """Each override can only lower a limit; values above the current one are clamped."""
     current = caps.as_dict()
@@ -58,6 +80,15 @@ def model_cost(
     return (input_tokens * input_per_mtok + output_tokens * output_per_mtok) / 1_000_000
 
 
+def spend_of(
+    input_tokens: int, output_tokens: int, *, input_per_mtok: float, output_per_mtok: float
+) -> Spend:
+    cost = model_cost(
+        input_tokens, output_tokens, input_per_mtok=input_per_mtok, output_per_mtok=output_per_mtok
+    )
+    return Spend(input_tokens, output_tokens, cost)
+
+
 #: Bytes of request per input token, taken high so that the estimate errs low: a call is
 #: refused only when it would certainly exceed the budget (tokenizers average 3-5 bytes).
 BYTES_PER_TOKEN_AT_MOST = 8
@@ -66,6 +97,12 @@ BYTES_PER_TOKEN_AT_MOST = 8
 def least_input_tokens(request_bytes: int) -> int:
     """A lower bound of the input tokens a request of this size will be billed."""
     return request_bytes // BYTES_PER_TOKEN_AT_MOST
+
+
+def request_size(instructions: str, messages: Sequence[Any], tools: Sequence[ToolSpec] = ()) -> int:
+    """The bytes a model request carries at least: its text, messages and tool schemas."""
+    size = len(json.dumps([instructions, list(messages)], default=str))
+    return size + sum(len(json.dumps(t.input_schema)) + len(t.description) for t in tools)
 
 
 def call_would_exceed(
