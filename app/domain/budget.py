@@ -50,6 +50,15 @@ class Usage:
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
+    def plus(self, spend: Spend) -> Usage:
+        return Usage(
+            steps=self.steps,
+            input_tokens=self.input_tokens + spend.input_tokens,
+            output_tokens=self.output_tokens + spend.output_tokens,
+            cost_usd=add_cost(self.cost_usd, spend.cost_usd),
+            tool_calls=self.tool_calls,
+        )
+
 
 @dataclass(frozen=True)
 class Spend:
@@ -126,15 +135,22 @@ def seconds_left(now: datetime, deadline: datetime) -> float:
     return max(0.0, (deadline - now).total_seconds())
 
 
+def spent_budget(limits: Limits, usage: Usage) -> str | None:
+    """The budget used up ("token", "cost", "tool-call"), or None. Tokens or cost at their
+    limit leave nothing for another model call, so the run cannot take another step.
+    Reaching max_tool_calls exactly is not exhaustion: the model may still answer; a turn
+    whose calls would go above it ends the run (see `tool_calls_that_fit`)."""
+    if usage.tokens >= limits.max_tokens:
+        return "token"
+    if usage.cost_usd >= limits.max_cost_usd:
+        return "cost"
+    if usage.tool_calls > limits.max_tool_calls:
+        return "tool-call"
+    return None
+
+
 def exhausted(limits: Limits, usage: Usage) -> bool:
-    """Token or cost budget used up: the run cannot take another step. Reaching
-    max_tool_calls exactly is not exhaustion: the model may still answer; a turn whose
-    calls would go above it ends the run (see `tool_calls_that_fit`)."""
-    return (
-        usage.tokens >= limits.max_tokens
-        or usage.cost_usd >= limits.max_cost_usd
-        or usage.tool_calls > limits.max_tool_calls
-    )
+    return spent_budget(limits, usage) is not None
 
 
 def stop_reason(

@@ -1,5 +1,8 @@
 """The writes of a model step: a failed attempt, or the turn with its proposals (or the
-final answer and the finish), each in one transaction, before anything is executed."""
+final answer and the finish), each in one transaction, before anything is executed.
+
+A turn that uses up the run's token or cost budget ends the run in the transaction that
+records it: no later model call could read its calls' results, so none of them runs."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.db.runs_repo import Event
-from app.domain.budget import Spend, spend_of, tool_calls_that_fit
+from app.domain.budget import Spend, spend_of, spent_budget, tool_calls_that_fit
 from app.domain.citations import cited_ids, unknown_citations
 from app.domain.errors import ErrorValue, ObservationCode
 from app.domain.ids import new_id, operation_id
@@ -59,14 +62,20 @@ async def record_failure(
 
 
 def _new_calls(
-    state: RunState, step: int, checked: list[CheckedCall], now: Any
+    state: RunState, step: int, checked: list[CheckedCall], now: Any, spent: str | None
 ) -> tuple[list[Call], list[dict[str, Any]], list[Event]]:
     """The calls, rejections of repeated ids (kept on the turn: a call is unique by step
-    and id), and their events. Accepted calls past max_tool_calls are cancelled."""
+    and id), and their events. Accepted calls past max_tool_calls are cancelled, and all
+    of them when the turn used up the run's `spent` budget."""
     run = state.run
     accepted = [c for c in checked if c.rejection is None]
-    fit = tool_calls_that_fit(run.limits, run.usage, len(accepted))
-    over = ErrorValue(ObservationCode.BUDGET, "the run's tool-call budget is exhausted")
+    fit = 0 if spent else tool_calls_that_fit(run.limits, run.usage, len(accepted))
+    over = ErrorValue(
+        ObservationCode.BUDGET,
+        f"the turn used up the run's {spent} budget"
+        if spent
+        else "the run's tool-call budget is exhausted",
+    )
     calls: list[Call] = []
     extra: list[dict[str, Any]] = []
     events: list[Event] = []
@@ -178,18 +187,26 @@ async def record_turn(
     if isinstance(reply, FinalAnswer):
         await _record_final(lease, state, reply, turn, counters, completed)
         return
+    spent = spent_budget(run.limits, run.usage.plus(spend))
     checked = check_calls(
         reply.calls,
         exposed={t.spec.name: t for t in exposed},
         principal=run.creator,
         disabled=await rt.disabled_tools.of(run.tenant_id),
     )
-    room = max(0, run.limits.max_tool_calls - run.tool_calls)
+    # A turn that used the budget up takes no rate-limit slot: none of its calls runs.
+    room = 0 if spent else max(0, run.limits.max_tool_calls - run.tool_calls)
     checked = await apply_rate_limits(rt, tenant_id=run.tenant_id, checked=checked, room=room)
-    calls, extra, events = _new_calls(state, step, checked, turn.created_at)
+    calls, extra, events = _new_calls(state, step, checked, turn.created_at, spent)
     turn = replace(turn, extra_rejections=tuple(extra))
     change = Change(run=counters, events=[completed, *events], turn=turn, new_calls=calls)
-    await commit(lease, state, change)
+    if spent is None:
+        await commit(lease, state, change)
+        return
+    message = f"the turn used up the run's {spent} budget; none of its calls ran"
+    await finish_run(
+        lease, state, finish(TerminationReason.BUDGET, "budget", message), before=change
+    )
 
 
 async def _record_final(
