@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.domain.budget import call_would_exceed, least_input_tokens, request_size, seconds_left
+from app.domain.budget import request_size, seconds_left
 from app.domain.model import ModelError, ModelRequest
 from app.domain.retry import backoff_s
 from app.domain.status import TerminationReason
@@ -100,7 +100,7 @@ async def _attempt(
         script=state.script,
     )
     if route.provider != "scripted":  # a script declares its own usage
-        over = _would_exceed(run, route, step.size)
+        over = state.call_would_exceed(step.size, route.input_cost_per_mtok)
         if over is not None:
             message = f"the next model call would exceed the run's {over} budget"
             return finish(TerminationReason.BUDGET, "budget", message)
@@ -127,14 +127,3 @@ async def _attempt(
         return finish(TerminationReason.MODEL_FAILED, error.code, error.message)
     await record_failure(lease, state, step.number, attempt, error, routed)
     return error
-
-
-def _would_exceed(run: Any, route: Any, size: int) -> str | None:
-    """The budget a call of a request of `size` bytes would certainly exceed (see
-    `least_input_tokens`)."""
-    return call_would_exceed(
-        run.limits,
-        run.usage,
-        input_tokens=least_input_tokens(size),
-        input_per_mtok=route.input_cost_per_mtok,
-    )

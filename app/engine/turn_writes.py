@@ -47,6 +47,15 @@ def _counted(state: RunState, spend: Spend) -> dict[str, Any]:
     }
 
 
+def _owed(state: RunState) -> dict[str, Any]:
+    """The classifier call this write charges to the run (see `RunState.owed`), for its
+    event: the turn's own tokens are apart."""
+    if state.owed is None:
+        return {}
+    route, spend = state.owed
+    return {"classifier": {"route": route, **spend.as_dict()}}
+
+
 async def record_failure(
     lease: Lease,
     state: RunState,
@@ -58,6 +67,7 @@ async def record_failure(
     value = ErrorValue(error.code, error.message, error.retryable)
     run = {"model_calls": state.run.model_calls + 1, "step_attempts": attempt}
     data = {"step": step, "attempt": attempt, "route": routed.route, **value.as_dict()}
+    data.update(_owed(state))
     await commit(lease, state, Change(run=run, events=[("turn.failed", data)]))
 
 
@@ -182,12 +192,12 @@ async def record_turn(
         **_counted(state, spend),
     }
     data = {"step": step, "attempt": attempt, "kind": turn.kind, "route": routed.route}
-    data.update({"route_reason": turn.route_reason, **spend.as_dict()})
+    data.update({"route_reason": turn.route_reason, **spend.as_dict(), **_owed(state)})
     completed: Event = ("turn.completed", data)
     if isinstance(reply, FinalAnswer):
         await _record_final(lease, state, reply, turn, counters, completed)
         return
-    spent = spent_budget(run.limits, run.usage.plus(spend))
+    spent = spent_budget(run.limits, state.usage().plus(spend))
     checked = check_calls(
         reply.calls,
         exposed={t.spec.name: t for t in exposed},
