@@ -7,13 +7,23 @@ from __future__ import annotations
 import logging
 
 from app.domain.budget import request_size, seconds_left, spend_of
-from app.domain.model import FinalAnswer, ModelError, ModelReply, ModelRequest
+from app.domain.model import (
+    FinalAnswer,
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    clean_text,
+    reply_problem,
+    usage_in_range,
+)
 from app.domain.routing import missing_tags
 from app.engine.chat_call import chat_call, versions_of
 from app.engine.lease import Interrupted, Lease
 from app.engine.state import RunState
 
 log = logging.getLogger(__name__)
+#: The longest classifier answer a route reason repeats: it is the model's text.
+MAX_PICK_CHARS = 64
 
 
 async def classify(
@@ -40,9 +50,10 @@ async def classify(
     if over is not None:
         return None, f"a call of {name} would exceed the run's {over} budget"
     reply = await _ask(lease, state, request)
-    if not isinstance(reply, FinalAnswer):
+    if not isinstance(reply, FinalAnswer) or reply_problem(reply) is not None:
         return None, "no pick"
-    return reply.text.strip().strip("`'\".").strip() or None, "no pick"
+    pick = clean_text(reply.text.strip().strip("`'\".").strip(), MAX_PICK_CHARS)
+    return pick or None, "no pick"
 
 
 def _request(state: RunState, step: int, name: str, ok: list[str], timeout: float) -> ModelRequest:
@@ -83,11 +94,12 @@ async def _ask(lease: Lease, state: RunState, request: ModelRequest) -> ModelRep
             observed.failed(failed.code, failed.retryable)
             return None
         observed.answered(reply)
-    spend = spend_of(
-        reply.usage.input_tokens,
-        reply.usage.output_tokens,
-        input_per_mtok=route.input_cost_per_mtok,
-        output_per_mtok=route.output_cost_per_mtok,
-    )
-    state.owed = (request.route, spend)
+    if usage_in_range(reply.usage):
+        spend = spend_of(
+            reply.usage.input_tokens,
+            reply.usage.output_tokens,
+            input_per_mtok=route.input_cost_per_mtok,
+            output_per_mtok=route.output_cost_per_mtok,
+        )
+        state.owed = (request.route, spend)
     return reply

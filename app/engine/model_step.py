@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.domain.budget import request_size, seconds_left
-from app.domain.model import ModelError, ModelRequest
+from app.domain.budget import Spend, request_size, seconds_left
+from app.domain.model import ModelError, ModelRequest, reply_problem, usage_in_range
 from app.domain.retry import backoff_s
 from app.domain.status import TerminationReason
 from app.domain.steps import Finish, finish
@@ -19,7 +19,7 @@ from app.engine import routing
 from app.engine.chat_call import Versions, chat_call, versions_of
 from app.engine.lease import Lease
 from app.engine.state import RunState
-from app.engine.turn_writes import record_failure, record_turn
+from app.engine.turn_writes import record_failure, record_turn, spend_on
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +104,7 @@ async def _attempt(
         if over is not None:
             message = f"the next model call would exceed the run's {over} budget"
             return finish(TerminationReason.BUDGET, "budget", message)
+    spend: Spend | None = None
     with chat_call(rt, step.versions, route, request) as observed:
         try:
             reply = await lease.guarded(
@@ -117,13 +118,19 @@ async def _attempt(
         except ModelError as exc:
             error = exc
         else:
-            observed.answered(reply)
-            await record_turn(
-                lease, state, step.number, attempt, reply, step.exposed, routed, step.versions
-            )
-            return None
+            problem = reply_problem(reply)
+            if problem is None:
+                observed.answered(reply)
+                await record_turn(
+                    lease, state, step.number, attempt, reply, step.exposed, routed, step.versions
+                )
+                return None
+            # Refused, not stored; but its tokens were paid for.
+            error = ModelError("malformed_output", problem, retryable=True)
+            if usage_in_range(reply.usage):
+                spend = spend_on(lease, routed.route, reply.usage)
         observed.failed(error.code, error.retryable)
     if not error.consumed:
         return finish(TerminationReason.MODEL_FAILED, error.code, error.message)
-    await record_failure(lease, state, step.number, attempt, error, routed)
+    await record_failure(lease, state, step.number, attempt, error, routed, spend)
     return error

@@ -14,7 +14,7 @@ from app.domain.budget import Spend, spend_of, spent_budget, tool_calls_that_fit
 from app.domain.citations import cited_ids, unknown_citations
 from app.domain.errors import ErrorValue, ObservationCode
 from app.domain.ids import new_id, operation_id
-from app.domain.model import FinalAnswer, ModelError, ModelReply, TokenUsage
+from app.domain.model import FinalAnswer, ModelError, ModelReply, TokenUsage, clean_text
 from app.domain.proposals import CheckedCall, check_calls
 from app.domain.records import Call, Turn, add_cost
 from app.domain.status import CallStatus, TerminationReason
@@ -26,6 +26,9 @@ from app.engine.finish import finish_run
 from app.engine.lease import Lease
 from app.engine.state import RunState
 from app.engine.tool_gates import apply_rate_limits
+
+#: The model name a turn keeps (the provider reports it; the column holds 200).
+MAX_MODEL_NAME = 200
 
 
 def spend_on(lease: Lease, route_name: str, usage: TokenUsage) -> Spend:
@@ -63,10 +66,16 @@ async def record_failure(
     attempt: int,
     error: ModelError,
     routed: routing.Routed,
+    spend: Spend | None = None,
 ) -> None:
+    """A failed attempt: consumed, and charged when it was paid for (a reply refused as
+    malformed output still cost its tokens)."""
     value = ErrorValue(error.code, error.message, error.retryable)
-    run = {"model_calls": state.run.model_calls + 1, "step_attempts": attempt}
+    run: dict[str, Any] = {"model_calls": state.run.model_calls + 1, "step_attempts": attempt}
     data = {"step": step, "attempt": attempt, "route": routed.route, **value.as_dict()}
+    if spend is not None:
+        run.update(_counted(state, spend))
+        data.update(spend.as_dict())
     data.update(_owed(state))
     await commit(lease, state, Change(run=run, events=[("turn.failed", data)]))
 
@@ -157,7 +166,7 @@ def _turn(
         step=step,
         route=routed.route,
         route_reason=None if routed.reason == routing.CONFIGURED else routed.reason,
-        model=reply.model or routed.route,
+        model=clean_text(reply.model or "", MAX_MODEL_NAME) or routed.route,
         instructions_hash=versions.instructions_hash,
         tool_schema_hash=versions.tool_schema_hash,
         kind="final" if isinstance(reply, FinalAnswer) else "tool_calls",
