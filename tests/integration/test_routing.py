@@ -15,6 +15,7 @@ from app.adapters.builtin_tools.tech_radar import SPECS
 from app.config import parse_config
 from tests.conftest import DEFAULT_AGENT, Harness
 from tests.fake_openai import FakeOpenAI, failure, fake_openai, text
+from tests.statements import Statements, counting
 
 KEY_ENV = "TG_TEST_ROUTER_KEY"
 
@@ -38,7 +39,7 @@ def route(fake: FakeOpenAI, model: str, **fields: Any) -> dict[str, Any]:
     }
 
 
-async def router_harness(harness_factory, fake: FakeOpenAI) -> Harness:  # type: ignore[no-untyped-def]
+async def router_harness(harness_factory, fake: FakeOpenAI, **options: Any) -> Harness:  # type: ignore[no-untyped-def]
     models = {
         "scripted": {"provider": "scripted"},
         "small": route(
@@ -80,7 +81,12 @@ async def router_harness(harness_factory, fake: FakeOpenAI) -> Harness:  # type:
             "tech-radar": DEFAULT_AGENT,
         },
     }
-    return await harness_factory(config=parse_config(data, builtin_tools=SPECS))
+    return await harness_factory(config=parse_config(data, builtin_tools=SPECS), **options)
+
+
+def writes(seen: Statements) -> list[str]:
+    """The statements that write (a step's write is one `WITH … UPDATE run …`)."""
+    return [s for s in seen.all if s.lstrip().startswith(("WITH", "INSERT", "UPDATE"))]
 
 
 async def run_of(h: Harness, agent: str, text_in: str, **fields: Any) -> dict[str, Any]:
@@ -190,11 +196,16 @@ async def test_a_classifier_route_without_the_runs_tags_is_never_asked(
 async def test_the_classifier_call_counts_against_the_runs_budgets(
     harness_factory, provider: FakeOpenAI
 ) -> None:  # type: ignore[no-untyped-def]
-    h = await router_harness(harness_factory, provider)
-    provider.answer(text("small", usage=(300, 2)), text("answered", usage=(20, 8)))
-    run = await run_of(h, "classified", "Which databases are in adopt?")
+    h = await router_harness(harness_factory, provider, run_driver=False)
+    provider.answer(text("hi"), text("small", usage=(300, 2)), text("answered", usage=(20, 8)))
+    with counting(h.app.state.engine) as ruled:
+        await run_of(h, "ruled", "hello")
+    with counting(h.app.state.engine) as classified:
+        run = await run_of(h, "classified", "Which databases are in adopt?")
     assert run["termination_reason"] == "final"
-    assert [r["model"] for r in provider.requests] == ["picker-m", "small-m"]
+    # Charged with the turn it routed: not one statement more than a run routed by rules.
+    assert len(writes(classified)) == len(writes(ruled)), writes(classified)
+    assert [r["model"] for r in provider.requests][1:] == ["picker-m", "small-m"]
     assert run["usage"]["input_tokens"] == 320 and run["usage"]["output_tokens"] == 10
     # `picker` is priced: its call is charged like a turn (300 + 2 tokens at 100 / 200 per M).
     assert run["usage"]["cost_usd"] == pytest.approx((300 * 100 + 2 * 200) / 1e6)
