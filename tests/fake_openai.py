@@ -13,7 +13,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from tests.backend import serving_app
@@ -111,7 +111,14 @@ class FakeOpenAI:
         reply = self.script.pop(0) if self.script else text("(no script left)")
         if reply.delay_s:
             await asyncio.sleep(reply.delay_s)
-        return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
+        # ASCII-escaped JSON, as providers may send: it can carry an unpaired surrogate,
+        # which UTF-8 text cannot.
+        return Response(
+            json.dumps(reply.body),
+            status_code=reply.status,
+            headers=reply.headers,
+            media_type="application/json",
+        )
 
 
 @asynccontextmanager

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any
 
 from app.domain.status import TerminationReason
+from app.domain.tools import ToolSpec
+
+#: Digits a cost keeps: the column's scale, so memory and database agree exactly.
+COST_DIGITS = 8
+
+
+def add_cost(total: float, amount: float) -> float:
+    return round(total + amount, COST_DIGITS)
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,27 @@ class Usage:
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
+    def plus(self, spend: Spend) -> Usage:
+        return Usage(
+            steps=self.steps,
+            input_tokens=self.input_tokens + spend.input_tokens,
+            output_tokens=self.output_tokens + spend.output_tokens,
+            cost_usd=add_cost(self.cost_usd, spend.cost_usd),
+            tool_calls=self.tool_calls,
+        )
+
+
+@dataclass(frozen=True)
+class Spend:
+    """What one model call used: its tokens, and their cost at its route's prices."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
 
 def narrow_limits(caps: Limits, *overrides: dict[str, Any] | None) -> Limits:
     """Each override can only lower a limit; values above the current one are clamped."""
@@ -58,6 +89,15 @@ def model_cost(
     return (input_tokens * input_per_mtok + output_tokens * output_per_mtok) / 1_000_000
 
 
+def spend_of(
+    input_tokens: int, output_tokens: int, *, input_per_mtok: float, output_per_mtok: float
+) -> Spend:
+    cost = model_cost(
+        input_tokens, output_tokens, input_per_mtok=input_per_mtok, output_per_mtok=output_per_mtok
+    )
+    return Spend(input_tokens, output_tokens, cost)
+
+
 #: Bytes of request per input token, taken high so that the estimate errs low: a call is
 #: refused only when it would certainly exceed the budget (tokenizers average 3-5 bytes).
 BYTES_PER_TOKEN_AT_MOST = 8
@@ -66,6 +106,12 @@ BYTES_PER_TOKEN_AT_MOST = 8
 def least_input_tokens(request_bytes: int) -> int:
     """A lower bound of the input tokens a request of this size will be billed."""
     return request_bytes // BYTES_PER_TOKEN_AT_MOST
+
+
+def request_size(instructions: str, messages: Sequence[Any], tools: Sequence[ToolSpec] = ()) -> int:
+    """The bytes a model request carries at least: its text, messages and tool schemas."""
+    size = len(json.dumps([instructions, list(messages)], default=str))
+    return size + sum(len(json.dumps(t.input_schema)) + len(t.description) for t in tools)
 
 
 def call_would_exceed(
@@ -89,15 +135,22 @@ def seconds_left(now: datetime, deadline: datetime) -> float:
     return max(0.0, (deadline - now).total_seconds())
 
 
+def spent_budget(limits: Limits, usage: Usage) -> str | None:
+    """The budget used up ("token", "cost", "tool-call"), or None. Tokens or cost at their
+    limit leave nothing for another model call, so the run cannot take another step.
+    Reaching max_tool_calls exactly is not exhaustion: the model may still answer; a turn
+    whose calls would go above it ends the run (see `tool_calls_that_fit`)."""
+    if usage.tokens >= limits.max_tokens:
+        return "token"
+    if usage.cost_usd >= limits.max_cost_usd:
+        return "cost"
+    if usage.tool_calls > limits.max_tool_calls:
+        return "tool-call"
+    return None
+
+
 def exhausted(limits: Limits, usage: Usage) -> bool:
-    """Token or cost budget used up: the run cannot take another step. Reaching
-    max_tool_calls exactly is not exhaustion: the model may still answer; a turn whose
-    calls would go above it ends the run (see `tool_calls_that_fit`)."""
-    return (
-        usage.tokens >= limits.max_tokens
-        or usage.cost_usd >= limits.max_cost_usd
-        or usage.tool_calls > limits.max_tool_calls
-    )
+    return spent_budget(limits, usage) is not None
 
 
 def stop_reason(

@@ -13,14 +13,14 @@ from typing import Any
 
 from app.domain.errors import MAX_MESSAGE, ErrorValue, ObservationCode
 from app.domain.gates import gate_refusal
-from app.domain.model import ProposedCall
+from app.domain.model import ProposedCall, bounded_tool_name, clean_text
 from app.domain.ports import Tool
 from app.domain.tools import (
     Principal,
     args_hash,
     canonical_json,
     json_depth,
-    nul_path,
+    unstorable_path,
     validator_for,
 )
 
@@ -45,32 +45,38 @@ def _refuse_constant(name: str) -> Any:
 
 
 def _parse_arguments(raw: Any) -> tuple[Any, ErrorValue | None]:
-    """The arguments as an object, or what to store instead and why they were refused."""
-    if isinstance(raw, str):
+    """The arguments as an object, or what to store instead and why they were refused.
+    Refused arguments are stored as their text (cut) when they came as text; else as a
+    note of why, since what Postgres cannot store is never stored."""
+    text = raw if isinstance(raw, str) else None
+    if text is not None:
         try:
-            raw = json.loads(raw, parse_constant=_refuse_constant)
+            raw = json.loads(text, parse_constant=_refuse_constant)
         except (ValueError, RecursionError):
-            return raw[:MAX_RAW].replace("\x00", ""), ErrorValue.rejection(
-                ObservationCode.INVALID_ARGUMENTS, "arguments are not valid JSON"
-            )
+            return _kept(text, "arguments are not valid JSON")
     problem = None
+    unstorable = unstorable_path(raw)
     if json_depth(raw) > MAX_DEPTH:
         problem = f"arguments nest deeper than {MAX_DEPTH} levels"
-    elif nul_path(raw) is not None:
-        problem = "arguments contain a NUL character"
+    elif unstorable is not None:
+        problem = f"arguments hold {unstorable[1]}"
+    else:
+        try:
+            canonical_json(raw)
+        except (ValueError, TypeError):
+            problem = "arguments are not valid JSON"
     if problem is not None:
-        return None, ErrorValue.rejection(ObservationCode.INVALID_ARGUMENTS, problem)
-    try:
-        canonical_json(raw)
-    except (ValueError, TypeError):
-        return None, ErrorValue.rejection(
-            ObservationCode.INVALID_ARGUMENTS, "arguments are not valid JSON"
-        )
+        return _kept(text, problem)
     if not isinstance(raw, dict):
         return raw, ErrorValue.rejection(
             ObservationCode.INVALID_ARGUMENTS, "arguments must be an object"
         )
     return raw, None
+
+
+def _kept(text: str | None, problem: str) -> tuple[Any, ErrorValue]:
+    kept = clean_text(text, MAX_RAW) if text is not None else f"(not kept: {problem})"
+    return kept, ErrorValue.rejection(ObservationCode.INVALID_ARGUMENTS, problem)
 
 
 def _schema_problem(schema: Mapping[str, Any], arguments: Any) -> str | None:
@@ -91,11 +97,12 @@ def check_call(
     disabled: frozenset[str] = frozenset(),
 ) -> CheckedCall:
     arguments, rejection = _parse_arguments(proposed.arguments)
+    name = bounded_tool_name(proposed.name)
 
     def rejected(code: str, message: str) -> CheckedCall:
         return CheckedCall(
             proposed.call_id,
-            proposed.name,
+            name,
             arguments,
             args_hash(arguments),
             ErrorValue.rejection(code, message),
@@ -106,9 +113,7 @@ def check_call(
     seen_ids.add(proposed.call_id)
     tool = exposed.get(proposed.name)
     if tool is None:
-        return rejected(
-            ObservationCode.UNKNOWN_TOOL, f"no tool named {proposed.name!r} is available"
-        )
+        return rejected(ObservationCode.UNKNOWN_TOOL, f"no tool named {name!r} is available")
     if rejection is not None:
         return rejected(rejection.code, rejection.message)
     problem = _schema_problem(tool.spec.input_schema, arguments)

@@ -11,17 +11,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.domain.budget import Limits, Usage
+from app.domain.budget import Limits, Usage, add_cost
 from app.domain.errors import ErrorValue
 from app.domain.status import OPEN_PREVIEW_STATUSES, CallStatus, PreviewStatus, RunStatus
 from app.domain.tools import Principal
 
-#: Digits a cost keeps: the column's scale, so memory and database agree exactly.
-COST_DIGITS = 8
-
-
-def add_cost(total: float, amount: float) -> float:
-    return round(total + amount, COST_DIGITS)
+#: `add_cost` lives with the budgets; it is still imported from here.
+__all__ = ["Call", "Preview", "Run", "Turn", "add_cost"]
 
 
 @dataclass(frozen=True)

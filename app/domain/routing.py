@@ -27,6 +27,11 @@ class NoRoute(Exception):
     """No candidate meets the policy: the run cannot go on here."""
 
 
+def missing_tags(route_tags: frozenset[str], data_policy: frozenset[str]) -> list[str]:
+    """The data-policy tags a route lacks: any one keeps the run's data from it."""
+    return sorted(data_policy - route_tags)
+
+
 def allowed(
     candidates: Iterable[Candidate], *, data_policy: frozenset[str], needs: frozenset[str]
 ) -> list[str]:
@@ -46,14 +51,20 @@ def by_rules(rules: Sequence[tuple[str, str]], text: str) -> str | None:
     return None
 
 
-def settle(picked: str | None, allowed_routes: Sequence[str], default: str, how: str) -> Routed:
+def settle(
+    picked: str | None,
+    allowed_routes: Sequence[str],
+    default: str,
+    how: str,
+    why_none: str = "no pick",
+) -> Routed:
     """The pick when the policy allows it; else the default (or, when the policy rules the
-    default out too, the first allowed candidate)."""
+    default out too, the first allowed candidate). `why_none`: why there is no pick."""
     if not allowed_routes:
         raise NoRoute()
     if picked is not None and picked in allowed_routes:
         return Routed(picked, f"{how}: {picked}")
-    why = "no pick" if picked is None else f"{picked} is outside the allowed set"
+    why = why_none if picked is None else f"{picked} is outside the allowed set"
     if default in allowed_routes:
         return Routed(default, f"{how}: {why}; the default {default}")
     return Routed(allowed_routes[0], f"{how}: {why}; the default is not allowed either")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -124,15 +125,35 @@ def json_depth(value: Any) -> int:
     return deepest
 
 
-def nul_path(value: Any) -> str | None:
-    """The dotted path of the first string (or key) holding U+0000, which Postgres cannot
-    store, or None. Without recursion."""
+#: What Postgres cannot store in text or jsonb: U+0000, and a surrogate code point (one
+#: that decoding left unpaired; UTF-8 has no spelling for it).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def unstorable_char(text: str) -> str | None:
+    """What in `text` Postgres cannot store ("a NUL character", "an unpaired
+    surrogate"), or None."""
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return None
+    return "a NUL character" if found.group() == "\x00" else "an unpaired surrogate"
+
+
+def storable(text: str) -> str:
+    """`text` without what Postgres cannot store."""
+    return _UNSTORABLE.sub("", text)
+
+
+def _first_string(value: Any, bad: Callable[[str], str | None]) -> tuple[str, str] | None:
+    """The dotted path of the first string (or key) `bad` objects to, and its objection.
+    Without recursion."""
     stack: list[tuple[Any, str]] = [(value, "")]
     while stack:
         item, path = stack.pop()
         if isinstance(item, str):
-            if "\x00" in item:
-                return path or "(value)"
+            objection = bad(item)
+            if objection is not None:
+                return path or "(value)", objection
             continue
         if isinstance(item, dict):
             children = list(item.items())
@@ -142,10 +163,23 @@ def nul_path(value: Any) -> str | None:
             continue
         for key, child in reversed(children):  # reversed: the first match is found first
             where = f"{path}.{key}".lstrip(".")
-            if isinstance(key, str) and "\x00" in key:
-                return where
+            objection = bad(key) if isinstance(key, str) else None
+            if objection is not None:
+                return where, objection
             stack.append((child, where))
     return None
+
+
+def unstorable_path(value: Any) -> tuple[str, str] | None:
+    """Where in a JSON value the first string Postgres cannot store is, and what it
+    holds (see `unstorable_char`), or None."""
+    return _first_string(value, unstorable_char)
+
+
+def nul_path(value: Any) -> str | None:
+    """The dotted path of the first string (or key) holding U+0000, or None."""
+    found = _first_string(value, lambda text: "NUL" if "\x00" in text else None)
+    return None if found is None else found[0]
 
 
 def sha256_tag(text: str) -> str:

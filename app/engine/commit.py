@@ -10,7 +10,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.db import runs_repo, step_writes
-from app.domain.records import Call, Preview, Run, Turn
+from app.domain.budget import Spend
+from app.domain.records import Call, Preview, Run, Turn, add_cost
 from app.domain.status import RunStatus, check_run_transition
 from app.engine.lease import Lease
 from app.engine.state import RunState
@@ -30,6 +31,16 @@ class Change:
     updated_previews: Sequence[Preview] = ()
 
 
+def _charged(values: Mapping[str, Any], run: Run, spend: Spend) -> dict[str, Any]:
+    """The run's usage columns with `spend` added to what this write sets (or to the
+    run's, when it sets none of them)."""
+    return {
+        "input_tokens": values.get("input_tokens", run.input_tokens) + spend.input_tokens,
+        "output_tokens": values.get("output_tokens", run.output_tokens) + spend.output_tokens,
+        "cost_usd": add_cost(values.get("cost_usd", run.cost_usd), spend.cost_usd),
+    }
+
+
 async def commit(lease: Lease, state: RunState, change: Change) -> Run:
     rt = lease.rt
     values = dict(change.run)
@@ -37,6 +48,8 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
         values["trace_context"] = state.trace_context_owed  # the next segment links here
     if state.run.step_failures and "step_failures" not in values:
         values["step_failures"] = 0  # a step went through: the failure streak is over
+    if state.owed is not None:
+        values.update(_charged(values, state.run, state.owed[1]))
     target = values.get("status")
     if target is not None:
         check_run_transition(RunStatus.RUNNING, RunStatus(target))
@@ -78,6 +91,7 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
     for item in [*change.new_previews, *change.updated_previews]:
         state.previews[item.id] = item
     state.trace_context_owed = None
+    state.owed = None
     finished = target == RunStatus.FINISHED
     rt.metrics.committed(
         run.agent,

@@ -4,31 +4,30 @@ chooser, which is asked once per run (at its first step) and then followed."""
 
 from __future__ import annotations
 
-import logging
-
-from app.domain.budget import seconds_left
-from app.domain.model import FinalAnswer, ModelRequest
 from app.domain.routing import Candidate, NoRoute, Routed, allowed, by_rules, settle
-from app.engine.lease import Interrupted, Lease
+from app.engine.classifier import classify
+from app.engine.lease import Lease
 from app.engine.runtime import Runtime
 from app.engine.state import RunState
 
-log = logging.getLogger(__name__)
 CONFIGURED = "the agent's route"
+
+
+def data_policy(lease: Lease, state: RunState) -> frozenset[str]:
+    """The tags every route the run uses must carry: its agent's and its own."""
+    agent = lease.rt.agent(state.run.agent)
+    return frozenset(agent.data_policy if agent else []) | frozenset(state.run.data_policy)
 
 
 def policy_allows(lease: Lease, state: RunState, names: list[str]) -> list[str]:
     rt = lease.rt
-    run = state.run
-    agent = rt.agent(run.agent)
-    policy = frozenset(agent.data_policy if agent else []) | frozenset(run.data_policy)
-    needs = frozenset({"tools"}) if run.tools else frozenset()
+    needs = frozenset({"tools"}) if state.run.tools else frozenset()
     candidates = [
         Candidate(n, frozenset(rt.route(n).tags), frozenset(rt.route(n).capabilities))
         for n in names
         if n in rt.config.models and n in rt.models
     ]
-    return allowed(candidates, data_policy=policy, needs=needs)
+    return allowed(candidates, data_policy=data_policy(lease, state), needs=needs)
 
 
 async def route_for(lease: Lease, state: RunState, step: int) -> Routed:
@@ -49,7 +48,8 @@ async def route_for(lease: Lease, state: RunState, step: int) -> Routed:
     earlier = state.turn.route if state.turn is not None else None
     if earlier in ok:
         return Routed(earlier, f"classifier: {earlier}, as chosen at an earlier step")
-    return settle(await _classify(lease, state, step, ok), ok, default, "classifier")
+    picked, why = await classify(lease, state, step, ok, data_policy(lease, state))
+    return settle(picked, ok, default, "classifier", why)
 
 
 def fallback_for(lease: Lease, state: RunState, chosen: Routed) -> Routed | None:
@@ -74,47 +74,6 @@ def on_route(
     if fallback is not None and attempt > first:
         return fallback, attempt - first
     return chosen, attempt
-
-
-async def _classify(lease: Lease, state: RunState, step: int, ok: list[str]) -> str | None:
-    """The classifier route's pick, or None when it fails (the default is used then)."""
-    rt = lease.rt
-    run = state.run
-    name = rt.route(run.route).chooser.route  # type: ignore[union-attr]
-    if name not in rt.models or rt.route(name).provider == "scripted":
-        return None
-    route = rt.route(name)
-    timeout = min(route.timeout_s, seconds_left(rt.clock.now(), run.deadline_at))
-    if timeout <= 0:
-        return None
-    instructions = (
-        "Choose the model route best suited to the user's request. Answer with exactly "
-        f"one of these names and nothing else: {', '.join(ok)}."
-    )
-    request = ModelRequest(
-        run_id=run.id,
-        step=step,
-        attempt=1,
-        route=name,
-        instructions=instructions,
-        messages=[
-            {"role": "system", "content": instructions},
-            {"role": "user", "content": run.input},
-        ],
-        tools=[],
-        timeout_s=timeout,
-        position=0,
-    )
-    try:
-        reply = await lease.guarded(rt.models[name].complete(request), timeout)
-    except Interrupted:
-        raise
-    except Exception as exc:  # the chooser failing is not the run failing
-        log.info("the classifier route failed (%s); using the default", type(exc).__name__)
-        return None
-    if not isinstance(reply, FinalAnswer):
-        return None
-    return reply.text.strip().strip("`'\".").strip() or None
 
 
 __all__ = ["NoRoute", "Routed", "fallback_for", "on_route", "policy_allows", "route_for"]

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import previews_repo, runs_repo, turns_repo
+from app.domain.budget import Spend, Usage, call_would_exceed, least_input_tokens
 from app.domain.context import CallRecord, TurnRecord, opening_messages, turn_messages
 from app.domain.records import Call, Preview, Run, Turn
 from app.domain.status import SETTLED_CALL_STATUSES, CallStatus
@@ -72,6 +73,9 @@ class RunState:
     previews: dict[str, Preview] = field(default_factory=dict)
     #: This segment's span context, owed to the run row by the segment's first write.
     trace_context_owed: str | None = None
+    #: A model call made but not recorded yet (a router's classifier), by route: the
+    #: next write charges it to the run, whichever write that is.
+    owed: tuple[str, Spend] | None = None
     _messages: list[dict[str, Any]] = field(default_factory=list)
     #: The last step whose messages are in `_messages`.
     _through: int = 0
@@ -112,6 +116,20 @@ class RunState:
             found = await previews_repo.get_many(session, tenant_id=run.tenant_id, ids=waiting)
             state.previews = {p.id: p for p in found}
         return state
+
+    def usage(self) -> Usage:
+        """The run's usage, with what is owed: what every budget check must see."""
+        return self.run.usage if self.owed is None else self.run.usage.plus(self.owed[1])
+
+    def call_would_exceed(self, request_bytes: int, input_per_mtok: float) -> str | None:
+        """The budget a model call of a request this size would certainly exceed (see
+        `least_input_tokens`), what is owed counted."""
+        return call_would_exceed(
+            self.run.limits,
+            self.usage(),
+            input_tokens=least_input_tokens(request_bytes),
+            input_per_mtok=input_per_mtok,
+        )
 
     def take(self, other: RunState) -> None:
         """Becomes `other` (a fresh read of the same run), for whoever holds this one."""

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from app.db.clock import DbTime
 from tests.backend import Answer, FakeBackend, fail, ok, serving
@@ -389,3 +390,31 @@ async def test_an_operation_in_progress_is_asked_about_again_until_it_settles(
     run = await create(h, tool_calls(("c1", "ticket", {"q": "a"})), final("made [source:s1]"))
     assert run["termination_reason"] == "final"
     assert len(backend.looked_up) == 4 and len(backend.sent("ticket")) == 1
+
+
+@pytest.mark.parametrize("usage", [(900, 200), (800, 200)], ids=["above", "at"])
+async def test_a_turn_that_uses_up_the_token_budget_runs_none_of_its_calls(
+    harness_factory, backend: FakeBackend, usage: tuple[int, int]
+) -> None:  # type: ignore[no-untyped-def]
+    """The turn's own usage takes the run to (or past) max_tokens: no model call can ever
+    read its results, so its side effect is never sent, and the run ends in the very
+    transaction that records the turn."""
+    h = await harness_with(harness_factory, backend, ticket={"side_effects": True})
+    headers = await h.key()
+    body = run_body(
+        tool_calls(("c1", "ticket", {"q": "open one"}), usage=usage),
+        final("never"),
+        limits={"max_tokens": 1000},
+    )
+    run = (await h.client.post("/v1/runs", headers=headers, json=body)).json()
+    assert backend.received == [] and run["usage"]["tool_calls"] == 0
+    assert run["termination_reason"] == "budget" and "token" in run["error"]["message"]
+    [call] = await calls_of(h, run["id"])
+    assert call["status"] == "cancelled" and call["error"]["code"] == "budget"
+    async with h.runtime.sessions.begin() as session:
+        rows = await session.execute(
+            text("SELECT type, xid FROM event WHERE run_id = :id ORDER BY seq"),
+            {"id": run["id"]},
+        )
+        written = {kind: xid for kind, xid in rows}
+    assert written["turn.completed"] == written["call.cancelled"] == written["run.finished"]

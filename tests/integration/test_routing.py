@@ -15,6 +15,7 @@ from app.adapters.builtin_tools.tech_radar import SPECS
 from app.config import parse_config
 from tests.conftest import DEFAULT_AGENT, Harness
 from tests.fake_openai import FakeOpenAI, failure, fake_openai, text
+from tests.statements import Statements, counting
 
 KEY_ENV = "TG_TEST_ROUTER_KEY"
 
@@ -38,7 +39,7 @@ def route(fake: FakeOpenAI, model: str, **fields: Any) -> dict[str, Any]:
     }
 
 
-async def router_harness(harness_factory, fake: FakeOpenAI) -> Harness:  # type: ignore[no-untyped-def]
+async def router_harness(harness_factory, fake: FakeOpenAI, **options: Any) -> Harness:  # type: ignore[no-untyped-def]
     models = {
         "scripted": {"provider": "scripted"},
         "small": route(
@@ -48,7 +49,9 @@ async def router_harness(harness_factory, fake: FakeOpenAI) -> Harness:  # type:
             fake, "big-m", tags=["external"], capabilities=["tools"], input_cost_per_mtok=1000
         ),
         "plain": route(fake, "plain-m", tags=["external", "eu"], capabilities=["text"]),
-        "picker": route(fake, "picker-m"),
+        "picker": route(
+            fake, "picker-m", input_cost_per_mtok=100, output_cost_per_mtok=200
+        ),  # fmt: skip
         "auto": {
             "provider": "router",
             "candidates": ["small", "big", "plain"],
@@ -78,7 +81,12 @@ async def router_harness(harness_factory, fake: FakeOpenAI) -> Harness:  # type:
             "tech-radar": DEFAULT_AGENT,
         },
     }
-    return await harness_factory(config=parse_config(data, builtin_tools=SPECS))
+    return await harness_factory(config=parse_config(data, builtin_tools=SPECS), **options)
+
+
+def writes(seen: Statements) -> list[str]:
+    """The statements that write (a step's write is one `WITH … UPDATE run …`)."""
+    return [s for s in seen.all if s.lstrip().startswith(("WITH", "INSERT", "UPDATE"))]
 
 
 async def run_of(h: Harness, agent: str, text_in: str, **fields: Any) -> dict[str, Any]:
@@ -168,3 +176,58 @@ async def test_a_route_out_of_attempts_hands_over_to_the_fallback_within_the_bud
     tight = await run_of(h, "ruled", "hello", limits={"max_cost_usd": 0.01})
     assert tight["termination_reason"] == "budget" and "cost" in tight["error"]["message"]
     assert [r["model"] for r in provider.requests][2:] == ["small-m"]
+
+
+async def test_a_classifier_route_without_the_runs_tags_is_never_asked(
+    harness_factory, provider: FakeOpenAI
+) -> None:  # type: ignore[no-untyped-def]
+    h = await router_harness(harness_factory, provider)
+    provider.answer(text("answered"))
+    # `picker` carries no tags: the run's input may not go to it, not even to be routed.
+    run = await run_of(h, "classified", "Which databases are in adopt?", data_policy=["eu"])
+    assert run["termination_reason"] == "final"
+    assert [r["model"] for r in provider.requests] == ["small-m"]
+    [turn] = await turns_of(h, run["id"])
+    assert turn["route"] == "small"
+    assert "picker" in turn["route_reason"] and "data-policy" in turn["route_reason"]
+    assert turn["route_reason"].endswith("the default small")
+
+
+async def test_the_classifier_call_counts_against_the_runs_budgets(
+    harness_factory, provider: FakeOpenAI
+) -> None:  # type: ignore[no-untyped-def]
+    h = await router_harness(harness_factory, provider, run_driver=False)
+    provider.answer(text("hi"), text("small", usage=(300, 2)), text("answered", usage=(20, 8)))
+    with counting(h.app.state.engine) as ruled:
+        await run_of(h, "ruled", "hello")
+    with counting(h.app.state.engine) as classified:
+        run = await run_of(h, "classified", "Which databases are in adopt?")
+    assert run["termination_reason"] == "final"
+    # Charged with the turn it routed: not one statement more than a run routed by rules.
+    assert len(writes(classified)) == len(writes(ruled)), writes(classified)
+    assert [r["model"] for r in provider.requests][1:] == ["picker-m", "small-m"]
+    assert run["usage"]["input_tokens"] == 320 and run["usage"]["output_tokens"] == 10
+    # `picker` is priced: its call is charged like a turn (300 + 2 tokens at 100 / 200 per M).
+    assert run["usage"]["cost_usd"] == pytest.approx((300 * 100 + 2 * 200) / 1e6)
+    [turn] = await turns_of(h, run["id"])
+    assert turn["input_tokens"] == 20  # the turn's own call; the classifier's is apart
+    assert turn["classifier"] == {
+        "route": "picker",
+        "input_tokens": 300,
+        "output_tokens": 2,
+        "cost_usd": pytest.approx(0.0304),
+    }
+
+
+async def test_a_classifier_call_that_would_certainly_exceed_the_budget_is_not_made(
+    harness_factory, provider: FakeOpenAI
+) -> None:  # type: ignore[no-untyped-def]
+    h = await router_harness(harness_factory, provider)
+    provider.answer(text("answered", usage=(20, 8)))
+    # The classifier's request alone, at picker's price, is above this cost budget; the
+    # turn's own route (unpriced) fits.
+    run = await run_of(h, "classified", "Which databases?", limits={"max_cost_usd": 0.0001})
+    assert run["termination_reason"] == "final"
+    assert [r["model"] for r in provider.requests] == ["small-m"]
+    [turn] = await turns_of(h, run["id"])
+    assert turn["route"] == "small" and "cost budget" in turn["route_reason"]

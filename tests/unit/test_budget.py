@@ -9,6 +9,7 @@ import pytest
 
 from app.domain.budget import (
     Limits,
+    Spend,
     Usage,
     call_would_exceed,
     deadline_at,
@@ -16,6 +17,8 @@ from app.domain.budget import (
     least_input_tokens,
     narrow_limits,
     seconds_left,
+    spend_of,
+    spent_budget,
     stop_reason,
     tool_calls_that_fit,
 )
@@ -163,6 +166,27 @@ def test_exhausted_only_above_max_tool_calls(calls: int, expected: bool) -> None
 
 def test_steps_do_not_count_as_budget() -> None:
     assert not exhausted(limits(max_steps=1), Usage(steps=50))
+
+
+@pytest.mark.parametrize(
+    ("usage", "spent"),
+    [
+        (Usage(input_tokens=999), None),
+        (Usage(input_tokens=600, output_tokens=400), "token"),
+        (Usage(cost_usd=1.0), "cost"),
+        (Usage(tool_calls=11), "tool-call"),
+    ],
+)
+def test_spent_budget_names_the_budget_used_up(usage: Usage, spent: str | None) -> None:
+    bounds = limits(max_tokens=1000, max_cost_usd=1.0, max_tool_calls=10)
+    assert spent_budget(bounds, usage) == spent
+
+
+def test_a_spend_adds_tokens_and_cost_at_the_columns_scale() -> None:
+    spend = spend_of(1_000, 500, input_per_mtok=0.1, output_per_mtok=0.2)
+    assert spend == Spend(1_000, 500, 0.0002)
+    total = Usage(steps=2, input_tokens=5, cost_usd=0.7).plus(Spend(cost_usd=0.1))
+    assert total == Usage(steps=2, input_tokens=5, cost_usd=0.8)  # not 0.7999999999999999
 
 
 # --- stop_reason ------------------------------------------------------------------------

@@ -365,6 +365,29 @@ def test_deeply_nested_arguments_are_refused_not_raised() -> None:
     assert len(checked.arguments) <= 10_000
 
 
+def test_an_overlong_tool_name_is_unknown_and_kept_cut() -> None:
+    [checked] = _check(_call({"query": "x"}, name="search" + "x" * 10_000))
+    assert _code(checked) == "unknown_tool"
+    assert len(checked.tool) == 128 and checked.tool.endswith("…")
+    assert checked.rejection is not None and len(checked.rejection.message) <= MAX_MESSAGE
+
+
+@pytest.mark.parametrize("raw", ['{"query": "\\u0000"}', '{"query": "\\ud800"}'])
+def test_arguments_decoding_to_what_postgres_cannot_store_are_kept_as_text(raw: str) -> None:
+    [checked] = _check(_call(raw))
+    assert _code(checked) == "invalid_arguments"
+    assert checked.arguments == raw  # the text is clean; what it decodes to is not
+
+
+def test_refused_object_arguments_are_kept_as_a_note_never_as_nothing() -> None:
+    deep: Any = "x"
+    for _ in range(40):
+        deep = {"k": deep}
+    [checked] = _check(_call({"query": deep}))
+    assert _code(checked) == "invalid_arguments"
+    assert checked.arguments == "(not kept: arguments nest deeper than 32 levels)"
+
+
 class _NanTool:
     spec = ToolSpec(name="probe_nan", description="d", input_schema={"type": "object"})
 

@@ -1,0 +1,105 @@
+"""A router's classifier route: a model call like any other. It goes only to a route
+that carries the run's data-policy tags, only when the run's budgets can pay for it, and
+what it spends is charged to the run with the step's next write."""
+
+from __future__ import annotations
+
+import logging
+
+from app.domain.budget import request_size, seconds_left, spend_of
+from app.domain.model import (
+    FinalAnswer,
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    clean_text,
+    reply_problem,
+    usage_in_range,
+)
+from app.domain.routing import missing_tags
+from app.engine.chat_call import chat_call, versions_of
+from app.engine.lease import Interrupted, Lease
+from app.engine.state import RunState
+
+log = logging.getLogger(__name__)
+#: The longest classifier answer a route reason repeats: it is the model's text.
+MAX_PICK_CHARS = 64
+
+
+async def classify(
+    lease: Lease, state: RunState, step: int, ok: list[str], policy: frozenset[str]
+) -> tuple[str | None, str]:
+    """The classifier route's pick, or None and why there is none (the default is used
+    then). A route the policy rules out, or a call the budgets cannot pay for, is not
+    asked at all."""
+    rt = lease.rt
+    run = state.run
+    name = rt.route(run.route).chooser.route  # type: ignore[union-attr]
+    if name not in rt.models or rt.route(name).provider == "scripted":
+        return None, "no pick"
+    route = rt.route(name)
+    lacking = missing_tags(frozenset(route.tags), policy)
+    if lacking:
+        return None, f"{name} does not carry the data-policy tags {', '.join(lacking)}"
+    timeout = min(route.timeout_s, seconds_left(rt.clock.now(), run.deadline_at))
+    if timeout <= 0:
+        return None, "no pick"
+    request = _request(state, step, name, ok, timeout)
+    size = request_size(request.instructions, request.messages)
+    over = state.call_would_exceed(size, route.input_cost_per_mtok)
+    if over is not None:
+        return None, f"a call of {name} would exceed the run's {over} budget"
+    reply = await _ask(lease, state, request)
+    if not isinstance(reply, FinalAnswer) or reply_problem(reply) is not None:
+        return None, "no pick"
+    pick = clean_text(reply.text.strip().strip("`'\".").strip(), MAX_PICK_CHARS)
+    return pick or None, "no pick"
+
+
+def _request(state: RunState, step: int, name: str, ok: list[str], timeout: float) -> ModelRequest:
+    instructions = (
+        "Choose the model route best suited to the user's request. Answer with exactly "
+        f"one of these names and nothing else: {', '.join(ok)}."
+    )
+    return ModelRequest(
+        run_id=state.run.id,
+        step=step,
+        attempt=1,
+        route=name,
+        instructions=instructions,
+        messages=[
+            {"role": "system", "content": instructions},
+            {"role": "user", "content": state.run.input},
+        ],
+        tools=[],
+        timeout_s=timeout,
+        position=0,
+    )
+
+
+async def _ask(lease: Lease, state: RunState, request: ModelRequest) -> ModelReply | None:
+    """The reply, or None when the call fails; what an answer used is owed to the run."""
+    rt = lease.rt
+    route = rt.route(request.route)
+    with chat_call(rt, versions_of(request.instructions, ()), route, request) as observed:
+        try:
+            reply = await lease.guarded(
+                rt.models[request.route].complete(request), request.timeout_s
+            )
+        except Interrupted:
+            raise
+        except Exception as exc:  # the chooser failing is not the run failing
+            log.info("the classifier route failed (%s); using the default", type(exc).__name__)
+            failed = exc if isinstance(exc, ModelError) else ModelError("error")
+            observed.failed(failed.code, failed.retryable)
+            return None
+        observed.answered(reply)
+    if usage_in_range(reply.usage):
+        spend = spend_of(
+            reply.usage.input_tokens,
+            reply.usage.output_tokens,
+            input_per_mtok=route.input_cost_per_mtok,
+            output_per_mtok=route.output_cost_per_mtok,
+        )
+        state.owed = (request.route, spend)
+    return reply

@@ -1,0 +1,273 @@
+"""The writes of a model step: a failed attempt, or the turn with its proposals (or the
+final answer and the finish), each in one transaction, before anything is executed.
+
+A turn that uses up the run's token or cost budget ends the run in the transaction that
+records it: no later model call could read its calls' results, so none of them runs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from app.db.runs_repo import Event
+from app.domain.budget import Spend, spend_of, spent_budget, tool_calls_that_fit
+from app.domain.citations import cited_ids, unknown_citations
+from app.domain.errors import ErrorValue, ObservationCode
+from app.domain.ids import new_id, operation_id
+from app.domain.model import FinalAnswer, ModelError, ModelReply, TokenUsage, clean_text
+from app.domain.proposals import CheckedCall, check_calls
+from app.domain.records import Call, Turn, add_cost
+from app.domain.status import CallStatus, TerminationReason
+from app.domain.steps import finish
+from app.engine import routing
+from app.engine.chat_call import Versions
+from app.engine.commit import Change, commit
+from app.engine.finish import finish_run
+from app.engine.lease import Lease
+from app.engine.state import RunState
+from app.engine.tool_gates import apply_rate_limits
+
+#: The model name a turn keeps (the provider reports it; the column holds 200).
+MAX_MODEL_NAME = 200
+
+
+def spend_on(lease: Lease, route_name: str, usage: TokenUsage) -> Spend:
+    route = lease.rt.route(route_name)
+    return spend_of(
+        usage.input_tokens,
+        usage.output_tokens,
+        input_per_mtok=route.input_cost_per_mtok,
+        output_per_mtok=route.output_cost_per_mtok,
+    )
+
+
+def _counted(state: RunState, spend: Spend) -> dict[str, Any]:
+    run = state.run
+    return {
+        "input_tokens": run.input_tokens + spend.input_tokens,
+        "output_tokens": run.output_tokens + spend.output_tokens,
+        "cost_usd": add_cost(run.cost_usd, spend.cost_usd),
+    }
+
+
+def _owed(state: RunState) -> dict[str, Any]:
+    """The classifier call this write charges to the run (see `RunState.owed`), for its
+    event: the turn's own tokens are apart."""
+    if state.owed is None:
+        return {}
+    route, spend = state.owed
+    return {"classifier": {"route": route, **spend.as_dict()}}
+
+
+async def record_failure(
+    lease: Lease,
+    state: RunState,
+    step: int,
+    attempt: int,
+    error: ModelError,
+    routed: routing.Routed,
+    spend: Spend | None = None,
+) -> None:
+    """A failed attempt: consumed, and charged when it was paid for (a reply refused as
+    malformed output still cost its tokens)."""
+    value = ErrorValue(error.code, error.message, error.retryable)
+    run: dict[str, Any] = {"model_calls": state.run.model_calls + 1, "step_attempts": attempt}
+    data = {"step": step, "attempt": attempt, "route": routed.route, **value.as_dict()}
+    if spend is not None:
+        run.update(_counted(state, spend))
+        data.update(spend.as_dict())
+    data.update(_owed(state))
+    await commit(lease, state, Change(run=run, events=[("turn.failed", data)]))
+
+
+def _new_calls(
+    state: RunState, step: int, checked: list[CheckedCall], now: Any, spent: str | None
+) -> tuple[list[Call], list[dict[str, Any]], list[Event]]:
+    """The calls, rejections of repeated ids (kept on the turn: a call is unique by step
+    and id), and their events. Accepted calls past max_tool_calls are cancelled, and all
+    of them when the turn used up the run's `spent` budget."""
+    run = state.run
+    accepted = [c for c in checked if c.rejection is None]
+    fit = 0 if spent else tool_calls_that_fit(run.limits, run.usage, len(accepted))
+    over = ErrorValue(
+        ObservationCode.BUDGET,
+        f"the turn used up the run's {spent} budget"
+        if spent
+        else "the run's tool-call budget is exhausted",
+    )
+    calls: list[Call] = []
+    extra: list[dict[str, Any]] = []
+    events: list[Event] = []
+    for c in checked:
+        about = {"step": step, "call_id": c.call_id}
+        events.append(("call.proposed", {**about, "tool": c.tool, "args_hash": c.args_hash}))
+        if c.rejection and c.rejection.code == ObservationCode.DUPLICATE_CALL_ID:
+            error = c.rejection.as_dict()
+            extra.append(
+                {"call_id": c.call_id, "tool": c.tool, "arguments": c.arguments, "error": error}
+            )
+            events.append(("call.rejected", {**about, **error}))
+            continue
+        status, error_value = CallStatus.PENDING, None
+        if c.rejection:
+            status, error_value = CallStatus.REJECTED, c.rejection
+            events.append(("call.rejected", {**about, **c.rejection.as_dict()}))
+        elif fit <= 0:
+            status, error_value = CallStatus.CANCELLED, over
+            events.append(("call.cancelled", {**about, "code": "budget"}))
+        else:
+            fit -= 1
+        calls.append(_call(state, step, len(calls), c, status, error_value, now))
+    return calls, extra, events
+
+
+def _call(
+    state: RunState,
+    step: int,
+    position: int,
+    c: CheckedCall,
+    status: CallStatus,
+    error: ErrorValue | None,
+    now: Any,
+) -> Call:
+    run = state.run
+    return Call(
+        tenant_id=run.tenant_id,
+        id=new_id("call"),
+        run_id=run.id,
+        step=step,
+        position=position,
+        call_id=c.call_id,
+        tool=c.tool,
+        status=status,
+        arguments=c.arguments,
+        args_hash=c.args_hash,
+        operation_id=operation_id(run.id, step, c.call_id),
+        error=error,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def _turn(
+    lease: Lease,
+    state: RunState,
+    step: int,
+    attempt: int,
+    reply: ModelReply,
+    routed: routing.Routed,
+    versions: Versions,
+    spend: Spend,
+) -> Turn:
+    run = state.run
+    return Turn(
+        tenant_id=run.tenant_id,
+        run_id=run.id,
+        step=step,
+        route=routed.route,
+        route_reason=None if routed.reason == routing.CONFIGURED else routed.reason,
+        model=clean_text(reply.model or "", MAX_MODEL_NAME) or routed.route,
+        instructions_hash=versions.instructions_hash,
+        tool_schema_hash=versions.tool_schema_hash,
+        kind="final" if isinstance(reply, FinalAnswer) else "tool_calls",
+        attempts=attempt,
+        input_tokens=spend.input_tokens,
+        output_tokens=spend.output_tokens,
+        cost_usd=spend.cost_usd,
+        created_at=lease.rt.clock.now(),
+    )
+
+
+async def record_turn(
+    lease: Lease,
+    state: RunState,
+    step: int,
+    attempt: int,
+    reply: ModelReply,
+    exposed: list[Any],
+    routed: routing.Routed,
+    versions: Versions,
+) -> None:
+    """One transaction: the run's counters (conditional on the lease, so a stepper that
+    lost it stops here), the turn and its proposals, or the final answer and the finish."""
+    rt = lease.rt
+    run = state.run
+    spend = spend_on(lease, routed.route, reply.usage)
+    turn = _turn(lease, state, step, attempt, reply, routed, versions, spend)
+    counters = {
+        "model_calls": run.model_calls + 1,
+        "step_attempts": 0,
+        "steps": run.steps + 1,
+        **_counted(state, spend),
+    }
+    data = {"step": step, "attempt": attempt, "kind": turn.kind, "route": routed.route}
+    data.update({"route_reason": turn.route_reason, **spend.as_dict(), **_owed(state)})
+    completed: Event = ("turn.completed", data)
+    if isinstance(reply, FinalAnswer):
+        await _record_final(lease, state, reply, turn, counters, completed)
+        return
+    spent = spent_budget(run.limits, state.usage().plus(spend))
+    checked = check_calls(
+        reply.calls,
+        exposed={t.spec.name: t for t in exposed},
+        principal=run.creator,
+        disabled=await rt.disabled_tools.of(run.tenant_id),
+    )
+    # A turn that used the budget up takes no rate-limit slot: none of its calls runs.
+    room = 0 if spent else max(0, run.limits.max_tool_calls - run.tool_calls)
+    checked = await apply_rate_limits(rt, tenant_id=run.tenant_id, checked=checked, room=room)
+    calls, extra, events = _new_calls(state, step, checked, turn.created_at, spent)
+    turn = replace(turn, extra_rejections=tuple(extra))
+    change = Change(run=counters, events=[completed, *events], turn=turn, new_calls=calls)
+    if spent is None:
+        await commit(lease, state, change)
+        return
+    message = f"the turn used up the run's {spent} budget; none of its calls ran"
+    await finish_run(
+        lease, state, finish(TerminationReason.BUDGET, "budget", message), before=change
+    )
+
+
+async def _record_final(
+    lease: Lease,
+    state: RunState,
+    reply: FinalAnswer,
+    turn: Turn,
+    counters: dict[str, Any],
+    completed: Event,
+) -> None:
+    """A final answer ends the run unless it cites a source the run never produced; then
+    it is rejected (and counted as a step) and the model hears why."""
+    unknown = unknown_citations(reply.text, state.sources)
+    turn = replace(turn, text=reply.text)
+    if unknown:
+        rejection = ErrorValue.rejection(
+            ObservationCode.INVALID_CITATION,
+            f"cited sources this run never produced: {', '.join(unknown)}",
+        )
+        turn = replace(turn, rejection=rejection)
+        events = [completed, ("final.rejected", {"step": turn.step, **rejection.as_dict()})]
+        await commit(lease, state, Change(run=counters, events=events, turn=turn))
+        return
+    output = {"text": reply.text, "citations": citations(reply.text, state.sources)}
+    await finish_run(
+        lease,
+        state,
+        finish(TerminationReason.FINAL),
+        before=Change(run=counters, events=[completed]),
+        turn=turn,
+        output=output,
+    )
+
+
+def citations(text: str, produced: dict[str, Call]) -> list[dict[str, Any]]:
+    return [
+        {
+            "source_id": sid,
+            "tool": produced[sid].tool,
+            "observed_at": produced[sid].observed_at,
+            "source_version": produced[sid].source_version,
+        }
+        for sid in cited_ids(text)
+        if sid in produced
+    ]
