@@ -24,7 +24,8 @@ from app.domain.tools import (
     ToolError,
     ToolResult,
     ToolSpec,
-    nul_path,
+    unstorable_char,
+    unstorable_path,
 )
 
 #: Room for the envelope (`{"output": …, "source_version": …}`) around the output itself.
@@ -218,7 +219,7 @@ def _preview(raw: bytes | None) -> PreviewBody:
         or cost < 0
         or (version is not None and not _clean(version, 200))
         or (expires is not None and (not _number(expires) or expires <= 0))
-        or nul_path(body) is not None
+        or unstorable_path(body) is not None
     ):
         raise bad
     return PreviewBody(
@@ -235,7 +236,7 @@ def _number(value: Any) -> bool:
 
 
 def _clean(value: Any, longest: int) -> bool:
-    return isinstance(value, str) and len(value) <= longest and "\x00" not in value
+    return isinstance(value, str) and len(value) <= longest and unstorable_char(value) is None
 
 
 def _timeout(seconds: float) -> httpx.Timeout:

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from app.domain.tools import storable
+
 
 class ErrorCode(StrEnum):
     BAD_REQUEST = "bad_request"
@@ -76,7 +78,7 @@ class ErrorValue:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "code", str(self.code))
-        object.__setattr__(self, "message", self.message.replace("\x00", "")[:MAX_MESSAGE])
+        object.__setattr__(self, "message", storable(self.message)[:MAX_MESSAGE])
 
     @classmethod
     def rejection(cls, code: str, message: str) -> ErrorValue:

@@ -22,7 +22,7 @@ from app.domain.tools import (
     ToolError,
     ToolResult,
     json_depth,
-    nul_path,
+    unstorable_path,
     validator_for,
 )
 from app.engine.lease import Interrupted, Lease
@@ -167,7 +167,7 @@ def _unanswered(tool: Tool, error: ToolError) -> ToolError:
 
 
 def check_output(tool: Tool, output: Any) -> None:
-    if nul_path(output) is not None or json_depth(output) > MAX_OUTPUT_DEPTH:
+    if unstorable_path(output) is not None or json_depth(output) > MAX_OUTPUT_DEPTH:
         raise OutputRefused("invalid_output", "the tool's output is not storable JSON")
     size = len(json.dumps(output, separators=(",", ":")).encode())
     if size > tool.spec.max_output_bytes:

@@ -397,3 +397,28 @@ async def test_a_commit_request_is_answered_within_its_wait_and_the_tools_timeou
         assert answer.status_code == 200, answer.text
         assert took < 2.5, took  # three attempts with backoff would take more than 3 s
         assert answer.json()["call"]["status"] == "executing"
+
+
+async def test_an_output_postgres_cannot_store_is_refused_not_a_failed_write(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    async with serving() as backend:
+        h = await desk(harness_factory, backend)
+        headers = await h.key()
+        unpaired = b'{"output": {"name": "\\ud800"}}'  # valid JSON, not storable text
+        backend.answer("lookup", Answer(200, raw=unpaired))
+        backend.answer("note", Answer(200, raw=unpaired))
+        backend.answer("lookup", Answer(400, raw=b'{"code": "down", "message": "x\\ud800"}'))
+        script = [
+            tool_calls(("r1", "lookup", {"q": "a"})),
+            tool_calls(("w1", "note", {"q": "b"})),
+            tool_calls(("r2", "lookup", {"q": "c"})),
+            final("ok"),
+        ]
+        created = await h.client.post("/v1/runs", headers=headers, json=run_body(*script))
+        run = created.json()
+        assert run["termination_reason"] == "final", run
+        calls = await calls_of(h, headers, run["id"])
+        assert (calls["r1"]["status"], calls["r1"]["error"]["code"]) == ("failed", "invalid_output")
+        assert (calls["w1"]["status"], calls["w1"]["output_withheld"]) == ("succeeded", True)
+        assert calls["r2"]["error"]["message"] == "x"
