@@ -65,6 +65,11 @@ class HttpTool:
             raise unclear from None
         if status == 404:
             return OperationStatus("unknown")
+        if status == 200 and content is None:
+            # Only a success carries an output that large: it took effect, and what it
+            # answered is not kept.
+            too_large = OutputRefused("output_too_large", "the operation's output is too large")
+            return OperationStatus("succeeded", result=ToolResult.withholding(too_large))
         if status != 200 or content is None:
             raise unclear
         try:

@@ -150,7 +150,7 @@ async def _move_call(
 ) -> None:
     """The preview's call, still where the decision found it (`source`), follows it."""
     check_call_transition(source, target)
-    await session.execute(
+    moved = await session.execute(
         update(tool_call)
         .where(
             tool_call.c.tenant_id == record.tenant_id,
@@ -158,7 +158,10 @@ async def _move_call(
             tool_call.c.status == source.value,
         )
         .values(status=target.value, updated_at=now, version=tool_call.c.version + 1, **values)
+        .returning(tool_call.c.id)
     )
+    if moved.first() is None:  # its events must not tell of a move that did not happen
+        raise DecisionLost()
 
 
 async def _decide(

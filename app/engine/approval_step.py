@@ -28,6 +28,7 @@ from app.domain.tools import ToolError
 from app.engine.lease import Interrupted
 from app.engine.round import Round
 from app.engine.tool_attempt import DeadlineReached, context_of
+from app.engine.tool_gates import refusal_now
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,9 @@ async def handle(batch: Round, call: Call, run_call: RunCall) -> Outcome:
     rt = batch.lease.rt
     tool = rt.tools[call.tool]
     if call.status is CallStatus.PENDING:
+        # A switch thrown since the proposal: no preview is asked for, none is offered.
+        if await _stopped(batch, call, tool):
+            return True
         return await _preview_and_park(batch, call, tool)
     preview = batch.preview_of(call)
     if preview is None:  # only if its rows were edited by hand
@@ -69,6 +73,8 @@ async def handle(batch: Round, call: Call, run_call: RunCall) -> Outcome:
         if preview.status_at(rt.clock.now()) is PreviewStatus.EXPIRED:
             batch.expire(call, preview)
             return True
+        if await _stopped(batch, call, tool):
+            return True
         await batch.wait_for_approval()  # still undecided, or approved and not committed
         return PARKED
     # A commit was asked for (or one was cut short): exactly the approved call runs.
@@ -76,6 +82,18 @@ async def handle(batch: Round, call: Call, run_call: RunCall) -> Outcome:
         return await run_call(batch, call, side_effect=True)
     except VersionConflict as conflict:
         return await _supersede(batch, conflict.call, preview, tool)
+
+
+async def _stopped(batch: Round, call: Call, tool: Tool) -> bool:
+    """Whether the gates refuse the call now (its tool switched off, or out of the run
+    creator's scopes): then it fails with their code, fed back to the model, and its
+    preview, if any, expires."""
+    refused = await refusal_now(batch.lease.rt, batch.state.run, tool.spec, fresh=True)
+    if refused is None:
+        return False
+    batch.fail(call, ToolError(refused.code, refused.message), ends=False)
+    await batch.flush()
+    return True
 
 
 async def _preview_and_park(batch: Round, call: Call, tool: Tool) -> Outcome:

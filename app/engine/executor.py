@@ -28,6 +28,7 @@ from app.engine.state import RunState
 from app.engine.tool_attempt import (
     OUTCOME_UNKNOWN,
     DeadlineReached,
+    Unanswered,
     check_output,
     context_of,
     has_lookup,
@@ -119,8 +120,9 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
     rt = lease.rt
     run = batch.state.run
     tool = rt.tools[call.tool]
-    # Whether an earlier attempt may have taken effect though nobody could tell (an
-    # idempotent call re-sent on its backend's dedupe): then it is never called failed.
+    # Whether an earlier attempt may have taken effect though nobody could tell (it went
+    # unanswered, and is re-sent only on its backend's dedupe): then the call is never
+    # reported as stopped or failed before sending, only as an unknown outcome.
     maybe_sent = False
     if call.status is CallStatus.EXECUTING and not tool.spec.read_only:
         # The earlier holder may have sent it: never re-send a side effect blindly. Its
@@ -132,7 +134,8 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
         maybe_sent = settled is Resend.UNCLEAR
     if call.status is CallStatus.EXECUTING and call.attempts >= tool.spec.max_attempts:
         # Interrupted on every attempt (e.g. it takes its process down): stop retrying.
-        batch.fail(call, ToolError("interrupted", "the call was interrupted on every attempt"))
+        interrupted = ToolError("interrupted", "the call was interrupted on every attempt")
+        batch.fail(call, OUTCOME_UNKNOWN if maybe_sent else interrupted)
         return False
     while True:
         lease.check()  # nothing new starts once the run is stopping
@@ -141,11 +144,9 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
         # The switches and scopes as they are now, not as they were at the proposal.
         refused = await refusal_now(rt, run, tool.spec, fresh=side_effect)
         if refused is not None:
-            stopped = ToolError(refused.code, refused.message, True)
-            batch.fail(call, OUTCOME_UNKNOWN if maybe_sent else stopped, ends=maybe_sent)
-            if side_effect:
-                await batch.flush()
-            return not maybe_sent
+            stopped = ToolError(refused.code, refused.message)  # the model hears it
+            error = OUTCOME_UNKNOWN if maybe_sent else stopped
+            return await _settle(batch, call, error, side_effect)
         if call.attempts == 0 and not batch.affordable(tool.spec.cost_usd):
             batch.refuse(call, "the run's cost budget cannot pay for this call")
             if side_effect:
@@ -155,13 +156,13 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
         if side_effect:
             await batch.flush()  # persisted as started before the request leaves
             if lease.stopping:  # that write may have brought a cancel: it never leaves
-                await batch.never_sent(call)
+                await _held_back(batch, call, maybe_sent)
                 raise Interrupted()
         try:
             result = await invoke(lease, batch.state, tool, call)
         except NotStarted:
             if side_effect:
-                await batch.never_sent(call)
+                await _held_back(batch, call, maybe_sent)
             raise
         except (Interrupted, DeadlineReached):
             if side_effect:
@@ -171,6 +172,7 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
                 await batch.flush()
             raise
         except ToolError as error:
+            maybe_sent = maybe_sent or (isinstance(error, Unanswered) and not tool.spec.read_only)
             if error is OUTCOME_UNKNOWN:
                 settled = await _settle_unknown(batch, tool, call)
                 if isinstance(settled, bool):
@@ -185,22 +187,42 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
                 continue
             if error.code == VERSION_CONFLICT and batch.preview_of(call) is not None:
                 raise VersionConflict(call) from None
-            ends = ends_run(tool.spec, error)
-            batch.fail(call, error, ends=ends)
-            if side_effect:
-                await batch.flush()
-            return not ends
+            if maybe_sent and isinstance(error, Unanswered):
+                error = OUTCOME_UNKNOWN  # its retries ran out unanswered: it may have happened
+            return await _settle(batch, call, error, side_effect)
         batch.succeed(call, result)
         if side_effect:
             await batch.flush()
         return True
 
 
+async def _settle(batch: Round, call: Call, error: ToolError, side_effect: bool) -> bool:
+    """The call fails with `error` (a side effect's failure committed at once); whether
+    the run goes on."""
+    tool = batch.lease.rt.tools[call.tool]
+    ends = ends_run(tool.spec, error)
+    batch.fail(call, error, ends=ends)
+    if side_effect:
+        await batch.flush()
+    return not ends
+
+
+async def _held_back(batch: Round, call: Call, maybe_sent: bool) -> None:
+    """An attempt recorded as started whose request provably never left: the call ends
+    `cancelled` — unless an earlier attempt may have taken effect, which keeps it an
+    unknown outcome."""
+    if not maybe_sent:
+        await batch.never_sent(call)
+        return
+    batch.fail(call, OUTCOME_UNKNOWN)
+    await batch.flush()
+
+
 class Resend(Enum):
     """Why an unknown outcome may be sent again under the same operation id."""
 
     NEVER_RECEIVED = "never_received"  # its backend said so
-    UNCLEAR = "unclear"  # nobody could tell, and its backend dedupes (idempotent)
+    UNCLEAR = "unclear"  # it has no lookup, and its backend dedupes (idempotent)
 
 
 async def _settle_unknown(batch: Round, tool: Tool, call: Call) -> bool | Resend:
@@ -215,7 +237,7 @@ async def _settle_unknown(batch: Round, tool: Tool, call: Call) -> bool | Resend
         await batch.flush()
         raise
     decided = status is not None and status.state in ("succeeded", "failed", "unknown")
-    if not decided and tool.spec.idempotent:
+    if not decided and tool.spec.idempotent and not has_lookup(tool):
         return Resend.UNCLEAR
     if status is None or not decided:
         batch.fail(call, OUTCOME_UNKNOWN)

@@ -13,6 +13,7 @@ from app.domain.errors import ErrorValue, ObservationCode
 from app.domain.ids import operation_id
 from app.domain.records import Call, Preview, add_cost
 from app.domain.status import (
+    OPEN_PREVIEW_STATUSES,
     CallStatus,
     PreviewStatus,
     RunStatus,
@@ -116,7 +117,7 @@ class Round:
         when a commit was claimed and the request may have left; otherwise it expires —
         the same rule as a finishing run's (`preview_when_settled`)."""
         preview = self.preview_of(call)
-        if preview is not None and preview.status is PreviewStatus.APPROVED:
+        if preview is not None and preview.status in OPEN_PREVIEW_STATUSES:
             target = preview_when_settled(commit_claimed=preview.commit_key is not None, sent=sent)
             self._decide(preview, target, f"preview.{target.value}")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry.trace import Status, StatusCode
@@ -38,6 +39,13 @@ OUTCOME_UNKNOWN = ToolError(
 
 class DeadlineReached(Exception):
     pass
+
+
+@dataclass(frozen=True)
+class Unanswered(ToolError):
+    """The request may have arrived and no answer came (a timeout, a connection lost),
+    for a call that may simply be sent again (read-only, or idempotent without a lookup).
+    A side effect's earlier attempt that ended so may have taken effect."""
 
 
 def context_of(state: RunState, call: Call, timeout_s: float | None = None) -> ToolContext:
@@ -135,11 +143,11 @@ async def _attempt(lease: Lease, state: RunState, tool: Tool, call: Call) -> Too
         if timeout >= left:
             raise DeadlineReached() from None
         raise _unanswered(
-            tool, ToolError("timeout", "the tool did not answer in time", retryable=True)
+            tool, Unanswered("timeout", "the tool did not answer in time", retryable=True)
         ) from None
     except SentUnanswered:
         raise _unanswered(
-            tool, ToolError("connection_lost", "the tool's answer was lost on the way", True)
+            tool, Unanswered("connection_lost", "the tool's answer was lost on the way", True)
         ) from None
     except (ToolError, Interrupted):
         raise

@@ -422,3 +422,86 @@ async def test_an_output_postgres_cannot_store_is_refused_not_a_failed_write(
         assert (calls["r1"]["status"], calls["r1"]["error"]["code"]) == ("failed", "invalid_output")
         assert (calls["w1"]["status"], calls["w1"]["output_withheld"]) == ("succeeded", True)
         assert calls["r2"]["error"]["message"] == "x"
+
+
+async def test_an_idempotent_side_effect_whose_lookup_cannot_tell_is_not_resent(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    async with serving() as backend:
+        lookup = {"status_url": f"{backend.url}/operations", "timeout_s": 0.5}
+        h = await desk(harness_factory, backend, note=lookup)
+        headers = await h.key()
+        backend.in_progress_for = 1000  # the backend never says more than "in progress"
+        backend.answer("note", Answer(200, {"output": {"id": "N-1"}}, delay_s=5))
+        script = [tool_calls(("w1", "note", {"q": "a"})), final("ok")]
+        created = await h.client.post("/v1/runs", headers=headers, json=run_body(*script))
+        run = created.json()
+        assert run["termination_reason"] == "tool_failed", run
+        assert run["error"]["code"] == "outcome_unknown"
+        assert len(backend.sent("note")) == 1 and len(backend.looked_up) >= 2
+
+
+async def test_a_side_effect_unanswered_once_is_not_reported_stopped_by_a_switch(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    async with serving() as backend:
+        a = await desk(harness_factory, backend, note={"timeout_s": 0.5})  # idempotent, no lookup
+        b = await desk(harness_factory, backend)
+        headers = await a.key()
+        backend.answer("note", Answer(200, {"output": {"id": "N-1"}}, delay_s=1.5))
+        body = run_body(tool_calls(("w1", "note", {"q": "a"})), final("ok"))
+        body["wait_s"] = 0
+        run_id = (await a.client.post("/v1/runs", headers=headers, json=body)).json()["id"]
+        await backend.wait_sent("note")
+        await switch_off(b, "note")  # before the retry: the first attempt may have happened
+        done = await finished(a, headers, run_id)
+        assert done["termination_reason"] == "tool_failed"
+        call = (await calls_of(a, headers, run_id))["w1"]
+        assert call["status"] == "failed" and call["error"]["code"] == "outcome_unknown"
+        assert len(backend.sent("note")) == 1
+
+
+async def test_a_later_approval_call_of_the_turn_is_not_previewed_once_switched_off(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    async with serving() as backend:
+        a = await desk(harness_factory, backend)
+        b = await desk(harness_factory, backend)
+        headers = await a.key()
+        backend.answer("lookup", Answer(200, {"output": {"found": 1}}, delay_s=1.0))
+        script = [
+            tool_calls(("r1", "lookup", {"q": "x"}), ("t1", "ticket", {"q": "x"})),
+            final("ok"),
+        ]
+        body = run_body(*script)
+        body["wait_s"] = 0
+        run_id = (await a.client.post("/v1/runs", headers=headers, json=body)).json()["id"]
+        await backend.wait_sent("lookup")
+        await switch_off(b, "ticket")
+        done = await finished(a, headers, run_id)
+        assert done["termination_reason"] == "final"
+        call = (await calls_of(a, headers, run_id))["t1"]
+        assert call["status"] == "failed" and call["error"]["code"] == "tool_disabled"
+        assert backend.previewed == [] and backend.sent("ticket") == []
+
+
+async def test_a_looked_up_success_too_large_to_keep_is_withheld_not_unknown(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    async with serving() as backend:
+        fields = {
+            "status_url": f"{backend.url}/operations",
+            "timeout_s": 0.5,
+            "idempotent": False,
+            "max_output_bytes": 64,
+        }
+        h = await desk(harness_factory, backend, note=fields)
+        headers = await h.key()
+        large = {"ticket_id": "x" * 20_000}
+        backend.answer("note", Answer(200, {"output": large}, delay_s=3))
+        script = [tool_calls(("w1", "note", {"q": "a"})), final("ok")]
+        run = (await h.client.post("/v1/runs", headers=headers, json=run_body(*script))).json()
+        assert run["termination_reason"] == "final", run
+        call = (await calls_of(h, headers, run["id"]))["w1"]
+        assert (call["status"], call["output_withheld"]) == ("succeeded", True)
+        assert len(backend.sent("note")) == 1 and backend.looked_up != []
