@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -113,25 +115,43 @@ def json_depth(value: Any) -> int:
 
 def nul_path(value: Any) -> str | None:
     """The dotted path of the first string (or key) holding U+0000, which Postgres cannot
-    store, or None. Without recursion."""
-    stack: list[tuple[Any, str]] = [(value, "")]
+    store, or None."""
+    where = first_path(value, lambda item: isinstance(item, str) and "\x00" in item)
+    if where is None:
+        return None
+    return ".".join(str(part) for part in where) or "(value)"
+
+
+# U+0000 fits neither text nor jsonb; a lone surrogate has no UTF-8 form at all.
+_UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
+
+
+def unstorable(item: Any) -> bool:
+    """A string Postgres cannot store (U+0000, a lone surrogate), or a number JSON has no
+    spelling for (NaN, an infinity: Python's parser accepts them, jsonb does not)."""
+    if isinstance(item, str):
+        return _UNSTORABLE_TEXT.search(item) is not None
+    return isinstance(item, float) and not math.isfinite(item)
+
+
+def first_path(value: Any, bad: Callable[[Any], bool]) -> list[str | int] | None:
+    """The keys and indexes leading to the first scalar or key for which `bad` holds
+    (`[]`: the value itself), or None. Without recursion."""
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
     while stack:
         item, path = stack.pop()
-        if isinstance(item, str):
-            if "\x00" in item:
-                return path or "(value)"
-            continue
         if isinstance(item, dict):
-            children = list(item.items())
+            children: list[tuple[Any, Any]] = list(item.items())
         elif isinstance(item, list):
             children = list(enumerate(item))
+        elif bad(item):
+            return path
         else:
             continue
         for key, child in reversed(children):  # reversed: the first match is found first
-            where = f"{path}.{key}".lstrip(".")
-            if isinstance(key, str) and "\x00" in key:
-                return where
-            stack.append((child, where))
+            if isinstance(key, str) and bad(key):
+                return [*path, key]
+            stack.append((child, [*path, key]))
     return None
 
 
