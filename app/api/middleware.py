@@ -1,8 +1,9 @@
-"""Pure ASGI middleware: a trace id for every request; bodies refused before anything
-parses them (415 not JSON, 413 too large — checked on the declared length and again while
-reading); and the outermost net that turns any unexpected exception into a problem
-response (Starlette's own error middleware re-raises after sending, so it cannot be the
-last word)."""
+"""Pure ASGI middleware: a trace id for every request; paths, query strings and headers
+no route may see refused (api.hygiene); bodies refused before anything parses them (415
+not JSON, 413 too large — checked on the declared length and again while reading); and
+the outermost net that turns any unexpected exception into a problem response
+(Starlette's own error middleware re-raises after sending, so it cannot be the last
+word)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import logs
+from app.api import hygiene
 from app.api.problems import problem_response
 from app.db.errors import is_unavailable
 
@@ -125,6 +127,10 @@ class TraceAndErrorsMiddleware:
         scope.setdefault("state", {})["trace_id"] = trace_id
         logs.trace_id.set(trace_id)
         limit = max_body_bytes_of(scope)
+        refusal = hygiene.refusal(scope)
+        if refusal is not None:
+            await self._refuse(scope, receive, send, "bad-request", refusal, trace_id=trace_id)
+            return
         refusal = body_refusal(headers, limit, scope.get("method", "GET"))
         if refusal is not None:
             await self._refuse(scope, receive, send, *refusal, trace_id=trace_id)

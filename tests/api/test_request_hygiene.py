@@ -1,7 +1,14 @@
-"""Metadata size and echo, limits clamping, and unsupported fields (SPEC §3.1)."""
+"""Metadata size and echo, limits clamping, and unsupported fields (SPEC §3.1); what no
+request may carry in its path, query, headers or body (NUL, lone surrogates, numbers out
+of range, a bad Host) answered as a 4xx problem, never a 500."""
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
+import pytest
+
+from tests.assertions import assert_problem
 from tests.conftest import Harness
 from tests.factories import final, run_body
 
@@ -105,3 +112,42 @@ async def test_a_body_on_a_get_is_not_a_media_type_problem(harness: Harness) -> 
         "GET", "/healthz", content=b"hello", headers={"Content-Type": "text/plain"}
     )
     assert response.status_code == 200
+
+
+# -- what no request may carry (the hygiene layer) -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/v1/runs/%00",
+        "/v1/runs/a%00b/events",
+        "/v1/previews/%ED%A0%80",
+        "/v1/runs?agent=%00",
+        "/v1/runs?agent=x%ED%BF%BF",
+        "/v1/events?run_id=%C0%80",
+        "/healthz?anything=%00",
+    ],
+)
+async def test_nul_and_lone_surrogates_in_paths_and_queries_are_bad_requests(
+    harness: Harness, url: str
+) -> None:
+    response = await harness.client.get(url, headers=await harness.key())
+    assert_problem(response, 400, "bad-request", unquote(url.split("?", 1)[0]))
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("Authorization", b"Bearer tg_\x00"),
+        ("Idempotency-Key", b"key\xed\xa0\x80"),
+        ("X-Anything", b"a\x00b"),
+        ("Host", b"["),
+        ("Host", b"evil.example/path"),
+    ],
+)
+async def test_nul_lone_surrogates_and_bad_hosts_in_headers_are_bad_requests(
+    harness: Harness, name: str, value: bytes
+) -> None:
+    response = await harness.client.get("/healthz", headers={name: value})
+    assert_problem(response, 400, "bad-request", "/healthz")
