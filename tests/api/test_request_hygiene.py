@@ -4,6 +4,8 @@ of range, a bad Host) answered as a 4xx problem, never a 500."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
 from urllib.parse import unquote
 
 import pytest
@@ -151,3 +153,33 @@ async def test_nul_lone_surrogates_and_bad_hosts_in_headers_are_bad_requests(
 ) -> None:
     response = await harness.client.get("/healthz", headers={name: value})
     assert_problem(response, 400, "bad-request", "/healthz")
+
+
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        ({"input": "\ud800"}, "input"),
+        ({"metadata": {"k": "x\udfff"}}, "metadata.k"),
+        # pydantic keeps a path's strings in Rust, which has no lone surrogates: U+FFFD
+        ({"metadata": {"\ud800": "v"}}, "metadata.\ufffd\ufffd\ufffd"),
+        ({"script": [final("\ud800")]}, "script.0.text"),
+        ({"limits": {"max_steps": 10**30}}, "limits.max_steps"),
+    ],
+)
+async def test_what_postgres_cannot_store_in_a_body_is_a_validation_error(
+    harness: Harness, body: dict[str, Any], path: str
+) -> None:
+    headers = {**await harness.key(), "Content-Type": "application/json"}
+    raw = json.dumps({**run_body(final("ok")), **body})  # ASCII: surrogates as \u escapes
+    response = await harness.client.post("/v1/runs", headers=headers, content=raw)
+    problem = assert_problem(response, 422, "validation-error", "/v1/runs")
+    assert [e["path"] for e in problem["errors"]] == [path]
+    assert (await harness.client.get("/v1/runs", headers=headers)).json()["items"] == []
+
+
+async def test_infinite_numbers_in_a_body_are_validation_errors(harness: Harness) -> None:
+    headers = {**await harness.key(), "Content-Type": "application/json"}
+    raw = json.dumps(run_body(final("ok"), limits={"deadline_s": 12345})).replace("12345", "1e400")
+    response = await harness.client.post("/v1/runs", headers=headers, content=raw)
+    problem = assert_problem(response, 422, "validation-error", "/v1/runs")
+    assert [e["path"] for e in problem["errors"]] == ["limits.deadline_s"]

@@ -34,7 +34,7 @@ from app.api.views import call_view, run_view
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.records import Preview, Run
 from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
-from app.domain.tools import Principal, nul_path
+from app.domain.tools import Principal
 from app.engine import approvals, runs
 from app.engine.driver import Driver
 from app.engine.event_feeds import RunFeed
@@ -61,9 +61,6 @@ def _refuse_unsupported(body: CreateRunIn) -> None:
         errors.append(
             FieldError("consistency", "snapshot reads are not supported by this build yet")
         )
-    nul = nul_path(body.model_dump(mode="json", exclude_none=True))
-    if nul is not None:
-        errors.append(FieldError(nul, "must not contain a NUL character"))
     if errors:
         raise DomainError(ErrorCode.VALIDATION, "some fields are invalid", errors)
 
