@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from collections.abc import Sequence
 from typing import Annotated, Any
 
@@ -297,12 +298,16 @@ async def cancel_run(
 CANCEL_WAIT_S = 5.0
 
 
+# An id this stream gave out: plain ASCII digits. `str.isdigit` would take `²` (which
+# int() refuses) and `١٢` (which it reads as 12).
+_SEQ = re.compile(r"[0-9]{1,10}")
+
+
 def _seq_of(last_event_id: str) -> int:
-    value = last_event_id.strip()
-    if not value.isdigit() or int(value) > MAX_SEQ:
+    if not _SEQ.fullmatch(last_event_id) or int(last_event_id) > MAX_SEQ:
         raise DomainError(
             ErrorCode.VALIDATION,
             "some fields are invalid",
             [FieldError("Last-Event-ID", "not an event id of this run's stream")],
         )
-    return int(value)
+    return int(last_event_id)
