@@ -102,15 +102,17 @@ def limit_body(receive: Receive, limit: int) -> Receive:
 
 
 def base_url_of(scope: Scope) -> str:
-    """Where problem `type` URIs point: TOOLGATE_PUBLIC_URL when the operator set it (behind
-    a proxy), else this request's own scheme and host."""
+    """What problem `type` URIs start with: TOOLGATE_PUBLIC_URL when the operator set it,
+    else nothing (a relative `/problems/{slug}`). Never the request's Host header, which
+    the client chooses: a problem must not send its reader to another site."""
     runtime = getattr(getattr(scope.get("app"), "state", None), "runtime", None)
     public = getattr(getattr(runtime, "settings", None), "public_url", None)
-    if public:
-        return str(public).rstrip("/")
-    headers = dict(scope.get("headers") or [])
-    host = headers.get(b"host", b"").decode("latin-1") or "localhost"
-    return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}"
+    return str(public).rstrip("/") if public else ""
+
+
+def instance_of(scope: Scope) -> str:
+    """A problem's `instance`: the request's path only (no host, no query string)."""
+    return str(scope.get("path", ""))
 
 
 class TraceAndErrorsMiddleware:
@@ -182,7 +184,7 @@ class TraceAndErrorsMiddleware:
             slug,
             detail,
             base_url=base_url_of(scope),
-            instance=scope.get("path", ""),
+            instance=instance_of(scope),
             trace_id=trace_id,
         )
         await response(scope, receive, send)
