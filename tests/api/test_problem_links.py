@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
+from app.settings import Settings
 from tests.conftest import Harness
 from tests.factories import final, run_body
 
@@ -62,6 +64,13 @@ async def test_a_configured_public_url_makes_the_type_uris(harness_factory: Any)
     assert page["type"] == problem["type"]
     refused = (await h.client.get("/v1/runs/%00", headers=EVIL)).json()
     assert refused["type"] == "https://toolgate.example.com/problems/bad-request"
+
+
+@pytest.mark.parametrize("url", ["toolgate.example.com", "/api", "ftp://x", "https://x/?q=1"])
+def test_a_public_url_must_be_an_absolute_http_url(url: str) -> None:
+    with pytest.raises(ValidationError, match="TOOLGATE_PUBLIC_URL"):
+        Settings(public_url=url)
+    assert Settings(public_url="https://x.example/toolgate").public_url
 
 
 async def test_no_page_or_created_run_points_at_the_requests_host(harness: Harness) -> None:
