@@ -169,6 +169,9 @@ def create_app(
         redoc_url=None,
         # Short operation ids (`create_run`), which generated clients name their calls by.
         generate_unique_id_function=lambda route: route.name,
+        # Starlette's redirect of `/v1/runs/` to `/v1/runs` is an absolute URL made from
+        # the Host header, which the client chooses: such a path is simply not found.
+        redirect_slashes=False,
     )
     errors.install(app)
     app.include_router(runs.router)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 from pathlib import Path
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.db.session import pool_size_for
+
+_PUBLIC_URL = re.compile(r"https?://[^/?#\s]+(?:/[^?#\s]*)?")
 
 
 def _instance_id() -> str:
@@ -47,7 +50,8 @@ class Settings(BaseSettings):
     db_pool_size: int | None = Field(default=None, ge=1)
     #: How long a checkout waits for a free database connection.
     db_pool_timeout_s: float = Field(default=30.0, gt=0)
-    #: The service's public base URL (behind a proxy), for problem `type` URIs.
+    #: The service's public base URL (`https://host[/prefix]`), for problem `type` URIs;
+    #: unset: they are relative. Never taken from a request's Host header.
     public_url: str | None = None
     #: Whether this process also runs the driver (`serve --no-driver` turns it off).
     run_driver: bool = True
@@ -59,6 +63,14 @@ class Settings(BaseSettings):
         return pool_size_for(
             max_active_runs=self.max_active_runs, http_concurrency=self.http_concurrency
         )
+
+    @field_validator("public_url")
+    @classmethod
+    def _absolute_http_url(cls, value: str | None) -> str | None:
+        # Without a scheme and host, `type` would be a relative path nobody resolves.
+        if value is not None and not _PUBLIC_URL.fullmatch(value):
+            raise ValueError("TOOLGATE_PUBLIC_URL must be http(s)://host[:port][/path]")
+        return value
 
     @model_validator(mode="after")
     def _key_outlives_its_lock(self) -> Settings:

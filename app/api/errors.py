@@ -10,7 +10,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import Match
 
-from app.api.middleware import base_url_of, trace_id_of
+from app.api.middleware import base_url_of, instance_of, trace_id_of
 from app.api.problems import ProblemError, from_domain, problem_response
 from app.domain.errors import DomainError, FieldError
 
@@ -35,7 +35,7 @@ def render(request: Request, problem: ProblemError) -> Response:
         problem.slug,
         problem.detail,
         base_url=base_url_of(request.scope),
-        instance=request.url.path,
+        instance=instance_of(request.scope),
         trace_id=trace_id_of(request.scope),
         errors=problem.errors,
         headers=problem.headers,

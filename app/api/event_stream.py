@@ -66,6 +66,7 @@ LastEventId = Annotated[
     str,
     Header(
         alias="Last-Event-ID",
+        max_length=500,
         description="With `Accept: text/event-stream`: resume after this event's id "
         "(what a reconnecting EventSource sends).",
     ),

@@ -90,7 +90,7 @@ async def run_idempotent(
         return await operation(None)
     raw = await _body(request)  # also refuses what JSON does not allow (NaN, Infinity)
     body = validated.model_dump(mode="json") if validated is not None else raw
-    request_print = fingerprint(request.method, request.url.path, body)
+    request_print = fingerprint(request.method, request.scope["path"], body)
     if creates:
         claim = idempotency.defer(tenant_id=principal.tenant_id, key=key, fingerprint=request_print)
         try:

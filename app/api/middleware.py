@@ -1,8 +1,9 @@
-"""Pure ASGI middleware: a trace id for every request; bodies refused before anything
-parses them (415 not JSON, 413 too large — checked on the declared length and again while
-reading); and the outermost net that turns any unexpected exception into a problem
-response (Starlette's own error middleware re-raises after sending, so it cannot be the
-last word)."""
+"""Pure ASGI middleware: a trace id for every request; paths, query strings and headers
+no route may see refused (api.hygiene); bodies refused before anything parses them (415
+not JSON, 413 too large — checked on the declared length and again while reading); and
+the outermost net that turns any unexpected exception into a problem response
+(Starlette's own error middleware re-raises after sending, so it cannot be the last
+word)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import logs
+from app.api import hygiene
 from app.api.problems import problem_response
 from app.db.errors import is_unavailable
 
@@ -100,15 +102,17 @@ def limit_body(receive: Receive, limit: int) -> Receive:
 
 
 def base_url_of(scope: Scope) -> str:
-    """Where problem `type` URIs point: TOOLGATE_PUBLIC_URL when the operator set it (behind
-    a proxy), else this request's own scheme and host."""
+    """What problem `type` URIs start with: TOOLGATE_PUBLIC_URL when the operator set it,
+    else nothing (a relative `/problems/{slug}`). Never the request's Host header, which
+    the client chooses: a problem must not send its reader to another site."""
     runtime = getattr(getattr(scope.get("app"), "state", None), "runtime", None)
     public = getattr(getattr(runtime, "settings", None), "public_url", None)
-    if public:
-        return str(public).rstrip("/")
-    headers = dict(scope.get("headers") or [])
-    host = headers.get(b"host", b"").decode("latin-1") or "localhost"
-    return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}"
+    return str(public).rstrip("/") if public else ""
+
+
+def instance_of(scope: Scope) -> str:
+    """A problem's `instance`: the request's path only (no host, no query string)."""
+    return str(scope.get("path", ""))
 
 
 class TraceAndErrorsMiddleware:
@@ -125,6 +129,10 @@ class TraceAndErrorsMiddleware:
         scope.setdefault("state", {})["trace_id"] = trace_id
         logs.trace_id.set(trace_id)
         limit = max_body_bytes_of(scope)
+        refusal = hygiene.refusal(scope)
+        if refusal is not None:
+            await self._refuse(scope, receive, send, "bad-request", refusal, trace_id=trace_id)
+            return
         refusal = body_refusal(headers, limit, scope.get("method", "GET"))
         if refusal is not None:
             await self._refuse(scope, receive, send, *refusal, trace_id=trace_id)
@@ -176,7 +184,7 @@ class TraceAndErrorsMiddleware:
             slug,
             detail,
             base_url=base_url_of(scope),
-            instance=scope.get("path", ""),
+            instance=instance_of(scope),
             trace_id=trace_id,
         )
         await response(scope, receive, send)

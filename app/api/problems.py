@@ -209,6 +209,11 @@ def from_domain(error: DomainError) -> ProblemError:
     return ProblemError(_BY_CODE[error.code], error.message, errors=error.errors, extra=error.extra)
 
 
+def problem_type_uri(base_url: str, slug: str) -> str:
+    """`{base_url}/problems/{slug}`; with no base URL, the relative `/problems/{slug}`."""
+    return f"{base_url.rstrip('/')}/problems/{slug}"
+
+
 def problem_body(
     slug: str,
     detail: str,
@@ -221,7 +226,7 @@ def problem_body(
 ) -> dict[str, Any]:
     kind = PROBLEM_TYPES[slug]
     body: dict[str, Any] = {
-        "type": f"{base_url.rstrip('/')}/problems/{slug}",
+        "type": problem_type_uri(base_url, slug),
         "title": kind.title,
         "status": kind.status,
         "detail": detail,

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.api.examples import RUN_EXAMPLE, RUN_OUT_EXAMPLE
+from app.api.hygiene import RequestBody
 from app.api.script_items import ScriptItem, StrictIn
 from app.domain.events import EventType
 from app.domain.status import CallStatus, PreviewStatus, RunStatus, TerminationReason
@@ -16,17 +17,24 @@ from app.domain.tools import canonical_json, json_depth
 METADATA_MAX_BYTES = 4096
 #: How deep free-form JSON (metadata, script arguments) may nest.
 MAX_JSON_DEPTH = 32
+#: The largest integer and number a request may carry where the schema gives no
+#: tighter bound: an `integer` column, and a number of seconds or dollars that dates
+#: and `numeric(18, 8)` columns still hold.
+MAX_INT = 2**31 - 1
+MAX_FLOAT = 1e9
 
 
+# Clamped down to the caps afterwards, but bounded first: a value past what dates and
+# columns hold is an error of the request, not a limit to clamp.
 class LimitsIn(StrictIn):
-    max_steps: int | None = Field(default=None, ge=1)
-    deadline_s: float | None = Field(default=None, gt=0)
-    max_tokens: int | None = Field(default=None, ge=1)
-    max_cost_usd: float | None = Field(default=None, gt=0)
-    max_tool_calls: int | None = Field(default=None, ge=1)
+    max_steps: int | None = Field(default=None, ge=1, le=MAX_INT)
+    deadline_s: float | None = Field(default=None, gt=0, le=MAX_FLOAT)
+    max_tokens: int | None = Field(default=None, ge=1, le=MAX_INT)
+    max_cost_usd: float | None = Field(default=None, gt=0, le=MAX_FLOAT)
+    max_tool_calls: int | None = Field(default=None, ge=1, le=MAX_INT)
 
 
-class CreateRunIn(StrictIn):
+class CreateRunIn(RequestBody):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [RUN_EXAMPLE]})
 
     agent: str = Field(min_length=1, max_length=64)
@@ -62,7 +70,7 @@ class CreateRunIn(StrictIn):
         return value
 
 
-class AdvanceIn(StrictIn):
+class AdvanceIn(RequestBody):
     wait_s: float = Field(default=10, ge=0, le=30)
 
 
@@ -140,17 +148,17 @@ class PreviewPage(BaseModel):
     next_cursor: str | None
 
 
-class ApproveIn(StrictIn):
+class ApproveIn(RequestBody):
     content_hash: str = Field(
         min_length=1, max_length=80, description="The preview's `content_hash` as reviewed."
     )
 
 
-class RejectIn(StrictIn):
+class RejectIn(RequestBody):
     reason: str = Field(min_length=1, max_length=500)
 
 
-class CommitIn(StrictIn):
+class CommitIn(RequestBody):
     wait_s: float = Field(
         default=10, ge=0, le=30, description="How long to advance the run after the commit."
     )

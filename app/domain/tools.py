@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -125,15 +126,14 @@ def json_depth(value: Any) -> int:
     return deepest
 
 
-#: What Postgres cannot store in text or jsonb: U+0000, and a surrogate code point (one
-#: that decoding left unpaired; UTF-8 has no spelling for it).
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+# U+0000 fits neither text nor jsonb; a lone surrogate has no UTF-8 form at all.
+_UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 
 def unstorable_char(text: str) -> str | None:
     """What in `text` Postgres cannot store ("a NUL character", "an unpaired
     surrogate"), or None."""
-    found = _UNSTORABLE.search(text)
+    found = _UNSTORABLE_TEXT.search(text)
     if found is None:
         return None
     return "a NUL character" if found.group() == "\x00" else "an unpaired surrogate"
@@ -141,45 +141,63 @@ def unstorable_char(text: str) -> str | None:
 
 def storable(text: str) -> str:
     """`text` without what Postgres cannot store."""
-    return _UNSTORABLE.sub("", text)
+    return _UNSTORABLE_TEXT.sub("", text)
 
 
-def _first_string(value: Any, bad: Callable[[str], str | None]) -> tuple[str, str] | None:
-    """The dotted path of the first string (or key) `bad` objects to, and its objection.
-    Without recursion."""
-    stack: list[tuple[Any, str]] = [(value, "")]
+def unstorable(item: Any) -> bool:
+    """A string Postgres cannot store (U+0000, a lone surrogate), or a number JSON has no
+    spelling for (NaN, an infinity: Python's parser accepts them, jsonb does not)."""
+    if isinstance(item, str):
+        return _UNSTORABLE_TEXT.search(item) is not None
+    return isinstance(item, float) and not math.isfinite(item)
+
+
+def first_path(value: Any, bad: Callable[[Any], bool]) -> list[str | int] | None:
+    """The keys and indexes leading to the first scalar or key for which `bad` holds
+    (`[]`: the value itself), or None. Without recursion."""
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
     while stack:
         item, path = stack.pop()
-        if isinstance(item, str):
-            objection = bad(item)
-            if objection is not None:
-                return path or "(value)", objection
-            continue
         if isinstance(item, dict):
-            children = list(item.items())
+            children: list[tuple[Any, Any]] = list(item.items())
         elif isinstance(item, list):
             children = list(enumerate(item))
+        elif bad(item):
+            return path
         else:
             continue
         for key, child in reversed(children):  # reversed: the first match is found first
-            where = f"{path}.{key}".lstrip(".")
-            objection = bad(key) if isinstance(key, str) else None
-            if objection is not None:
-                return where, objection
-            stack.append((child, where))
+            if isinstance(key, str) and bad(key):
+                return [*path, key]
+            stack.append((child, [*path, key]))
     return None
+
+
+def _dotted(path: list[str | int]) -> str:
+    return ".".join(str(part) for part in path) or "(value)"
 
 
 def unstorable_path(value: Any) -> tuple[str, str] | None:
     """Where in a JSON value the first string Postgres cannot store is, and what it
     holds (see `unstorable_char`), or None."""
-    return _first_string(value, unstorable_char)
+    culprits: list[str] = []
+
+    def bad(item: Any) -> bool:
+        if isinstance(item, str) and unstorable(item):
+            culprits.append(item)
+            return True
+        return False
+
+    where = first_path(value, bad)
+    if where is None:
+        return None
+    return _dotted(where), unstorable_char(culprits[-1]) or "an unstorable character"
 
 
 def nul_path(value: Any) -> str | None:
     """The dotted path of the first string (or key) holding U+0000, or None."""
-    found = _first_string(value, lambda text: "NUL" if "\x00" in text else None)
-    return None if found is None else found[0]
+    where = first_path(value, lambda item: isinstance(item, str) and "\x00" in item)
+    return None if where is None else _dotted(where)
 
 
 def sha256_tag(text: str) -> str:

@@ -8,7 +8,7 @@ import contextlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from app.db import runs_repo, turns_repo
@@ -17,7 +17,7 @@ from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.ids import new_id
 from app.domain.records import Call, Preview, Run
 from app.domain.status import RunStatus
-from app.domain.tools import Principal, exposed_tools
+from app.domain.tools import Principal, exposed_tools, first_path, unstorable
 from app.engine import idempotency
 from app.engine.idempotency import Claim
 from app.engine.lease import Lease
@@ -173,9 +173,13 @@ def encode_cursor(value: Any) -> str:
 def decode_cursor(cursor: str) -> Any:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        return json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except ValueError as exc:
+        value = json.loads(base64.urlsafe_b64decode(padded.encode()))
+    except (ValueError, RecursionError) as exc:
         raise _invalid("cursor", "not a cursor this service gave out") from exc
+    # A forged cursor's strings reach SQL: one Postgres cannot take would be a 500 there.
+    if first_path(value, unstorable) is not None:
+        raise _invalid("cursor", "not a cursor this service gave out")
+    return value
 
 
 def by_created(item: Run | Preview) -> list[str]:
@@ -187,8 +191,10 @@ def created_position(cursor: str) -> tuple[datetime, str]:
     """A cursor `by_created` gave out, as the position it names."""
     raw = decode_cursor(cursor)
     if isinstance(raw, list) and len(raw) == 2 and all(isinstance(v, str) for v in raw):
-        with contextlib.suppress(ValueError):
-            return datetime.fromisoformat(raw[0]), raw[1]
+        with contextlib.suppress(ValueError, OverflowError):
+            moment = datetime.fromisoformat(raw[0])
+            if moment.tzinfo is not None:  # in UTC it must still be a date Postgres takes
+                return moment.astimezone(UTC), raw[1]
     raise _invalid("cursor", "not a cursor this service gave out")
 
 

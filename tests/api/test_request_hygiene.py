@@ -1,7 +1,16 @@
-"""Metadata size and echo, limits clamping, and unsupported fields (SPEC §3.1)."""
+"""Metadata size and echo, limits clamping, and unsupported fields (SPEC §3.1); what no
+request may carry in its path, query, headers or body (NUL, lone surrogates, numbers out
+of range, a bad Host) answered as a 4xx problem, never a 500."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+from urllib.parse import unquote
+
+import pytest
+
+from tests.assertions import assert_problem
 from tests.conftest import Harness
 from tests.factories import final, run_body
 
@@ -105,3 +114,72 @@ async def test_a_body_on_a_get_is_not_a_media_type_problem(harness: Harness) -> 
         "GET", "/healthz", content=b"hello", headers={"Content-Type": "text/plain"}
     )
     assert response.status_code == 200
+
+
+# -- what no request may carry (the hygiene layer) -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/v1/runs/%00",
+        "/v1/runs/a%00b/events",
+        "/v1/previews/%ED%A0%80",
+        "/v1/runs?agent=%00",
+        "/v1/runs?agent=x%ED%BF%BF",
+        "/v1/events?run_id=%C0%80",
+        "/healthz?anything=%00",
+    ],
+)
+async def test_nul_and_lone_surrogates_in_paths_and_queries_are_bad_requests(
+    harness: Harness, url: str
+) -> None:
+    response = await harness.client.get(url, headers=await harness.key())
+    assert_problem(response, 400, "bad-request", unquote(url.split("?", 1)[0]))
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("Authorization", b"Bearer tg_\x00"),
+        ("Idempotency-Key", b"key\xed\xa0\x80"),
+        ("X-Anything", b"a\x00b"),
+        ("Host", b"["),
+        ("Host", b"evil.example/path"),
+    ],
+)
+async def test_nul_lone_surrogates_and_bad_hosts_in_headers_are_bad_requests(
+    harness: Harness, name: str, value: bytes
+) -> None:
+    response = await harness.client.get("/healthz", headers={name: value})
+    assert_problem(response, 400, "bad-request", "/healthz")
+
+
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        ({"input": "\ud800"}, "input"),
+        ({"metadata": {"k": "x\udfff"}}, "metadata.k"),
+        # pydantic keeps a path's strings in Rust, which has no lone surrogates: U+FFFD
+        ({"metadata": {"\ud800": "v"}}, "metadata.\ufffd\ufffd\ufffd"),
+        ({"script": [final("\ud800")]}, "script.0.text"),
+        ({"limits": {"max_steps": 10**30}}, "limits.max_steps"),
+    ],
+)
+async def test_what_postgres_cannot_store_in_a_body_is_a_validation_error(
+    harness: Harness, body: dict[str, Any], path: str
+) -> None:
+    headers = {**await harness.key(), "Content-Type": "application/json"}
+    raw = json.dumps({**run_body(final("ok")), **body})  # ASCII: surrogates as \u escapes
+    response = await harness.client.post("/v1/runs", headers=headers, content=raw)
+    problem = assert_problem(response, 422, "validation-error", "/v1/runs")
+    assert [e["path"] for e in problem["errors"]] == [path]
+    assert (await harness.client.get("/v1/runs", headers=headers)).json()["items"] == []
+
+
+async def test_infinite_numbers_in_a_body_are_validation_errors(harness: Harness) -> None:
+    headers = {**await harness.key(), "Content-Type": "application/json"}
+    raw = json.dumps(run_body(final("ok"), limits={"deadline_s": 12345})).replace("12345", "1e400")
+    response = await harness.client.post("/v1/runs", headers=headers, content=raw)
+    problem = assert_problem(response, 422, "validation-error", "/v1/runs")
+    assert [e["path"] for e in problem["errors"]] == ["limits.deadline_s"]

@@ -243,3 +243,13 @@ def test_nul_path_names_the_first_string_holding_nul() -> None:
     assert nul_path({"a": {"k\x00": 1}}) == "a.k\x00"
     assert nul_path("\x00") == "(value)"
     assert nul_path({"a": ["fine", {"b": None}]}) is None
+
+
+def test_first_path_names_the_first_value_postgres_cannot_store() -> None:
+    from app.domain.tools import first_path, unstorable
+
+    assert first_path({"a": ["ok", "x\ud800"]}, unstorable) == ["a", 1]
+    assert first_path({"a": {"k\udfff": 1}}, unstorable) == ["a", "k\udfff"]
+    assert first_path({"n": [1.5, float("inf")]}, unstorable) == ["n", 1]
+    assert first_path(float("nan"), unstorable) == []
+    assert first_path({"a": ["fine", "\U0001f600", {"b": None, "c": 10**30}]}, unstorable) is None

@@ -30,7 +30,7 @@ Cursor = Annotated[str | None, Query(max_length=500)]
 def _page(names: list[str], limit: int, cursor: str | None) -> tuple[list[str], str | None]:
     """Names in order after the cursor (the last name of the previous page)."""
     after = decode_cursor(cursor) if cursor else None
-    if after is not None and not isinstance(after, str):
+    if cursor and not isinstance(after, str):
         raise DomainError(
             ErrorCode.VALIDATION,
             "not a cursor this service gave out",

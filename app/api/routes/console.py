@@ -77,19 +77,28 @@ async def root() -> Response:
 @router.get(ASSETS_URL + "/{name:path}")
 async def console_asset(name: str) -> Response:
     """A file of the console, only from its own directory (no `..`, no hidden files)."""
-    path = (ASSETS / name).resolve()
-    if (
-        not path.is_relative_to(ASSETS)
-        or any(part.startswith(".") for part in path.relative_to(ASSETS).parts)
-        or path.suffix not in _MEDIA_TYPES
-        or not path.is_file()
-    ):
+    path = _asset(name)
+    if path is None:
         raise ProblemError("not-found", "no such console asset", headers=_COMMON)
     return FileResponse(
         path,
         media_type=_MEDIA_TYPES[path.suffix],
         headers={**_COMMON, "Cache-Control": "no-cache"},
     )
+
+
+def _asset(name: str) -> Path | None:
+    path = (ASSETS / name).resolve()
+    if (
+        not path.is_relative_to(ASSETS)
+        or any(part.startswith(".") for part in path.relative_to(ASSETS).parts)
+        or path.suffix not in _MEDIA_TYPES
+    ):
+        return None
+    try:
+        return path if path.is_file() else None
+    except OSError:  # e.g. a name longer than the file system allows: no such asset
+        return None
 
 
 @router.get("/console")
@@ -100,5 +109,9 @@ async def console_home() -> HTMLResponse:
 @router.get("/console/{path:path}")
 async def console_page(path: str) -> HTMLResponse:
     """Any console address (`/console/runs/{id}`, `/console/previews/{id}`, …) works when
-    opened directly: the shell's script routes on the path."""
+    opened directly: the shell's script routes on the path. One with `.` or `..` segments
+    (`/console/..%2f..%2fetc/passwd`) is no console address, and the shell's relative
+    links would not work there."""
+    if any(segment in (".", "..") for segment in path.split("/")):
+        raise ProblemError("not-found", "no such console page", headers=_COMMON)
     return _shell()

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from starlette.responses import HTMLResponse
 
 from app.api.middleware import base_url_of
-from app.api.problems import PROBLEM_TYPES, ProblemError
+from app.api.problems import PROBLEM_TYPES, ProblemError, problem_type_uri
 from app.api.responses import problems
 
 router = APIRouter(tags=["problems"])
@@ -41,7 +41,7 @@ async def problem_type(slug: str, request: Request) -> Any:
     if kind is None:
         raise ProblemError("not-found", "no such problem type")
     page = ProblemTypeOut(
-        type=f"{base_url_of(request.scope).rstrip('/')}/problems/{slug}",
+        type=problem_type_uri(base_url_of(request.scope), slug),
         code=kind.slug,
         status=kind.status,
         title=kind.title,
