@@ -13,7 +13,8 @@ from fastapi import Header, Request
 from pydantic import BaseModel
 from starlette.responses import JSONResponse, Response
 
-from app.api.problems import ProblemError
+from app.api.errors import render
+from app.api.problems import ProblemError, from_domain
 from app.domain.errors import DomainError
 from app.domain.idempotency import KeySyntaxError, Verdict, fingerprint, parse_key
 from app.domain.tools import Principal
@@ -25,7 +26,7 @@ log = logging.getLogger(__name__)
 HEADER = "Idempotency-Key"
 REPLAYED = "Idempotent-Replayed"
 #: Headers of a stored answer that a replay repeats.
-KEPT_HEADERS = ("location",)
+KEPT_HEADERS = ("location", "content-type")
 
 Operation = Callable[[Claim | None], Awaitable[JSONResponse]]
 
@@ -94,7 +95,7 @@ async def run_idempotent(
     if creates:
         claim = idempotency.defer(tenant_id=principal.tenant_id, key=key, fingerprint=request_print)
         try:
-            return await _run_claimed(rt, claim, operation)
+            return await _run_claimed(rt, claim, operation, request)
         except KeyTaken:
             pass  # the key has a record: judge it the ordinary way
         except DomainError:
@@ -110,8 +111,15 @@ async def run_idempotent(
         rt, tenant_id=principal.tenant_id, key=key, fingerprint=request_print
     )
     if isinstance(outcome, Claim):
-        return await _run_claimed(rt, outcome, operation)
+        return await _run_claimed(rt, outcome, operation, request)
     return _answer(outcome)
+
+
+async def _abandon(rt: Runtime, claim: Claim) -> None:
+    try:
+        await idempotency.abandon(rt, claim)
+    except Exception:  # the database is out: freed once it is back
+        rt.deferred.owe(lambda: idempotency.abandon(rt, claim))
 
 
 def _answer(outcome: Replay | Verdict) -> Response:
@@ -131,9 +139,18 @@ def _answer(outcome: Replay | Verdict) -> Response:
     )
 
 
-async def _run_claimed(rt: Runtime, claim: Claim, operation: Operation) -> Response:
+async def _run_claimed(
+    rt: Runtime, claim: Claim, operation: Operation, request: Request
+) -> Response:
     try:
         response = await operation(claim)
+    except DomainError as error:
+        if not error.settled:
+            await _abandon(rt, claim)
+            raise
+        # Refused after the use case changed state: the answer is kept like a success's,
+        # so a retry under the key hears the same, not what the new state would say.
+        response = render(request, from_domain(error))
     except ClaimLost:
         # Our claim was taken over (we were slower than its lock): the other holder answers.
         raise ProblemError(
@@ -144,10 +161,7 @@ async def _run_claimed(rt: Runtime, claim: Claim, operation: Operation) -> Respo
     except KeyTaken:
         raise
     except Exception:
-        try:
-            await idempotency.abandon(rt, claim)
-        except Exception:  # the database is out: freed once it is back
-            rt.deferred.owe(lambda: idempotency.abandon(rt, claim))
+        await _abandon(rt, claim)
         raise
     headers = {k: v for k, v in response.headers.items() if k.lower() in KEPT_HEADERS}
     body = json.loads(bytes(response.body))

@@ -38,6 +38,10 @@ class DomainError(Exception):
     errors: list[FieldError] = field(default_factory=list)
     #: Members the problem answer carries besides the standard ones (e.g. `new_preview_id`).
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Raised after the use case changed state (a commit refused by its gates, a version
+    #: conflict that superseded the preview): its answer is stored under the request's
+    #: Idempotency-Key and replayed, like a success's.
+    settled: bool = False
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"

@@ -189,6 +189,7 @@ async def commit(
             f"the call may not run now ({refused.message}); it failed {refused.code} and "
             "its preview expired",
             extra={"call_error": refused.as_dict()},
+            settled=True,
         )
     record, run = claimed
     await _adopt(rt, driver, run, sent)
@@ -252,6 +253,7 @@ async def _outcome(rt: Runtime, driver: Driver, record: Preview, wait_s: float) 
             ErrorCode.VERSION_CONFLICT,
             f"the resource changed since the preview; {waiting}",
             extra={"new_preview_id": preview.superseded_by},
+            settled=True,
         )
     if wait_s > 0 and run.status is not RunStatus.FINISHED:
         run = await driver.wait(tenant, record.run_id, wait_s, known=run)

@@ -106,6 +106,11 @@ async def test_a_tool_switched_off_after_the_approval_is_not_committed(harness_f
         assert problem["code"] == "invalid-state"
         assert problem["call_error"]["code"] == "tool_disabled"
         assert backend.sent("ticket") == []
+        # The refusal changed state: a retry under its key hears it again, not `expired`.
+        again = await commit(h, approver, preview_id, "commit-1")
+        assert (again.status_code, again.json()) == (409, problem)
+        assert again.headers["idempotent-replayed"] == "true"
+        assert again.headers["content-type"].startswith("application/problem+json")
         assert (await preview_of(h, approver, preview_id))["status"] == "expired"
         # The run goes on: its model hears why, and answers.
         done = await finished(h, caller, run["id"])
