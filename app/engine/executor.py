@@ -134,8 +134,8 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
         maybe_sent = settled is Resend.UNCLEAR
     if call.status is CallStatus.EXECUTING and call.attempts >= tool.spec.max_attempts:
         # Interrupted on every attempt (e.g. it takes its process down): stop retrying.
-        interrupted = ToolError("interrupted", "the call was interrupted on every attempt")
-        batch.fail(call, OUTCOME_UNKNOWN if maybe_sent else interrupted)
+        # The run ends with it, so the model is never asked to make it again.
+        batch.fail(call, ToolError("interrupted", "the call was interrupted on every attempt"))
         return False
     while True:
         lease.check()  # nothing new starts once the run is stopping
