@@ -41,7 +41,7 @@ class Settings(BaseSettings):
     #: holder's claim can be taken over. Longer than the longest wait_s (30 s).
     idempotency_lock_s: float = Field(default=60.0, gt=30)
     instance_id: str = Field(default_factory=_instance_id)
-    #: HTTP requests one process serves at once (uvicorn's limit; beyond it, 503).
+    #: Requests one process serves at once; beyond it, 503 at once (`api.concurrency`).
     http_concurrency: int = Field(default=64, ge=1)
     #: Event streams (Server-Sent Events) one process keeps open at once; beyond it, 429.
     max_streams: int = Field(default=100, ge=1)
@@ -63,6 +63,14 @@ class Settings(BaseSettings):
         return pool_size_for(
             max_active_runs=self.max_active_runs, http_concurrency=self.http_concurrency
         )
+
+    @property
+    def connection_limit(self) -> int:
+        """uvicorn's `limit_concurrency`, a backstop against a flood of connections only:
+        uvicorn counts every open connection (idle keep-alive ones and event streams too)
+        and answers past it with a bare 503, not a problem. The bounds that clients meet
+        are the request bound and the stream limit, both well inside it."""
+        return 2 * (self.http_concurrency + self.max_streams)
 
     @field_validator("public_url")
     @classmethod

@@ -164,7 +164,8 @@ PROBLEM_TYPES: dict[str, ProblemType] = {
             503,
             "unavailable",
             "Service unavailable",
-            "A dependency (the database) is unreachable.",
+            "A dependency (the database) is unreachable, or the server is already "
+            "serving as many requests as it allows.",
             "Retry after the Retry-After delay.",
         ),
     ]
