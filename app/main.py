@@ -141,7 +141,7 @@ def create_app(
             reads=reads,
         )
         driver = Driver(runtime, listen_url=url)
-        streams = Streams(runtime.events, settings.max_streams)
+        streams = Streams(runtime.events, settings.max_streams, settings.tenant_stream_share)
         app.state.engine = engine
         app.state.runtime = runtime
         app.state.driver = driver

@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     http_concurrency: int = Field(default=64, ge=1)
     #: Event streams (Server-Sent Events) one process keeps open at once; beyond it, 429.
     max_streams: int = Field(default=100, ge=1)
+    #: Of those, what one tenant may hold; beyond it, 429. Unset: half of max_streams.
+    max_streams_per_tenant: int | None = Field(default=None, ge=1)
     #: Database connections per process; unset: sized from max_active_runs and
     #: http_concurrency (see `db.session.pool_size_for`).
     db_pool_size: int | None = Field(default=None, ge=1)
@@ -63,6 +65,12 @@ class Settings(BaseSettings):
         return pool_size_for(
             max_active_runs=self.max_active_runs, http_concurrency=self.http_concurrency
         )
+
+    @property
+    def tenant_stream_share(self) -> int:
+        if self.max_streams_per_tenant is not None:
+            return min(self.max_streams_per_tenant, self.max_streams)
+        return -(-self.max_streams // 2)
 
     @property
     def connection_limit(self) -> int:

@@ -1,10 +1,11 @@
 """Every bound holds at every moment: a process serves at most TOOLGATE_HTTP_CONCURRENCY
-requests at once and refuses the next one at once (503 with Retry-After); an open event
-stream holds no request slot."""
+requests at once and refuses the next one at once (503 with Retry-After), an open event
+stream holds no request slot, and one tenant cannot take every event stream (429)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 
 import httpx
@@ -13,7 +14,7 @@ from tests.backend import serving_app
 from tests.conftest import Harness
 from tests.factories import final, run_body, tool_calls
 from tests.fakes import ProbeTool, probe_spec
-from tests.integration.test_event_streams import stream
+from tests.integration.test_event_streams import reopens, stream
 
 #: The database pool would make a request wait this long; a refusal must not wait at all.
 AT_ONCE_S = 1.0
@@ -82,3 +83,28 @@ async def test_an_open_event_stream_holds_no_request_slot(
         # The stream's own limit bounds it from here on; ordinary requests go on.
         for _ in range(3):
             assert (await h.client.get("/v1/runs", headers=headers)).status_code == 200
+
+
+async def test_a_tenant_past_its_stream_share_is_refused_while_another_tenant_streams(
+    harness_factory,  # type: ignore[no-untyped-def]
+) -> None:
+    h = await harness_factory(settings_override={"max_streams": 4})  # a tenant's share: 2
+    acme = await h.key()
+    globex = await h.key(tenant="globex")
+    async with serving_app(h.app) as base:
+        async with contextlib.AsyncExitStack() as held:
+            for _ in range(2):
+                response, _ = await held.enter_async_context(stream(base, "/v1/events", acme))
+                assert response.status_code == 200
+            refused, _ = await held.enter_async_context(stream(base, "/v1/events", acme))
+            assert refused.status_code == 429
+            await refused.aread()
+            assert refused.headers["content-type"] == "application/problem+json"
+            assert refused.json()["code"] == "rate-limited"
+            assert refused.headers["retry-after"] == "5"
+            # The server has room, and another tenant gets it.
+            theirs, _ = await held.enter_async_context(stream(base, "/v1/events", globex))
+            assert theirs.status_code == 200
+
+        # Closed streams give their tenant's slots back.
+        assert await reopens(base, acme)
