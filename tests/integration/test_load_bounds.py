@@ -40,6 +40,7 @@ async def test_a_request_past_the_http_bound_is_refused_at_once_and_served_once_
     probe = ProbeTool(probe_spec(timeout_s=60), gate=asyncio.Event())
     h = await harness_factory(probe=probe, settings_override={"http_concurrency": 2})
     headers = await h.key()
+    retried = {**headers, "Idempotency-Key": "refused-then-retried"}
     try:
         first = held_run(h, headers)
         await until(lambda: probe.executions == 1)
@@ -50,7 +51,7 @@ async def test_a_request_past_the_http_bound_is_refused_at_once_and_served_once_
 
         loop = asyncio.get_running_loop()
         started = loop.time()
-        refused = await h.client.get("/v1/runs", headers=headers)
+        refused = await h.client.post("/v1/runs", headers=retried, json=run_body(final("Hi.")))
         assert loop.time() - started < AT_ONCE_S
         assert refused.status_code == 503
         assert refused.headers["content-type"] == "application/problem+json"
@@ -59,6 +60,7 @@ async def test_a_request_past_the_http_bound_is_refused_at_once_and_served_once_
         assert problem["code"] == "unavailable"
         assert problem["type"].endswith("/problems/unavailable")
         assert problem["trace_id"] and problem["instance"] == "/v1/runs"
+        assert (await h.client.get("/v1/runs", headers=headers)).status_code == 503
         # The probes are never refused for load.
         assert (await h.client.get("/healthz")).status_code == 200
         assert (await h.client.get("/readyz")).status_code == 200
@@ -67,7 +69,10 @@ async def test_a_request_past_the_http_bound_is_refused_at_once_and_served_once_
     created = await asyncio.wait_for(asyncio.gather(first, second), 30)
     assert [c.status_code for c in created] == [201, 201]
     assert [c.json()["termination_reason"] for c in created] == ["final", "final"]
-    assert (await h.client.get("/v1/runs", headers=headers)).status_code == 200
+    # The refusal stored nothing under its Idempotency-Key: the retry creates the run.
+    again = await h.client.post("/v1/runs", headers=retried, json=run_body(final("Hi.")))
+    assert again.status_code == 201 and "idempotent-replayed" not in again.headers
+    assert again.json()["termination_reason"] == "final"
 
 
 async def test_an_open_event_stream_holds_no_request_slot(
