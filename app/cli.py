@@ -147,6 +147,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         log_config=logs.config(),
+        limit_concurrency=settings.connection_limit,
         # Past this, requests still open at shutdown are cut (a commit or create waits at
         # most 30 s; event streams end at once on the signal).
         timeout_graceful_shutdown=35,

@@ -27,6 +27,7 @@ from app.adapters.lazy_model import OnFirstCall
 from app.adapters.scripted_model import ScriptedModel
 from app.adapters.sdk_model import key_env_of
 from app.api import errors
+from app.api.concurrency import ConcurrencyLimitMiddleware
 from app.api.event_stream import Streams
 from app.api.middleware import TraceAndErrorsMiddleware
 from app.api.routes import approvals, catalog, console, docs, events, health, problems, runs
@@ -140,7 +141,7 @@ def create_app(
             reads=reads,
         )
         driver = Driver(runtime, listen_url=url)
-        streams = Streams(runtime.events, settings.max_streams)
+        streams = Streams(runtime.events, settings.max_streams, settings.tenant_stream_share)
         app.state.engine = engine
         app.state.runtime = runtime
         app.state.driver = driver
@@ -184,6 +185,8 @@ def create_app(
     app.include_router(console.router)
     # Only the docs' vendored assets: the console's are served with its policy (console.py).
     app.mount("/static/vendor", StaticFiles(directory=STATIC / "vendor"), name="vendor")
+    # Inside the trace middleware: a refusal carries the request's trace id.
+    app.add_middleware(ConcurrencyLimitMiddleware, limit=settings.http_concurrency)
     app.add_middleware(TraceAndErrorsMiddleware)
     openapi.install(app)
     otel.instrument_app(app)

@@ -41,10 +41,12 @@ class Settings(BaseSettings):
     #: holder's claim can be taken over. Longer than the longest wait_s (30 s).
     idempotency_lock_s: float = Field(default=60.0, gt=30)
     instance_id: str = Field(default_factory=_instance_id)
-    #: HTTP requests one process serves at once (uvicorn's limit; beyond it, 503).
+    #: Requests one process serves at once; beyond it, 503 at once (`api.concurrency`).
     http_concurrency: int = Field(default=64, ge=1)
     #: Event streams (Server-Sent Events) one process keeps open at once; beyond it, 429.
     max_streams: int = Field(default=100, ge=1)
+    #: Of those, what one tenant may hold; beyond it, 429. Unset: half of max_streams.
+    max_streams_per_tenant: int | None = Field(default=None, ge=1)
     #: Database connections per process; unset: sized from max_active_runs and
     #: http_concurrency (see `db.session.pool_size_for`).
     db_pool_size: int | None = Field(default=None, ge=1)
@@ -63,6 +65,20 @@ class Settings(BaseSettings):
         return pool_size_for(
             max_active_runs=self.max_active_runs, http_concurrency=self.http_concurrency
         )
+
+    @property
+    def tenant_stream_share(self) -> int:
+        if self.max_streams_per_tenant is not None:
+            return min(self.max_streams_per_tenant, self.max_streams)
+        return -(-self.max_streams // 2)
+
+    @property
+    def connection_limit(self) -> int:
+        """uvicorn's `limit_concurrency`, a backstop against a flood of connections only:
+        uvicorn counts every open connection (idle keep-alive ones and event streams too)
+        and answers past it with a bare 503, not a problem. The bounds that clients meet
+        are the request bound and the stream limit, both well inside it."""
+        return 2 * (self.http_concurrency + self.max_streams)
 
     @field_validator("public_url")
     @classmethod

@@ -194,6 +194,8 @@ def main() -> None:
         f"toolgate stream bench    {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; {os.cpu_count()} CPUs"
     )
     os.environ["TOOLGATE_MAX_STREAMS"] = str(args.streams + 10)
+    # One tenant holds every stream here: its share must be the whole limit.
+    os.environ["TOOLGATE_MAX_STREAMS_PER_TENANT"] = str(args.streams + 10)
     with (
         tempfile.TemporaryDirectory(prefix="toolgate-bench-") as folder,
         fresh_database(server_url) as url,

@@ -95,13 +95,17 @@ def frame(schema: type[BaseModel], id_field: str, item: dict[str, Any]) -> bytes
 
 
 class Streams:
-    """This process's open streams, at most `limit`; `close_all` ends them (shutdown). The
-    tenants' tails and the frames of recent tenant events are shared by the streams."""
+    """This process's open streams, at most `limit`, and at most `tenant_share` of them one
+    tenant's, so that one tenant cannot take every stream; `close_all` ends them
+    (shutdown). The tenants' tails and the frames of recent tenant events are shared by
+    the streams."""
 
-    def __init__(self, hub: EventHub, limit: int) -> None:
+    def __init__(self, hub: EventHub, limit: int, tenant_share: int) -> None:
         self.hub = hub
         self.limit = limit
+        self.tenant_share = tenant_share
         self.open = 0
+        self._by_tenant: dict[str, int] = {}
         self.closing = False
         self.tails = TenantTails()
         self._frames: OrderedDict[tuple[str, str], bytes] = OrderedDict()
@@ -117,7 +121,7 @@ class Streams:
                 self._frames.popitem(last=False)
         return made
 
-    def take(self) -> None:
+    def take(self, tenant_id: str) -> None:
         if self.closing:
             raise ProblemError(
                 "unavailable",
@@ -125,19 +129,32 @@ class Streams:
                 headers={"Retry-After": "1"},
             )
         if self.open >= self.limit:
-            raise ProblemError(
-                "rate-limited",
-                "This server has as many event streams open as it allows; try again shortly.",
-                headers={"Retry-After": str(RETRY_AFTER_S)},
-            )
+            raise _too_many("This server has as many event streams open as it allows")
+        held = self._by_tenant.get(tenant_id, 0)
+        if held >= self.tenant_share:
+            raise _too_many("Your tenant has as many event streams open here as one tenant may")
         self.open += 1
+        self._by_tenant[tenant_id] = held + 1
 
-    def give_back(self) -> None:
+    def give_back(self, tenant_id: str) -> None:
         self.open -= 1
+        left = self._by_tenant[tenant_id] - 1
+        if left:
+            self._by_tenant[tenant_id] = left
+        else:
+            del self._by_tenant[tenant_id]  # no entry kept for every tenant ever seen
 
     def close_all(self) -> None:
         self.closing = True
         self.hub.wake_all()
+
+
+def _too_many(why: str) -> ProblemError:
+    return ProblemError(
+        "rate-limited",
+        f"{why}; try again shortly.",
+        headers={"Retry-After": str(RETRY_AFTER_S)},
+    )
 
 
 async def open_stream(
@@ -153,11 +170,13 @@ async def open_stream(
     after the request is missed. `framed` writes an item as its frame; `on_close` runs when
     the stream ends or is refused.
     `still_valid` is asked now and then whether the request's key still holds.
+    `subscription` is (tenant, run or None): the slot is counted against that tenant.
 
     A feed that has ended with nothing to send (a finished run resumed after its last
     event) answers `204 No Content`, which tells an SSE client to stop reconnecting."""
+    tenant_id = subscription[0]
     try:
-        streams.take()
+        streams.take(tenant_id)
     except BaseException:
         on_close()
         raise
@@ -165,7 +184,7 @@ async def open_stream(
 
     def release() -> None:
         streams.hub.unsubscribe(sub)
-        streams.give_back()
+        streams.give_back(tenant_id)
         on_close()
 
     try:

@@ -115,6 +115,28 @@ def instance_of(scope: Scope) -> str:
     return str(scope.get("path", ""))
 
 
+async def refuse(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    slug: str,
+    detail: str,
+    *,
+    trace_id: str,
+    headers: dict[str, str] | None = None,
+) -> None:
+    """Answers the request with a problem, from a middleware (before any route ran)."""
+    response = problem_response(
+        slug,
+        detail,
+        base_url=base_url_of(scope),
+        instance=instance_of(scope),
+        trace_id=trace_id,
+        headers=headers,
+    )
+    await response(scope, receive, send)
+
+
 class TraceAndErrorsMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -131,11 +153,11 @@ class TraceAndErrorsMiddleware:
         limit = max_body_bytes_of(scope)
         refusal = hygiene.refusal(scope)
         if refusal is not None:
-            await self._refuse(scope, receive, send, "bad-request", refusal, trace_id=trace_id)
+            await refuse(scope, receive, send, "bad-request", refusal, trace_id=trace_id)
             return
         refusal = body_refusal(headers, limit, scope.get("method", "GET"))
         if refusal is not None:
-            await self._refuse(scope, receive, send, *refusal, trace_id=trace_id)
+            await refuse(scope, receive, send, *refusal, trace_id=trace_id)
             return
         started = False
 
@@ -149,7 +171,7 @@ class TraceAndErrorsMiddleware:
             await self.app(scope, limit_body(receive, limit), send_tracking)
         except PayloadTooLarge:
             if not started:
-                await self._refuse(
+                await refuse(
                     scope,
                     receive,
                     send,
@@ -165,7 +187,7 @@ class TraceAndErrorsMiddleware:
                 log.exception("unexpected error (trace %s)", trace_id)
             if started:
                 return
-            await self._refuse(
+            await refuse(
                 scope,
                 receive,
                 send,
@@ -175,16 +197,3 @@ class TraceAndErrorsMiddleware:
                 else "an unexpected error occurred; it has been logged",
                 trace_id=trace_id,
             )
-
-    @staticmethod
-    async def _refuse(
-        scope: Scope, receive: Receive, send: Send, slug: str, detail: str, *, trace_id: str
-    ) -> None:
-        response = problem_response(
-            slug,
-            detail,
-            base_url=base_url_of(scope),
-            instance=instance_of(scope),
-            trace_id=trace_id,
-        )
-        await response(scope, receive, send)

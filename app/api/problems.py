@@ -143,7 +143,8 @@ PROBLEM_TYPES: dict[str, ProblemType] = {
             429,
             "rate-limited",
             "Rate limited",
-            "Too many requests in a short time.",
+            "Too many requests in a short time, or too many event streams open (for the "
+            "server, or for your tenant's share of it).",
             "Retry after the Retry-After delay.",
         ),
         ProblemType(
@@ -164,7 +165,8 @@ PROBLEM_TYPES: dict[str, ProblemType] = {
             503,
             "unavailable",
             "Service unavailable",
-            "A dependency (the database) is unreachable.",
+            "A dependency (the database) is unreachable, or the server is already "
+            "serving as many requests as it allows.",
             "Retry after the Retry-After delay.",
         ),
     ]

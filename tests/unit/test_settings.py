@@ -1,0 +1,30 @@
+"""Settings derived from others: a tenant's share of the event streams, and the connection
+backstop handed to uvicorn."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.settings import Settings
+
+
+@pytest.mark.parametrize(("max_streams", "share"), [(100, 50), (5, 3), (1, 1)])
+def test_a_tenant_may_hold_half_of_the_streams_by_default(max_streams: int, share: int) -> None:
+    assert Settings(max_streams=max_streams).tenant_stream_share == share
+
+
+def test_the_tenant_share_is_read_from_the_environment_and_never_exceeds_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TOOLGATE_MAX_STREAMS", "10")
+    monkeypatch.setenv("TOOLGATE_MAX_STREAMS_PER_TENANT", "3")
+    assert Settings().tenant_stream_share == 3
+    monkeypatch.setenv("TOOLGATE_MAX_STREAMS_PER_TENANT", "30")
+    assert Settings().tenant_stream_share == 10
+
+
+def test_uvicorns_connection_limit_stays_above_every_bound_clients_meet() -> None:
+    """uvicorn answers past its limit with a bare 503: the request bound and the stream
+    limit together, each at its most, must never reach it."""
+    for settings in (Settings(), Settings(http_concurrency=2, max_streams=1)):
+        assert settings.connection_limit > settings.http_concurrency + settings.max_streams
