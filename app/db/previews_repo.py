@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.clock import DbTime
 from app.db.runs_repo import Event, insert_events, to_run
 from app.db.tables import preview, run, tool_call
-from app.domain.errors import ErrorValue
 from app.domain.records import Preview, Run
+from app.domain.settle import Settlement
 from app.domain.status import (
     OPEN_PREVIEW_STATUSES,
     CallStatus,
@@ -218,14 +218,22 @@ async def approve(
 
 
 async def reject(
-    session: AsyncSession, *, record: Preview, reason: str, by: str, now: datetime
+    session: AsyncSession,
+    *,
+    record: Preview,
+    settled: Settlement,
+    reason: str,
+    by: str,
+    now: datetime,
 ) -> Preview:
-    """Pending and unexpired → rejected; its call ends `rejected_by_approver` (fed back to
-    the model) and the run becomes runnable again, with no lease."""
-    error = ErrorValue("rejected_by_approver", reason)
+    """Pending and unexpired → rejected; its call settles as `settled` says (rejected
+    `rejected_by_approver`, fed back to the model) and the run becomes runnable again,
+    with no lease."""
+    if settled.preview is None or settled.error is None:
+        raise DecisionLost()  # the preview as read is no longer open
     events = [
-        _about(record, "preview.rejected", by=by, reason=error.message),
-        _about(record, "call.rejected_by_approver", by=by, **error.as_dict()),
+        _about(record, f"preview.{settled.preview.value}", by=by, reason=settled.error.message),
+        _about(record, settled.event, by=by, **settled.error.as_dict()),
     ]
     await _touch_run(session, record, events, now, status=RunStatus.RUNNING.value)
     rejected = await _decide(
@@ -233,12 +241,12 @@ async def reject(
         record,
         now,
         preview.c.status == PreviewStatus.PENDING.value,
-        status=PreviewStatus.REJECTED.value,
+        status=settled.preview.value,
         decided_by=by,
         decided_at=now,
         reason=reason,
     )
-    await _move_call(session, record, CallStatus.REJECTED, now, error=error.as_dict())
+    await _move_call(session, record, settled.status, now, error=settled.error.as_dict())
     return rejected
 
 
@@ -316,7 +324,7 @@ async def refuse_commit(
     session: AsyncSession,
     *,
     record: Preview,
-    error: ErrorValue,
+    settled: Settlement,
     by: str,
     owner: str,
     token: str,
@@ -325,11 +333,15 @@ async def refuse_commit(
     db_time: DbTime,
 ) -> Run:
     """A commit its gates refuse (the tool switched off, or no longer allowed): the
-    approved preview expires unused, its call fails with the gate's code (fed back to the
-    model), and the run is leased to this process to go on."""
+    approved preview and its call settle as `settled` says (the preview expires unused,
+    the call fails with the gate's code, fed back to the model), and the run is leased
+    to this process to go on."""
+    if settled.preview is None or settled.error is None:
+        raise DecisionLost()  # the preview as read is no longer open
+    error = settled.error.as_dict()
     events = [
-        _about(record, "preview.expired"),
-        _about(record, "call.failed", tool=record.tool, **error.as_dict(), ends_run=False, by=by),
+        _about(record, f"preview.{settled.preview.value}"),
+        _about(record, settled.event, tool=record.tool, **error, ends_run=settled.ends_run, by=by),
     ]
     claimed = await _lease_run(
         session, record, events, now, owner=owner, token=token, expires_at=db_time.after(lease_s)
@@ -340,16 +352,16 @@ async def refuse_commit(
         now,
         preview.c.status == PreviewStatus.APPROVED.value,
         preview.c.commit_key.is_(None),
-        status=PreviewStatus.EXPIRED.value,
+        status=settled.preview.value,
     )
     await _move_call(
         session,
         record,
-        CallStatus.FAILED,
+        settled.status,
         now,
         source=CallStatus.APPROVED,
-        error=error.as_dict(),
-        ends_run=False,
+        error=error,
+        ends_run=settled.ends_run,
     )
     return claimed
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from app.domain.status import PreviewStatus
 from app.domain.tools import canonical_json, sha256_tag
 
 #: The longest summary kept (a backend's text, shown to approvers).
@@ -66,12 +65,3 @@ def self_approval(approver: str, requested_by: str, *, allowed: bool) -> bool:
     """Whether this decision is a run's creator approving its own run's call, refused
     unless the config allows it."""
     return approver == requested_by and not allowed
-
-
-def preview_when_settled(*, commit_claimed: bool, sent: bool) -> PreviewStatus:
-    """What an open preview becomes once its call has an outcome: `committed` only when a
-    commit was claimed *and* the call's request may have left (it reached `executing` and
-    was not provably held back); otherwise nothing was done under it, and it expired —
-    whether the call was cancelled before it ran, refused by a budget or a gate, or lost
-    its tool."""
-    return PreviewStatus.COMMITTED if commit_claimed and sent else PreviewStatus.EXPIRED

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from enum import Enum
 
 from app.domain.budget import Limits, Usage, stop_reason
 from app.domain.errors import ObservationCode
@@ -108,3 +109,15 @@ def decide(
     if reason is not None:
         return finish(reason)
     return CallModel(last_step + 1)
+
+
+class Next(Enum):
+    """What a round does after one of its calls reached an outcome."""
+
+    GO_ON = "go_on"  # the next call may start
+    STOP = "stop"  # the run ends (or stops here): no later call starts
+    PARK = "park"  # the run waits for a decision on this call's preview
+
+    @classmethod
+    def unless(cls, ends: bool) -> Next:
+        return cls.STOP if ends else cls.GO_ON

@@ -15,7 +15,6 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Final
 
 from app.domain.approvals import PreviewBody, content_hash, expires_at
 from app.domain.budget import seconds_left
@@ -24,6 +23,7 @@ from app.domain.ports import Previewer, Tool
 from app.domain.records import Call, Preview
 from app.domain.retry import backoff_s, ends_run
 from app.domain.status import CallStatus, PreviewStatus
+from app.domain.steps import Next
 from app.domain.tools import ToolError
 from app.engine.lease import Interrupted
 from app.engine.round import Round
@@ -33,15 +33,7 @@ from app.engine.tool_gates import refusal_now
 log = logging.getLogger(__name__)
 
 
-class _Parked:
-    def __repr__(self) -> str:
-        return "PARKED"
-
-
-#: The run now waits for a decision: nothing after this call may start.
-PARKED: Final = _Parked()
-Outcome = bool | _Parked
-RunCall = Callable[..., Awaitable[bool]]
+RunCall = Callable[..., Awaitable[Next]]
 
 
 class VersionConflict(Exception):
@@ -52,31 +44,32 @@ class VersionConflict(Exception):
         self.call = call
 
 
-async def handle(batch: Round, call: Call, run_call: RunCall) -> Outcome:
-    """The call to an outcome (True/False as `run_call` answers), or PARKED."""
+async def handle(batch: Round, call: Call, run_call: RunCall) -> Next:
+    """The call to an outcome (as `run_call` answers), or `Next.PARK`: the run now waits
+    for a decision, and nothing after this call may start."""
     rt = batch.lease.rt
     tool = rt.tools[call.tool]
     if call.status is CallStatus.PENDING:
         # A switch thrown since the proposal: no preview is asked for, none is offered.
         if await _stopped(batch, call, tool):
-            return True
+            return Next.GO_ON
         return await _preview_and_park(batch, call, tool)
     preview = batch.preview_of(call)
     if preview is None:  # only if its rows were edited by hand
         batch.fail(call, ToolError("internal", "the call's preview is missing"))
-        return False
+        return Next.STOP
     # A commit already claimed (it checked the expiry then) is executed, not expired.
     waiting = call.status is CallStatus.AWAITING_APPROVAL or (
         call.status is CallStatus.APPROVED and preview.commit_key is None
     )
     if waiting:
         if preview.status_at(rt.clock.now()) is PreviewStatus.EXPIRED:
-            batch.expire(call, preview)
-            return True
+            batch.expire(call)
+            return Next.GO_ON
         if await _stopped(batch, call, tool):
-            return True
+            return Next.GO_ON
         await batch.wait_for_approval()  # still undecided, or approved and not committed
-        return PARKED
+        return Next.PARK
     # A commit was asked for (or one was cut short): exactly the approved call runs.
     try:
         return await run_call(batch, call, side_effect=True)
@@ -96,16 +89,16 @@ async def _stopped(batch: Round, call: Call, tool: Tool) -> bool:
     return True
 
 
-async def _preview_and_park(batch: Round, call: Call, tool: Tool) -> Outcome:
+async def _preview_and_park(batch: Round, call: Call, tool: Tool) -> Next:
     body = await _ask(batch, call, tool)
     if isinstance(body, ToolError):
         return await _no_preview(batch, call, tool, body)
     batch.park(call, _new_preview(batch, call, body))
     await batch.wait_for_approval()
-    return PARKED
+    return Next.PARK
 
 
-async def _supersede(batch: Round, call: Call, old: Preview, tool: Tool) -> Outcome:
+async def _supersede(batch: Round, call: Call, old: Preview, tool: Tool) -> Next:
     """The commit changed nothing (the resource moved on): a new preview, read now,
     replaces the approved one and awaits a new decision."""
     body = await _ask(batch, call, tool)
@@ -116,16 +109,16 @@ async def _supersede(batch: Round, call: Call, old: Preview, tool: Tool) -> Outc
         return await _no_preview(batch, call, tool, body)
     batch.supersede(call, old, _new_preview(batch, call, body, supersedes=old.id))
     await batch.wait_for_approval()
-    return PARKED
+    return Next.PARK
 
 
-async def _no_preview(batch: Round, call: Call, tool: Tool, error: ToolError) -> Outcome:
+async def _no_preview(batch: Round, call: Call, tool: Tool, error: ToolError) -> Next:
     """The tool could not make a preview: the call fails with its error (fed back to the
     model, unless the error ends the run)."""
     ends = ends_run(tool.spec, error)
     batch.fail(call, error, ends=ends)
     await batch.flush()
-    return not ends
+    return Next.unless(ends)
 
 
 def _new_preview(

@@ -20,9 +20,10 @@ from app.db import previews_repo, tool_switch_repo, turns_repo
 from app.db.session import retrying
 from app.domain.approvals import self_approval
 from app.domain.budget import seconds_left
-from app.domain.errors import DomainError, ErrorCode, ErrorValue
+from app.domain.errors import DomainError, ErrorCode, ErrorValue, ObservationCode
 from app.domain.gates import gate_refusal
 from app.domain.records import Call, Preview, Run
+from app.domain.settle import Found, Outcome, settle
 from app.domain.status import CallStatus, PreviewStatus, RunStatus
 from app.domain.tools import Principal
 from app.engine.driver import POLL_FLOOR_S, Driver
@@ -111,8 +112,11 @@ async def approve(
 
 async def reject(rt: Runtime, *, principal: Principal, preview_id: str, reason: str) -> Preview:
     record = await get_preview(rt, principal=principal, preview_id=preview_id)
+    error = ErrorValue(ObservationCode.REJECTED_BY_APPROVER, reason)
+    found = Found(CallStatus.AWAITING_APPROVAL)
+    settled = settle(found, Outcome.REJECTED, preview=record, error=error)
     rejecting = functools.partial(
-        previews_repo.reject, record=record, reason=reason, by=principal.subject
+        previews_repo.reject, record=record, settled=settled, reason=reason, by=principal.subject
     )
     return await _decide_pending(rt, principal, record, rejecting, rt.clock.now())
 
@@ -171,8 +175,11 @@ async def commit(
                     session, record=record, key=key, by=principal.subject, **lease_of
                 )
             else:
+                settled = settle(
+                    Found(CallStatus.APPROVED), Outcome.FAILED, preview=record, error=refused
+                )
                 went_on = await previews_repo.refuse_commit(
-                    session, record=record, error=refused, by=principal.subject, **lease_of
+                    session, record=record, settled=settled, by=principal.subject, **lease_of
                 )
     except previews_repo.DecisionLost:
         latest = await get_preview(rt, principal=principal, preview_id=preview_id)

@@ -19,6 +19,7 @@ from app.domain.ports import OperationStatus, Tool
 from app.domain.records import Call
 from app.domain.retry import backoff_s, ends_run, may_retry
 from app.domain.status import CallStatus
+from app.domain.steps import Next
 from app.domain.tools import OutputRefused, ToolError, ToolResult, ToolSpec
 from app.engine import approval_step
 from app.engine.approval_step import VersionConflict
@@ -66,7 +67,7 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
     stops = [o for o in outcomes if isinstance(o, BaseException)]
     stopped = next((o for o in stops if not isinstance(o, DeadlineReached)), None)
     # A read that ends the run (False) or met the deadline: the side effects never start.
-    if stopped is not None or not all(o is True for o in outcomes):
+    if stopped is not None or not all(o is Next.GO_ON for o in outcomes):
         await batch.flush()
         if stopped is not None:
             raise stopped
@@ -80,9 +81,9 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
                     went = await approval_step.handle(batch, call, run_call)
                 else:
                     went = await run_call(batch, call, side_effect=True)
-            if went is approval_step.PARKED:
+            if went is Next.PARK:
                 return  # the later side effects wait behind this call
-            if not went:
+            if went is Next.STOP:
                 await batch.flush()
                 return
     except DeadlineReached:
@@ -107,13 +108,13 @@ async def _slots(batch: Round, spec: ToolSpec) -> AsyncIterator[None]:
         yield
 
 
-async def _bounded(batch: Round, call: Call) -> bool:
+async def _bounded(batch: Round, call: Call) -> Next:
     async with _slots(batch, batch.lease.rt.tools[call.tool].spec):
         return await run_call(batch, call, side_effect=False)
 
 
-async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
-    """Runs one call to an outcome; False when the run must not go on with later calls.
+async def run_call(batch: Round, call: Call, *, side_effect: bool) -> Next:
+    """Runs one call to an outcome, and says whether later calls may start.
     An approved call whose backend answers `version_conflict` raises VersionConflict,
     leaving its outcome to the approvals module."""
     lease = batch.lease
@@ -129,14 +130,14 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
         # backend may say what became of it; only "never received" allows sending (or,
         # with no one to ask, an idempotent backend's dedupe).
         settled = await _settle_unknown(batch, tool, call)
-        if isinstance(settled, bool):
+        if isinstance(settled, Next):
             return settled
         maybe_sent = settled is Resend.UNCLEAR
     if call.status is CallStatus.EXECUTING and call.attempts >= tool.spec.max_attempts:
         # Interrupted on every attempt (e.g. it takes its process down): stop retrying.
         # The run ends with it, so the model is never asked to make it again.
         batch.fail(call, ToolError("interrupted", "the call was interrupted on every attempt"))
-        return False
+        return Next.STOP
     while True:
         lease.check()  # nothing new starts once the run is stopping
         if seconds_left(rt.clock.now(), run.deadline_at) <= 0:
@@ -151,7 +152,7 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
             batch.refuse(call, "the run's cost budget cannot pay for this call")
             if side_effect:
                 await batch.flush()
-            return False
+            return Next.STOP
         call = batch.start(call, tool.spec.cost_usd)
         if side_effect:
             await batch.flush()  # persisted as started before the request leaves
@@ -168,14 +169,14 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
             if side_effect:
                 # Cut in flight by a cancel, the deadline or a lost lease: it may have
                 # taken effect, so it is an unknown outcome, never `cancelled`.
-                batch.fail(call, OUTCOME_UNKNOWN)
+                batch.unknown(call)
                 await batch.flush()
             raise
         except ToolError as error:
             maybe_sent = maybe_sent or (isinstance(error, Unanswered) and not tool.spec.read_only)
             if error is OUTCOME_UNKNOWN:
                 settled = await _settle_unknown(batch, tool, call)
-                if isinstance(settled, bool):
+                if isinstance(settled, Next):
                     return settled
                 maybe_sent = maybe_sent or settled is Resend.UNCLEAR
                 if call.attempts < tool.spec.max_attempts:
@@ -193,10 +194,10 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> bool:
         batch.succeed(call, result)
         if side_effect:
             await batch.flush()
-        return True
+        return Next.GO_ON
 
 
-async def _settle(batch: Round, call: Call, error: ToolError, side_effect: bool) -> bool:
+async def _settle(batch: Round, call: Call, error: ToolError, side_effect: bool) -> Next:
     """The call fails with `error` (a side effect's failure committed at once); whether
     the run goes on."""
     tool = batch.lease.rt.tools[call.tool]
@@ -204,7 +205,7 @@ async def _settle(batch: Round, call: Call, error: ToolError, side_effect: bool)
     batch.fail(call, error, ends=ends)
     if side_effect:
         await batch.flush()
-    return not ends
+    return Next.unless(ends)
 
 
 async def _held_back(batch: Round, call: Call, maybe_sent: bool) -> None:
@@ -214,7 +215,7 @@ async def _held_back(batch: Round, call: Call, maybe_sent: bool) -> None:
     if not maybe_sent:
         await batch.never_sent(call)
         return
-    batch.fail(call, OUTCOME_UNKNOWN)
+    batch.unknown(call)
     await batch.flush()
 
 
@@ -225,24 +226,25 @@ class Resend(Enum):
     UNCLEAR = "unclear"  # it has no lookup, and its backend dedupes (idempotent)
 
 
-async def _settle_unknown(batch: Round, tool: Tool, call: Call) -> bool | Resend:
-    """A side effect whose outcome is unknown, settled from its backend's status lookup:
-    True/False once its success/failure is recorded (as `_run_call` answers), or why it
-    is safe to send again under the same operation id. Otherwise it fails
-    `outcome_unknown`."""
+async def _settle_unknown(batch: Round, tool: Tool, call: Call) -> Next | Resend:
+    """A side effect whose outcome is unknown, settled from its backend's status lookup
+    (what `run_call` answers once its success or failure is recorded), or why it is safe
+    to send again under the same operation id. A backend that can be asked but cannot
+    tell in time leaves it `outcome_unknown`, idempotent or not: only "never received"
+    sends it again."""
     try:
         status = await _look_up(batch, tool, call)
     except Interrupted:
-        batch.fail(call, OUTCOME_UNKNOWN)  # still unknown, never `cancelled`
+        batch.unknown(call)  # still unknown, never `cancelled`
         await batch.flush()
         raise
     decided = status is not None and status.state in ("succeeded", "failed", "unknown")
     if not decided and tool.spec.idempotent and not has_lookup(tool):
         return Resend.UNCLEAR
     if status is None or not decided:
-        batch.fail(call, OUTCOME_UNKNOWN)
+        batch.unknown(call)
         await batch.flush()
-        return False
+        return Next.STOP
     if status.state == "unknown":
         return Resend.NEVER_RECEIVED
     outcome: ToolResult | ToolError | None = status.result or status.error
@@ -254,12 +256,8 @@ async def _settle_unknown(batch: Round, tool: Tool, call: Call) -> bool | Resend
     if isinstance(outcome, ToolResult):
         batch.succeed(call, outcome)
         await batch.flush()
-        return True
-    error = outcome or OUTCOME_UNKNOWN
-    ends = ends_run(tool.spec, error)
-    batch.fail(call, error, ends=ends)
-    await batch.flush()
-    return not ends
+        return Next.GO_ON
+    return await _settle(batch, call, outcome or OUTCOME_UNKNOWN, side_effect=True)
 
 
 async def _look_up(batch: Round, tool: Tool, call: Call) -> OperationStatus | None:

@@ -3,21 +3,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from app.db.runs_repo import Event
-from app.domain.approvals import preview_when_settled
 from app.domain.errors import ErrorValue
 from app.domain.records import Call, Preview, Turn
+from app.domain.settle import UNKNOWN, Outcome, settle
 from app.domain.status import (
     OPEN_PREVIEW_STATUSES,
     SETTLED_CALL_STATUSES,
     CallStatus,
     PreviewStatus,
     RunStatus,
-    check_call_transition,
 )
 from app.domain.steps import Finish
 from app.engine.commit import Change, commit
@@ -31,34 +30,49 @@ def finish_change(
     now: Any,
     output: dict[str, Any] | None,
     calls: list[Call],
+    previews: Mapping[str, Preview],
     side_effects: Callable[[Call], bool],
-) -> tuple[list[Call], list[Event], dict[str, Any]]:
-    """The calls it settles, its events and the run's new values. `calls`: the step's
-    calls as the caller has them (they may be newer than the state's). A side effect
-    left `executing` may have been sent: it ends `outcome_unknown`, never `cancelled`."""
+) -> tuple[list[Call], list[Preview], list[Event], dict[str, Any]]:
+    """The calls and previews it settles, its events and the run's new values. `calls`:
+    the step's calls as the caller has them (they may be newer than the state's). A side
+    effect left `executing` may have been sent: it ends `outcome_unknown`, never
+    `cancelled`. A finished run's open previews can never be decided on now: they expire
+    with it, unless a commit was claimed and its call may have been sent (`settle`)."""
     settled: list[Call] = []
+    closed: dict[str, Preview] = {}
     events: list[Event] = []
     for call in calls:
         if call.status in SETTLED_CALL_STATUSES:
             continue
+        about: dict[str, Any] = {"step": call.step, "call_id": call.call_id}
+        preview = previews.get(call.preview_id) if call.preview_id else None
         if call.status is CallStatus.EXECUTING and side_effects(call):
-            settled.append(
-                replace(
-                    call, status=CallStatus.FAILED, error=UNKNOWN, ends_run=True, updated_at=now
-                )
-            )
-            data = {"step": call.step, "call_id": call.call_id, "tool": call.tool}
-            events.append(("call.failed", {**data, **UNKNOWN.as_dict(), "ends_run": True}))
-            continue
-        check_call_transition(call.status, CallStatus.CANCELLED)
-        error = ErrorValue(decision.error_code or decision.reason.value, decision.message or "")
-        settled.append(replace(call, status=CallStatus.CANCELLED, error=error, updated_at=now))
-        events.append(
-            (
-                "call.cancelled",
-                {"step": call.step, "call_id": call.call_id, "code": decision.reason.value},
+            outcome = settle(call, Outcome.UNKNOWN, preview=preview)
+            data = {**about, "tool": call.tool, **UNKNOWN.as_dict(), "ends_run": True}
+        else:
+            error = ErrorValue(decision.error_code or decision.reason.value, decision.message or "")
+            outcome = settle(call, Outcome.CANCELLED, preview=preview, error=error)
+            data = {**about, "code": decision.reason.value}
+        settled.append(
+            replace(
+                call,
+                status=outcome.status,
+                error=outcome.error,
+                ends_run=outcome.ends_run,
+                updated_at=now,
             )
         )
+        events.append((outcome.event, data))
+        if preview is not None and outcome.preview is not None:
+            committed = {"committed_at": now} if outcome.preview is PreviewStatus.COMMITTED else {}
+            closed[preview.id] = replace(preview, status=outcome.preview, **committed)
+    for orphan in previews.values():  # open, though its call settled: it cannot be decided
+        if orphan.status in OPEN_PREVIEW_STATUSES and orphan.id not in closed:
+            closed[orphan.id] = replace(orphan, status=PreviewStatus.EXPIRED)
+    events.extend(
+        (f"preview.{p.status.value}", {"preview_id": p.id, "call_id": p.call_id})
+        for p in closed.values()
+    )
     final = decision.reason.value == "final"
     error = None if final else {"code": decision.error_code, "message": decision.message}
     events.append(("run.finished", {"termination_reason": decision.reason.value, "error": error}))
@@ -72,20 +86,7 @@ def finish_change(
         "lease_token": None,
         "lease_expires_at": None,
     }
-    return settled, events, values
-
-
-def _closed(preview: Preview, call: Call | None, now: Any) -> Preview:
-    sent = call is not None and call.attempts > 0
-    target = preview_when_settled(commit_claimed=preview.commit_key is not None, sent=sent)
-    if target is PreviewStatus.COMMITTED:
-        return replace(preview, status=target, committed_at=now)
-    return replace(preview, status=target)
-
-
-UNKNOWN = ErrorValue(
-    "outcome_unknown", "the call's outcome is unknown and it may not be sent again"
-)
+    return settled, list(closed.values()), events, values
 
 
 async def finish_run(
@@ -111,27 +112,16 @@ async def finish_run(
         return call.tool not in tools or not tools[call.tool].spec.read_only
 
     now = lease.rt.clock.now()
-    settled, events, values = finish_change(
+    settled, closed, events, values = finish_change(
         decision,
         now=now,
         output=output,
         calls=calls,
+        previews=state.previews,
         side_effects=side_effect,
     )
     merged = {c.id: c for c in before.updated_calls}
     merged.update({c.id: c for c in settled})
-    # A finished run's open previews can never be decided on now: they expire with it,
-    # but one whose commit was claimed and whose call may have been sent stands committed.
-    # Only the latest turn's calls can have open previews, and the state holds those.
-    by_row = {c.id: c for c in calls}
-    closed = [
-        _closed(p, by_row.get(p.call_row_id), now)
-        for p in state.previews.values()
-        if p.status in OPEN_PREVIEW_STATUSES
-    ]
-    events.extend(
-        (f"preview.{p.status.value}", {"preview_id": p.id, "call_id": p.call_id}) for p in closed
-    )
     await commit(
         lease,
         state,

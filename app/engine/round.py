@@ -7,13 +7,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.db.runs_repo import Event
-from app.domain.approvals import preview_when_settled
 from app.domain.citations import number_sources
 from app.domain.errors import ErrorValue, ObservationCode
 from app.domain.ids import operation_id
 from app.domain.records import Call, Preview, add_cost
+from app.domain.settle import OUTCOME_UNKNOWN, UNKNOWN, Outcome, refusal, settle
 from app.domain.status import (
-    OPEN_PREVIEW_STATUSES,
     CallStatus,
     PreviewStatus,
     RunStatus,
@@ -64,34 +63,59 @@ class Round:
         )
 
     def fail(self, call: Call, error: ToolError, *, ends: bool = True) -> None:
-        self._settle_preview(call, sent=call.attempts > 0)
+        if error.code == OUTCOME_UNKNOWN:
+            self.unknown(call)
+            return
         value = ErrorValue(error.code, error.message, error.retryable)
-        self.move(
-            call,
-            CallStatus.FAILED,
-            "call.failed",
-            {**value.as_dict(), "ends_run": ends},
-            error=value,
-            ends_run=ends,
+        self._settle(
+            call, Outcome.FAILED, {**value.as_dict(), "ends_run": ends}, error=value, ends=ends
         )
+
+    def unknown(self, call: Call) -> None:
+        """It may have taken effect, and nobody can tell: it ends the run."""
+        self._settle(call, Outcome.UNKNOWN, {**UNKNOWN.as_dict(), "ends_run": True})
 
     def succeed(self, call: Call, result: ToolResult) -> None:
         """`result.withheld`: it took effect, but its output could not be kept; the event
         says why, and the model hears that it succeeded."""
-        self._settle_preview(call, sent=True)
         data: dict[str, Any] = {"attempts": call.attempts}
+        outcome = Outcome.SUCCEEDED
         if result.withheld is not None:
             data.update(output_withheld=True, code=result.withheld)
-        self.move(
+            outcome = Outcome.WITHHELD
+        self._settle(
             call,
-            CallStatus.SUCCEEDED,
-            "call.succeeded",
+            outcome,
             data,
             output=result.output,
             output_withheld=result.withheld is not None,
-            error=None,
             observed_at=result.observed_at,
             source_version=result.source_version,
+        )
+
+    def _settle(
+        self,
+        call: Call,
+        outcome: Outcome,
+        data: dict[str, Any],
+        *,
+        error: ErrorValue | None = None,
+        ends: bool = False,
+        **values: Any,
+    ) -> None:
+        """The call settled by `outcome` (`domain.settle`), its open preview with it."""
+        preview = self.preview_of(call)
+        settled = settle(call, outcome, preview=preview, error=error, ends_run=ends)
+        if preview is not None and settled.preview is not None:
+            self._decide(preview, settled.preview, f"preview.{settled.preview.value}")
+        self.move(
+            call,
+            settled.status,
+            settled.event,
+            data,
+            error=settled.error,
+            ends_run=settled.ends_run,
+            **values,
         )
 
     # -- approvals -------------------------------------------------------------------
@@ -111,15 +135,6 @@ class Round:
             return None
         made = next((p for p in self.new_previews if p.id == call.preview_id), None)
         return self.previews.get(call.preview_id) or made or self.state.preview_of(call)
-
-    def _settle_preview(self, call: Call, *, sent: bool) -> None:
-        """An approved call reached an outcome (whichever): its preview is committed only
-        when a commit was claimed and the request may have left; otherwise it expires —
-        the same rule as a finishing run's (`preview_when_settled`)."""
-        preview = self.preview_of(call)
-        if preview is not None and preview.status in OPEN_PREVIEW_STATUSES:
-            target = preview_when_settled(commit_claimed=preview.commit_key is not None, sent=sent)
-            self._decide(preview, target, f"preview.{target.value}")
 
     def park(self, call: Call, preview: Preview) -> None:
         """The call awaits a decision on `preview`: nothing of it is executed."""
@@ -151,12 +166,11 @@ class Round:
         self._decide(old, PreviewStatus.SUPERSEDED, "preview.superseded", new_preview_id=new.id)
         self.park(call, new)
 
-    def expire(self, call: Call, preview: Preview) -> None:
+    def expire(self, call: Call) -> None:
         """Its preview expired undecided (or uncommitted): the call ends `rejected` with
         `approval_expired`, fed back to the model."""
-        self._decide(preview, PreviewStatus.EXPIRED, "preview.expired")
         error = ErrorValue(ObservationCode.APPROVAL_EXPIRED, "the approval expired before a commit")
-        self.move(call, CallStatus.REJECTED, "call.rejected", error.as_dict(), error=error)
+        self._settle(call, Outcome.EXPIRED, error.as_dict(), error=error)
 
     async def wait_for_approval(self) -> None:
         """Commits what the round holds and parks the run: no lease, no task, no memory
@@ -172,8 +186,7 @@ class Round:
         """A side effect recorded as started whose request provably never left: it ends
         `cancelled`, committed at once."""
         error = ErrorValue(ObservationCode.CANCELLED, "the run stopped before the call was sent")
-        self._settle_preview(call, sent=False)
-        self.move(call, CallStatus.CANCELLED, "call.cancelled", {"code": "cancelled"}, error=error)
+        self._settle(call, Outcome.CANCELLED, {"code": "cancelled"}, error=error)
         await self.flush()
 
     def affordable(self, cost_usd: float) -> bool:
@@ -185,9 +198,7 @@ class Round:
     def refuse(self, call: Call, message: str) -> None:
         """A call refused before any attempt: neither counted nor charged; the run then
         ends `budget`."""
-        error = ErrorValue(ObservationCode.BUDGET, message)
-        self._settle_preview(call, sent=False)
-        self.move(call, CallStatus.CANCELLED, "call.cancelled", {"code": "budget"}, error=error)
+        self._settle(call, Outcome.REFUSED, {"code": "budget"}, error=refusal(message))
 
     def change(self) -> Change:
         run = self.state.run

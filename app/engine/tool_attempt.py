@@ -11,6 +11,7 @@ from typing import Any
 from opentelemetry.trace import Status, StatusCode
 
 from app import telemetry
+from app.domain import settle
 from app.domain.approvals import PreviewRef
 from app.domain.budget import seconds_left
 from app.domain.ports import StatusLookup, Tool, ToolContext
@@ -32,9 +33,7 @@ from app.engine.state import RunState
 log = logging.getLogger(__name__)
 MAX_OUTPUT_DEPTH = 64
 
-OUTCOME_UNKNOWN = ToolError(
-    "outcome_unknown", "the call's outcome is unknown and it may not be sent again", fatal=True
-)
+OUTCOME_UNKNOWN = ToolError(settle.OUTCOME_UNKNOWN, settle.UNKNOWN_MESSAGE, fatal=True)
 
 
 class DeadlineReached(Exception):
