@@ -1,11 +1,9 @@
 """Structured logs: one JSON object a line, with the time, level, logger, message, and the
 request's `trace_id` and the run's `run_id` where there is one — something an operator can
-search and alert on. And outages said once: one warning when the database stops
-answering, one line when it is back, however many requests and runs meet it."""
+search and alert on. (Outages are said once each way by `app.engine.outage`.)"""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import logging.config
@@ -56,40 +54,3 @@ def config(level: str = "INFO") -> dict[str, Any]:
             "anthropic": {"level": "WARNING"},
         },
     }
-
-
-class Outage:
-    """Whether this process currently sees the database down; says so once each way."""
-
-    def __init__(self, log: logging.Logger) -> None:
-        self._log = log
-        self.down = False
-        self._waiters: set[asyncio.Event] = set()
-
-    def seen(self, error: BaseException) -> None:
-        if not self.down:
-            self.down = True
-            self._log.warning("the database is unavailable (%s)", type(error).__name__)
-
-    def over(self) -> None:
-        if self.down:
-            self.down = False
-            self._log.warning("the database answers again")
-        for waiter in self._waiters:
-            waiter.set()
-
-    async def wait_over(self, timeout_s: float) -> None:
-        """Until some part of this process sees the database answer again, or `timeout_s`."""
-        if not self.down:
-            return
-        waiter = asyncio.Event()  # one per waiter: no event outlives its event loop
-        self._waiters.add(waiter)
-        try:
-            await asyncio.wait_for(waiter.wait(), timeout_s)
-        except TimeoutError:
-            pass
-        finally:
-            self._waiters.discard(waiter)
-
-
-outage = Outage(logging.getLogger("app.outage"))

@@ -22,12 +22,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from app import logs
 from app.api.problems import ProblemError
 from app.api.schemas import TenantEventOut
 from app.db.errors import is_unavailable
 from app.engine.event_feeds import PAGE
 from app.engine.event_hub import EventHub, Subscription
+from app.engine.outage import outage
 from app.engine.tenant_tail import TenantTails
 
 log = logging.getLogger(__name__)
@@ -206,7 +206,7 @@ async def _or_none(work: Awaitable[T]) -> T | None:
         return await work
     except Exception as exc:
         if is_unavailable(exc):
-            logs.outage.seen(exc)
+            outage.seen(exc)
         else:
             log.warning("an event stream's database work failed; it ends", exc_info=True)
         return None

@@ -14,10 +14,10 @@ from sqlalchemy.types import String
 
 from app.db import previews_repo
 from app.db.clock import DbTime
-from app.db.runs_repo import ACTIVE, INSERT_EVENT, event_rows, to_run
+from app.db.runs_repo import INSERT_EVENT, event_rows, to_run
 from app.db.tables import run
+from app.domain.moves import RUN_CLAIM
 from app.domain.records import Run
-from app.domain.status import RunStatus
 
 #: A claimed run, and the seconds it waited to be taken up (runnable → claimed).
 Claimed = tuple[Run, float]
@@ -26,7 +26,7 @@ Claimed = tuple[Run, float]
 def _claimable(db_time: DbTime) -> Any:
     # Served by ix_run_runnable: a run without a lease sorts as -infinity.
     return and_(
-        run.c.status.in_(ACTIVE),
+        run.c.status.in_(RUN_CLAIM.guard),
         func.coalesce(run.c.lease_expires_at, text("'-infinity'::timestamptz")) < db_time.now(),
     )
 
@@ -35,7 +35,7 @@ def _lease_values(owner: str, lease_s: float, db_time: DbTime, now: datetime) ->
     return {
         "lease_owner": owner,
         "lease_expires_at": db_time.after(lease_s),
-        "status": RunStatus.RUNNING,
+        "status": RUN_CLAIM.target,
         "version": run.c.version + 1,
         "event_seq": run.c.event_seq + 1,
         "updated_at": now,
@@ -82,7 +82,7 @@ async def claim(
         .where(
             run.c.tenant_id == tenant_id,
             run.c.id == run_id,
-            run.c.status.in_(ACTIVE),
+            run.c.status.in_(RUN_CLAIM.guard),
             or_(run.c.lease_token.is_(None), run.c.lease_expires_at < db_time.now()),
         )
         .with_for_update()

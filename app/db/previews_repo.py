@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import and_, or_, select, tuple_, update
@@ -15,15 +16,20 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.clock import DbTime
 from app.db.runs_repo import Event, insert_events, to_run
 from app.db.tables import preview, run, tool_call
+from app.domain.moves import (
+    CALL_APPROVE,
+    CALL_REFUSE_COMMIT,
+    CALL_REJECT,
+    PREVIEW_APPROVE,
+    PREVIEW_COMMIT,
+    PREVIEW_REFUSE_COMMIT,
+    PREVIEW_REJECT,
+    RUN_PARKED,
+    RUN_WAKE,
+)
 from app.domain.records import Preview, Run
 from app.domain.settle import Settlement
-from app.domain.status import (
-    OPEN_PREVIEW_STATUSES,
-    CallStatus,
-    PreviewStatus,
-    RunStatus,
-    check_call_transition,
-)
+from app.domain.status import OPEN_PREVIEW_STATUSES, InvalidTransition, Move, PreviewStatus
 
 _FIELDS = tuple(f.name for f in fields(Preview))
 _OPEN = tuple(sorted(s.value for s in OPEN_PREVIEW_STATUSES))
@@ -116,7 +122,7 @@ async def _touch_run(
         .where(
             run.c.tenant_id == record.tenant_id,
             run.c.id == record.run_id,
-            run.c.status == RunStatus.AWAITING_APPROVAL.value,
+            run.c.status.in_(sorted(RUN_PARKED)),
         )
         .values(
             version=run.c.version + 1,
@@ -141,23 +147,18 @@ async def _touch_run(
 
 
 async def _move_call(
-    session: AsyncSession,
-    record: Preview,
-    target: CallStatus,
-    now: datetime,
-    source: CallStatus = CallStatus.AWAITING_APPROVAL,
-    **values: Any,
+    session: AsyncSession, record: Preview, made: Move, now: datetime, **values: Any
 ) -> None:
-    """The preview's call, still where the decision found it (`source`), follows it."""
-    check_call_transition(source, target)
+    """The preview's call, still where the decision found it (`made`'s sources), follows
+    it."""
     moved = await session.execute(
         update(tool_call)
         .where(
             tool_call.c.tenant_id == record.tenant_id,
             tool_call.c.id == record.call_row_id,
-            tool_call.c.status == source.value,
+            tool_call.c.status.in_(made.guard),
         )
-        .values(status=target.value, updated_at=now, version=tool_call.c.version + 1, **values)
+        .values(status=made.target, updated_at=now, version=tool_call.c.version + 1, **values)
         .returning(tool_call.c.id)
     )
     if moved.first() is None:  # its events must not tell of a move that did not happen
@@ -185,6 +186,14 @@ async def _decide(
     return to_preview(row)
 
 
+def _made(made: Move, target: StrEnum) -> str:
+    """`target`, which the settle rule chose, as the status `made` writes: a rule and a
+    statement that disagree are a bug, refused before the statement is built."""
+    if target not in made.targets:
+        raise InvalidTransition(made.kind, "|".join(made.guard), target)
+    return target.value
+
+
 class DecisionLost(Exception):
     """The decision's conditions no longer held (another decision, the run moved on): its
     transaction is rolled back; the caller reads the preview to say why."""
@@ -207,13 +216,13 @@ async def approve(
         session,
         record,
         now,
-        preview.c.status == PreviewStatus.PENDING.value,
+        preview.c.status.in_(PREVIEW_APPROVE.guard),
         preview.c.content_hash == content_hash,
-        status=PreviewStatus.APPROVED.value,
+        status=PREVIEW_APPROVE.target,
         decided_by=by,
         decided_at=now,
     )
-    await _move_call(session, record, CallStatus.APPROVED, now)
+    await _move_call(session, record, CALL_APPROVE, now)
     return approved
 
 
@@ -235,18 +244,19 @@ async def reject(
         _about(record, f"preview.{settled.preview.value}", by=by, reason=settled.error.message),
         _about(record, settled.event, by=by, **settled.error.as_dict()),
     ]
-    await _touch_run(session, record, events, now, status=RunStatus.RUNNING.value)
+    await _touch_run(session, record, events, now, status=RUN_WAKE.target)
     rejected = await _decide(
         session,
         record,
         now,
-        preview.c.status == PreviewStatus.PENDING.value,
-        status=settled.preview.value,
+        preview.c.status.in_(PREVIEW_REJECT.guard),
+        status=_made(PREVIEW_REJECT, settled.preview),
         decided_by=by,
         decided_at=now,
         reason=reason,
     )
-    await _move_call(session, record, settled.status, now, error=settled.error.as_dict())
+    _made(CALL_REJECT, settled.status)
+    await _move_call(session, record, CALL_REJECT, now, error=settled.error.as_dict())
     return rejected
 
 
@@ -266,7 +276,7 @@ async def _lease_run(
         record,
         events,
         now,
-        status=RunStatus.RUNNING.value,
+        status=RUN_WAKE.target,
         lease_owner=owner,
         lease_token=token,
         lease_expires_at=expires_at,
@@ -301,7 +311,7 @@ async def claim_commit(
         session,
         record,
         now,
-        preview.c.status == PreviewStatus.APPROVED.value,
+        preview.c.status.in_(PREVIEW_COMMIT.guard),  # only what can be committed
         preview.c.commit_key.is_(None),
         commit_key=key,
         committed_by=by,
@@ -350,18 +360,13 @@ async def refuse_commit(
         session,
         record,
         now,
-        preview.c.status == PreviewStatus.APPROVED.value,
+        preview.c.status.in_(PREVIEW_REFUSE_COMMIT.guard),
         preview.c.commit_key.is_(None),
-        status=settled.preview.value,
+        status=_made(PREVIEW_REFUSE_COMMIT, settled.preview),
     )
+    _made(CALL_REFUSE_COMMIT, settled.status)
     await _move_call(
-        session,
-        record,
-        settled.status,
-        now,
-        source=CallStatus.APPROVED,
-        error=error,
-        ends_run=settled.ends_run,
+        session, record, CALL_REFUSE_COMMIT, now, error=error, ends_run=settled.ends_run
     )
     return claimed
 
@@ -375,7 +380,7 @@ def sweep(now: datetime, limit: int) -> Any:
     return (
         update(run)
         .where(
-            run.c.status == RunStatus.AWAITING_APPROVAL.value,
+            run.c.status.in_(RUN_WAKE.guard),
             or_(
                 run.c.deadline_at <= now,
                 # A cancel that landed while the run was parking: the run must still end.
@@ -383,7 +388,7 @@ def sweep(now: datetime, limit: int) -> Any:
                 tuple_(run.c.tenant_id, run.c.id).in_(expired),
             ),
         )
-        .values(status=RunStatus.RUNNING.value, version=run.c.version + 1, updated_at=now)
+        .values(status=RUN_WAKE.target, version=run.c.version + 1, updated_at=now)
         .returning(run.c.id)
         .cte("swept")
     )

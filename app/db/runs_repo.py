@@ -34,6 +34,7 @@ from app.db.clock import DbTime
 from app.db.idempotency_repo import Binding, binding_cte, binding_params
 from app.db.tables import event, run, run_script
 from app.domain.budget import Limits
+from app.domain.moves import RUN_UNFINISHED, RUN_WAKE
 from app.domain.records import Run
 from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
 
@@ -230,16 +231,13 @@ async def mark_cancel_requested(
         .where(
             run.c.tenant_id == tenant_id,
             run.c.id == run_id,
-            run.c.status != RunStatus.FINISHED,
+            run.c.status.in_(sorted(RUN_UNFINISHED)),
             run.c.cancel_requested_at.is_(None),
         )
         .values(
             cancel_requested_at=now,
             # A parked run becomes runnable, for a driver to finish it `cancelled`.
-            status=case(
-                (run.c.status == RunStatus.AWAITING_APPROVAL.value, RunStatus.RUNNING.value),
-                else_=run.c.status,
-            ),
+            status=case((run.c.status.in_(RUN_WAKE.guard), RUN_WAKE.target), else_=run.c.status),
             version=run.c.version + 1,
             event_seq=run.c.event_seq + 1,
             updated_at=now,

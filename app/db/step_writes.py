@@ -37,8 +37,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from app.db.clock import DbTime
 from app.db.runs_repo import Event, StaleWrite, appended_events, events_param
 from app.db.tables import preview, run, tool_call, turn
+from app.domain.moves import RUN_STEP
 from app.domain.records import Call, Preview, Turn
-from app.domain.status import RunStatus
 
 _TURN_FIELDS = tuple(f.name for f in fields(Turn))
 _CALL_FIELDS = tuple(f.name for f in fields(Call))
@@ -179,7 +179,7 @@ def _statement(
             # A lease past its expiry (on the database's clock) writes nothing, even before
             # another process takes it: nothing is started on a lapsed lease.
             run.c.lease_expires_at > DbTime.after_param("w_clock"),
-            run.c.status == RunStatus.RUNNING.value,
+            run.c.status.in_(RUN_STEP.guard),
         )
         .values(
             {

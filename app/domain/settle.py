@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from app.domain import moves
 from app.domain.errors import ErrorValue, ObservationCode
 from app.domain.events import EventType
 from app.domain.records import Preview
@@ -16,8 +17,6 @@ from app.domain.status import (
     OPEN_PREVIEW_STATUSES,
     CallStatus,
     PreviewStatus,
-    check_call_transition,
-    check_preview_transition,
 )
 
 OUTCOME_UNKNOWN = "outcome_unknown"
@@ -51,6 +50,19 @@ _CALL_STATUS = {
     Outcome.REJECTED: CallStatus.REJECTED,
 }
 
+#: The move each outcome makes of a call (`domain.moves`): a call it does not start from
+#: is refused.
+_MOVE = {
+    Outcome.SUCCEEDED: moves.CALL_SUCCEED,
+    Outcome.WITHHELD: moves.CALL_SUCCEED,
+    Outcome.FAILED: moves.CALL_FAIL,
+    Outcome.UNKNOWN: moves.CALL_FAIL,
+    Outcome.CANCELLED: moves.CALL_CANCEL,
+    Outcome.REFUSED: moves.CALL_CANCEL,
+    Outcome.EXPIRED: moves.CALL_EXPIRE,
+    Outcome.REJECTED: moves.CALL_REJECT,
+}
+
 _EVENT = {
     Outcome.SUCCEEDED: EventType.CALL_SUCCEEDED,
     Outcome.WITHHELD: EventType.CALL_SUCCEEDED,
@@ -81,6 +93,13 @@ class Found:
     attempts: int = 0
 
 
+_PREVIEW_MOVE = {
+    PreviewStatus.COMMITTED: moves.PREVIEW_COMMIT,
+    PreviewStatus.EXPIRED: moves.PREVIEW_EXPIRE,
+    PreviewStatus.REJECTED: moves.PREVIEW_REJECT,
+}
+
+
 @dataclass(frozen=True)
 class Settlement:
     """What a call becomes, and its open preview with it (None: it has none open)."""
@@ -104,13 +123,15 @@ def settle(
     or its preview's transition table has no such edge. `error`: why it failed, was
     cancelled or refused (an unknown outcome always has `UNKNOWN`, and ends the run).
     A failure counts as sent when an attempt of it was started."""
-    status = check_call_transition(call.status, _CALL_STATUS[outcome])
+    status = _CALL_STATUS[outcome]
+    _MOVE[outcome].check(call.status, status)
     if outcome is Outcome.UNKNOWN:
         error, ends_run = UNKNOWN, True
     sent = outcome in _SENT or (outcome is Outcome.FAILED and call.attempts > 0)
     after = None
     if preview is not None and preview.status in OPEN_PREVIEW_STATUSES:
-        after = check_preview_transition(preview.status, preview_after(preview, outcome, sent))
+        after = preview_after(preview, outcome, sent)
+        _PREVIEW_MOVE[after].check(preview.status, after)
     return Settlement(status, error, ends_run, _EVENT[outcome], after)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -136,3 +138,55 @@ def check_call_transition(current: CallStatus, target: CallStatus) -> CallStatus
     if target not in CALL_TRANSITIONS[current]:
         raise InvalidTransition("call", current, target)
     return target
+
+
+_TABLES: dict[str, dict] = {
+    "run": RUN_TRANSITIONS,
+    "call": CALL_TRANSITIONS,
+    "preview": PREVIEW_TRANSITIONS,
+}
+
+
+@dataclass(frozen=True)
+class Move:
+    """One kind of status change a statement makes: from any of `sources` to any of
+    `targets`. Declared only through `move`, which refuses an edge its table lacks, so a
+    statement's guard (`WHERE status IN …`) is the table's own word."""
+
+    kind: str
+    name: str
+    sources: frozenset[StrEnum]
+    targets: frozenset[StrEnum]
+
+    @property
+    def guard(self) -> tuple[str, ...]:
+        """The statuses the statement's `WHERE status IN (…)` accepts."""
+        return tuple(sorted(s.value for s in self.sources))
+
+    @property
+    def target(self) -> str:
+        """The one status it writes (a move with several targets has none)."""
+        (only,) = self.targets
+        return only.value
+
+    def check(self, current: StrEnum, target: StrEnum) -> None:
+        """Refuses a change this move does not make (InvalidTransition)."""
+        if current not in self.sources or target not in self.targets:
+            raise InvalidTransition(self.kind, current, target)
+
+    def edges(self) -> set[tuple[StrEnum, StrEnum]]:
+        return {(s, t) for s in self.sources for t in self.targets}
+
+
+#: Every declared move, by kind and name: what the edge-coverage test walks.
+MOVES: dict[tuple[str, str], Move] = {}
+
+
+def move(kind: str, name: str, sources: Iterable[StrEnum], targets: Iterable[StrEnum]) -> Move:
+    table = _TABLES[kind]
+    declared = Move(kind, name, frozenset(sources), frozenset(targets))
+    for current, target in declared.edges():
+        if target not in table[current]:
+            raise InvalidTransition(kind, current, target)
+    MOVES[(kind, name)] = declared
+    return declared

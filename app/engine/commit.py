@@ -11,8 +11,9 @@ from typing import Any
 
 from app.db import runs_repo, step_writes
 from app.domain.budget import Spend
+from app.domain.moves import RUN_STEP
 from app.domain.records import Call, Preview, Run, Turn, add_cost
-from app.domain.status import RunStatus, check_run_transition
+from app.domain.status import RunStatus
 from app.engine.lease import Lease
 from app.engine.state import RunState
 
@@ -52,7 +53,7 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
         values.update(_charged(values, state.run, state.owed[1]))
     target = values.get("status")
     if target is not None:
-        check_run_transition(RunStatus.RUNNING, RunStatus(target))
+        RUN_STEP.check(RunStatus.RUNNING, RunStatus(target))
     now = rt.clock.now()
 
     # One statement, atomic on its own: no BEGIN/COMMIT round trips. Not retried: a

@@ -11,7 +11,6 @@ import logging
 from collections.abc import Coroutine, Iterator
 from typing import Any
 
-from app import logs
 from app.db import events_repo, leases_repo, runs_repo, tool_switch_repo
 from app.db.errors import is_unavailable
 from app.db.session import retrying
@@ -20,6 +19,7 @@ from app.domain.status import ACTIVE_RUN_STATUSES
 from app.engine import idempotency
 from app.engine.lease import Lease, LeaseKeeper
 from app.engine.listener import Listener
+from app.engine.outage import outage
 from app.engine.runtime import Runtime
 from app.engine.state import RunState
 from app.engine.stepper import claim, drive, lease_for, load_state
@@ -237,7 +237,7 @@ class Driver:
         while True:
             await asyncio.sleep(OWED_EVERY_S)
             if len(self.rt.deferred) and await self.rt.deferred.pay():
-                logs.outage.over()
+                outage.over()
 
     async def _poll_forever(self) -> None:
         loop = asyncio.get_running_loop()
@@ -246,7 +246,7 @@ class Driver:
             try:
                 if self.free_slots > 0:
                     await self.poll_once()
-                    logs.outage.over()  # the database answered: runs waiting on it go on
+                    outage.over()  # the database answered: runs waiting on it go on
                 if loop.time() >= next_purge:
                     await idempotency.purge_expired(self.rt)
                     async with self.rt.reads() as session:
@@ -254,7 +254,7 @@ class Driver:
                     next_purge = loop.time() + PURGE_EVERY_S
             except Exception as exc:
                 if is_unavailable(exc):
-                    logs.outage.seen(exc)
+                    outage.seen(exc)
                 else:
                     log.warning("the driver's housekeeping failed; trying again", exc_info=True)
             await asyncio.sleep(self.rt.settings.driver_poll_s)

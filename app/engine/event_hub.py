@@ -16,8 +16,8 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 
-from app import logs
 from app.db.errors import is_unavailable
+from app.engine.outage import outage
 
 log = logging.getLogger(__name__)
 #: The longest a commit waits to be announced to other processes.
@@ -121,6 +121,6 @@ class EventHub:
             except Exception as exc:
                 # The other processes' streams poll: they learn of these events later.
                 if is_unavailable(exc):
-                    logs.outage.seen(exc)
+                    outage.seen(exc)
                 else:
                     log.warning("events could not be announced to other processes")

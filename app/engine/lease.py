@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from app import logs
 from app.db import leases_repo
 from app.db.errors import is_unavailable
+from app.engine.outage import outage
 from app.engine.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -149,8 +149,8 @@ class LeaseKeeper:
                 await self.renew_once()
             except Exception as exc:  # the database blinked: the leases hold until they lapse
                 if is_unavailable(exc):
-                    logs.outage.seen(exc)
+                    outage.seen(exc)
                 else:
                     log.warning("lease upkeep failed; trying again", exc_info=True)
             else:
-                logs.outage.over()
+                outage.over()

@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 import asyncpg
 from sqlalchemy.engine import make_url
 
-from app import logs
 from app.db.errors import is_unavailable
+from app.engine.outage import outage
 
 log = logging.getLogger(__name__)
 #: The pause before reconnecting.
@@ -87,7 +87,7 @@ class Listener:
                 raise
             except Exception as exc:
                 if is_unavailable(exc):
-                    logs.outage.seen(exc)  # said once for the whole process
+                    outage.seen(exc)  # said once for the whole process
                 else:
                     log.warning("listening for notifications failed; reconnecting", exc_info=True)
             finally:

@@ -10,13 +10,13 @@ from app.db.runs_repo import Event
 from app.domain.citations import number_sources
 from app.domain.errors import ErrorValue, ObservationCode
 from app.domain.ids import operation_id
+from app.domain.moves import CALL_PARK, CALL_START, PREVIEW_SUPERSEDE
 from app.domain.records import Call, Preview, add_cost
 from app.domain.settle import OUTCOME_UNKNOWN, UNKNOWN, Outcome, refusal, settle
 from app.domain.status import (
     CallStatus,
     PreviewStatus,
     RunStatus,
-    check_call_transition,
     check_preview_transition,
 )
 from app.domain.tools import ToolError, ToolResult
@@ -44,7 +44,7 @@ class Round:
     def move(
         self, call: Call, target: CallStatus, event: str, data: dict[str, Any], **values: Any
     ) -> Call:
-        check_call_transition(call.status, target)
+        """`target` was checked by the move that chose it (`settle`, `start`, `park`)."""
         moved = replace(call, status=target, updated_at=self.lease.rt.clock.now(), **values)
         self.calls[call.id] = moved
         about = {"step": call.step, "call_id": call.call_id, "tool": call.tool}
@@ -58,6 +58,7 @@ class Round:
             # cost is charged when it is first sent, like the count.
             self.tool_calls += 1
             self.cost_usd += cost_usd
+        CALL_START.check(call.status, CallStatus.EXECUTING)
         return self.move(
             call, CallStatus.EXECUTING, "call.started", {"attempt": attempt}, attempts=attempt
         )
@@ -148,6 +149,7 @@ class Round:
         # Its execution is bound to this preview: a call re-committed under a new preview
         # (a version conflict) is a new operation, so one id never has two bodies.
         execution = operation_id(call.run_id, call.step, call.call_id, preview.id)
+        CALL_PARK.check(call.status, CallStatus.AWAITING_APPROVAL)
         self.move(
             call,
             CallStatus.AWAITING_APPROVAL,
@@ -158,11 +160,13 @@ class Round:
         )
 
     def supersede_only(self, old: Preview) -> None:
+        PREVIEW_SUPERSEDE.check(old.status, PreviewStatus.SUPERSEDED)
         self._decide(old, PreviewStatus.SUPERSEDED, "preview.superseded", new_preview_id=None)
 
     def supersede(self, call: Call, old: Preview, new: Preview) -> None:
         """The resource changed since `old` was approved (the commit changed nothing): a
         new preview awaits a new decision."""
+        PREVIEW_SUPERSEDE.check(old.status, PreviewStatus.SUPERSEDED)
         self._decide(old, PreviewStatus.SUPERSEDED, "preview.superseded", new_preview_id=new.id)
         self.park(call, new)
 

@@ -23,6 +23,23 @@ from app.settings import Settings
 
 @dataclass
 class Runtime:
+    """What every use case runs with. Three handles reach the database, each for one kind
+    of work, so that no use case pays for a transaction it does not need:
+
+    - `sessions` — `async with rt.sessions.begin()`: a transaction of several statements
+      that must hold together (creating a run with its key, an approver's decision with
+      the run it wakes, the claim of a commit with its gates). BEGIN and COMMIT are two
+      more round trips; use it only when atomicity needs more than one statement.
+    - `single` — `async with rt.single.connect()`: one statement that is atomic on its
+      own, without BEGIN/COMMIT. A step's write is this (`db.step_writes` builds the whole
+      change as one statement), which is what keeps a step to one round trip.
+    - `reads` — `async with rt.reads()`: sessions on `single`, for a read (or one small
+      conditional write, such as a rate-limit slot) that stands alone; wrapped in
+      `db.session.retrying` where a read may be repeated after a dropped connection.
+
+    The built-in tools get `sessions` too: a tool's effect and its ledger row commit in
+    one transaction."""
+
     sessions: async_sessionmaker[AsyncSession]
     clock: Clock
     settings: Settings

@@ -26,6 +26,7 @@ from app.engine.executor import execute_calls
 from app.engine.finish import finish_run
 from app.engine.lease import Interrupted, Lease
 from app.engine.model_step import call_model
+from app.engine.outage import outage
 from app.engine.runtime import Runtime
 from app.engine.state import RunState
 
@@ -96,7 +97,7 @@ async def _loop(lease: Lease, state: RunState, on_progress: Progress) -> None:
             if is_unavailable(exc):
                 # An outage, not a failing step: hold on while the lease lasts and read
                 # the run afresh once the database answers; else hand it back untouched.
-                logs.outage.seen(exc)
+                outage.seen(exc)
                 log.info("run %s waits for the database", state.run.id)
                 if await _outlast_outage(lease, state):
                     continue
@@ -116,7 +117,7 @@ async def _outlast_outage(lease: Lease, state: RunState) -> bool:
     while not lease.lapsed:
         # Ask the database on a backing-off schedule, but go at once when another part of
         # the process (the driver's poll, the lease keeper) has seen it answer again.
-        await logs.outage.wait_over(pause)
+        await outage.wait_over(pause)
         pause = min(pause * 2, 5.0)
 
         try:
@@ -127,10 +128,10 @@ async def _outlast_outage(lease: Lease, state: RunState) -> bool:
             state.take(await load_state(rt, run))
         except Exception as exc:
             if is_unavailable(exc):
-                logs.outage.seen(exc)  # so that the next wait is not cut short
+                outage.seen(exc)  # so that the next wait is not cut short
                 continue
             raise
-        logs.outage.over()
+        outage.over()
         log.info("run %s goes on", run.id)
         return True
     return False

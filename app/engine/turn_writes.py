@@ -15,6 +15,7 @@ from app.domain.citations import cited_ids, unknown_citations
 from app.domain.errors import ErrorValue, ObservationCode
 from app.domain.ids import new_id, operation_id
 from app.domain.model import FinalAnswer, ModelError, ModelReply, TokenUsage, clean_text
+from app.domain.moves import CALL_PROPOSAL_REJECTED
 from app.domain.proposals import CheckedCall, check_calls
 from app.domain.records import Call, Turn, add_cost
 from app.domain.status import CallStatus, TerminationReason
@@ -110,6 +111,7 @@ def _new_calls(
             continue
         status, error_value = CallStatus.PENDING, None
         if c.rejection:
+            CALL_PROPOSAL_REJECTED.check(CallStatus.PENDING, CallStatus.REJECTED)
             status, error_value = CallStatus.REJECTED, c.rejection
             events.append(("call.rejected", {**about, **c.rejection.as_dict()}))
         elif fit <= 0:

@@ -9,6 +9,7 @@ import logging
 import pytest
 
 from app import logs
+from app.engine.outage import Outage
 
 
 def test_a_line_is_one_json_object_with_the_request_and_the_run() -> None:
@@ -32,7 +33,7 @@ def test_a_line_outside_any_request_or_run_names_neither() -> None:
 
 
 def test_an_outage_is_said_once_and_its_end_once(caplog: pytest.LogCaptureFixture) -> None:
-    outage = logs.Outage(logging.getLogger("test.outage"))
+    outage = Outage(logging.getLogger("test.outage"))
     with caplog.at_level(logging.INFO, logger="test.outage"):
         for _ in range(5):
             outage.seen(ConnectionRefusedError())
@@ -53,7 +54,7 @@ def test_the_config_keeps_backend_urls_out_of_the_logs() -> None:
 
 
 async def test_waiters_on_an_outage_go_on_as_soon_as_anyone_sees_it_over() -> None:
-    outage = logs.Outage(logging.getLogger("test.outage"))
+    outage = Outage(logging.getLogger("test.outage"))
     loop = asyncio.get_running_loop()
     started = loop.time()
     await outage.wait_over(30)  # not down: no wait at all
