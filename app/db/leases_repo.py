@@ -16,6 +16,7 @@ from app.db import previews_repo
 from app.db.clock import DbTime
 from app.db.runs_repo import INSERT_EVENT, event_rows, to_run
 from app.db.tables import run
+from app.domain.events import EventType
 from app.domain.moves import RUN_CLAIM
 from app.domain.records import Run
 
@@ -48,7 +49,7 @@ async def _claimed_events(session: AsyncSession, claimed: Sequence[Run], now: da
         row
         for r in claimed
         for row in event_rows(
-            r.tenant_id, r.id, r.event_seq, [("run.claimed", {"after_step": r.steps})], now
+            r.tenant_id, r.id, r.event_seq, [(EventType.RUN_CLAIMED, {"after_step": r.steps})], now
         )
     ]
     if rows:

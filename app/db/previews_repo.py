@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.clock import DbTime
 from app.db.runs_repo import Event, insert_events, to_run
 from app.db.tables import preview, run, tool_call
+from app.domain.events import EventType, preview_event
 from app.domain.moves import (
     CALL_APPROVE,
     CALL_REFUSE_COMMIT,
@@ -208,8 +209,8 @@ async def approve(
 ) -> Preview:
     """Pending, unexpired, with this content hash → approved, its call too."""
     events = [
-        _about(record, "preview.approved", by=by, content_hash=content_hash),
-        _about(record, "call.approved", by=by),
+        _about(record, EventType.PREVIEW_APPROVED, by=by, content_hash=content_hash),
+        _about(record, EventType.CALL_APPROVED, by=by),
     ]
     await _touch_run(session, record, events, now)
     approved = await _decide(
@@ -241,7 +242,7 @@ async def reject(
     if settled.preview is None or settled.error is None:
         raise DecisionLost()  # the preview as read is no longer open
     events = [
-        _about(record, f"preview.{settled.preview.value}", by=by, reason=settled.error.message),
+        _about(record, preview_event(settled.preview), by=by, reason=settled.error.message),
         _about(record, settled.event, by=by, **settled.error.as_dict()),
     ]
     await _touch_run(session, record, events, now, status=RUN_WAKE.target)
@@ -301,7 +302,7 @@ async def claim_commit(
     claimed = await _lease_run(
         session,
         record,
-        [_about(record, "preview.commit_requested", by=by)],
+        [_about(record, EventType.PREVIEW_COMMIT_REQUESTED, by=by)],
         now,
         owner=owner,
         token=token,
@@ -350,7 +351,7 @@ async def refuse_commit(
         raise DecisionLost()  # the preview as read is no longer open
     error = settled.error.as_dict()
     events = [
-        _about(record, f"preview.{settled.preview.value}"),
+        _about(record, preview_event(settled.preview)),
         _about(record, settled.event, tool=record.tool, **error, ends_run=settled.ends_run, by=by),
     ]
     claimed = await _lease_run(
@@ -394,7 +395,7 @@ def sweep(now: datetime, limit: int) -> Any:
     )
 
 
-def _about(record: Preview, kind: str, **data: Any) -> Event:
+def _about(record: Preview, kind: EventType, **data: Any) -> Event:
     return (
         kind,
         {

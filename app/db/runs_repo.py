@@ -34,6 +34,7 @@ from app.db.clock import DbTime
 from app.db.idempotency_repo import Binding, binding_cte, binding_params
 from app.db.tables import event, run, run_script
 from app.domain.budget import Limits
+from app.domain.events import EventType
 from app.domain.moves import RUN_UNFINISHED, RUN_WAKE
 from app.domain.records import Run
 from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
@@ -47,7 +48,8 @@ class StaleWrite(Exception):
     """The run changed under us: the lease was lost or the run left `running`."""
 
 
-Event = tuple[str, dict[str, Any]]
+#: One event of a change: its type and its data.
+Event = tuple[EventType, dict[str, Any]]
 _RUN_FIELDS = tuple(f.name for f in fields(Run))
 
 
@@ -253,7 +255,7 @@ async def mark_cancel_requested(
         tenant_id=tenant_id,
         run_id=run_id,
         last_seq=record.event_seq,
-        events=[("run.cancel_requested", {"by": by})],
+        events=[(EventType.RUN_CANCEL_REQUESTED, {"by": by})],
         now=now,
     )
     await session.execute(

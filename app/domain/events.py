@@ -32,3 +32,8 @@ class EventType(StrEnum):
     PREVIEW_COMMITTED = "preview.committed"
     PREVIEW_SUPERSEDED = "preview.superseded"
     PREVIEW_EXPIRED = "preview.expired"
+
+
+def preview_event(status: str) -> EventType:
+    """The event that records a preview reaching `status` (`preview.<status>`)."""
+    return EventType(f"preview.{status}")

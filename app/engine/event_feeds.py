@@ -10,13 +10,14 @@ from typing import Any
 
 from app.db import events_repo, runs_repo
 from app.domain.errors import DomainError, ErrorCode, FieldError
+from app.domain.events import EventType
 from app.domain.status import RunStatus
 from app.domain.tools import Principal
 from app.engine.runs import decode_cursor, not_found
 from app.engine.runtime import Runtime
 from app.engine.tenant_tail import PAGE, TenantTail, event_id, position
 
-FINISHED = "run.finished"
+FINISHED = EventType.RUN_FINISHED
 #: Where a tenant's feed starts when asked for everything.
 START: events_repo.Position = (0, "", 0)
 

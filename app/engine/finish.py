@@ -9,6 +9,7 @@ from typing import Any
 
 from app.db.runs_repo import Event
 from app.domain.errors import ErrorValue
+from app.domain.events import EventType, preview_event
 from app.domain.records import Call, Preview, Turn
 from app.domain.settle import UNKNOWN, Outcome, settle
 from app.domain.status import (
@@ -70,12 +71,14 @@ def finish_change(
         if orphan.status in OPEN_PREVIEW_STATUSES and orphan.id not in closed:
             closed[orphan.id] = replace(orphan, status=PreviewStatus.EXPIRED)
     events.extend(
-        (f"preview.{p.status.value}", {"preview_id": p.id, "call_id": p.call_id})
+        (preview_event(p.status), {"preview_id": p.id, "call_id": p.call_id})
         for p in closed.values()
     )
     final = decision.reason.value == "final"
     error = None if final else {"code": decision.error_code, "message": decision.message}
-    events.append(("run.finished", {"termination_reason": decision.reason.value, "error": error}))
+    events.append(
+        (EventType.RUN_FINISHED, {"termination_reason": decision.reason.value, "error": error})
+    )
     values = {
         "status": RunStatus.FINISHED,
         "termination_reason": decision.reason.value,

@@ -9,6 +9,7 @@ from typing import Any
 from app.db.runs_repo import Event
 from app.domain.citations import number_sources
 from app.domain.errors import ErrorValue, ObservationCode
+from app.domain.events import EventType, preview_event
 from app.domain.ids import operation_id
 from app.domain.moves import CALL_PARK, CALL_START, PREVIEW_SUPERSEDE
 from app.domain.records import Call, Preview, add_cost
@@ -42,7 +43,12 @@ class Round:
         return self.calls.get(call.id, call)
 
     def move(
-        self, call: Call, target: CallStatus, event: str, data: dict[str, Any], **values: Any
+        self,
+        call: Call,
+        target: CallStatus,
+        event: EventType,
+        data: dict[str, Any],
+        **values: Any,
     ) -> Call:
         """`target` was checked by the move that chose it (`settle`, `start`, `park`)."""
         moved = replace(call, status=target, updated_at=self.lease.rt.clock.now(), **values)
@@ -60,7 +66,11 @@ class Round:
             self.cost_usd += cost_usd
         CALL_START.check(call.status, CallStatus.EXECUTING)
         return self.move(
-            call, CallStatus.EXECUTING, "call.started", {"attempt": attempt}, attempts=attempt
+            call,
+            CallStatus.EXECUTING,
+            EventType.CALL_STARTED,
+            {"attempt": attempt},
+            attempts=attempt,
         )
 
     def fail(self, call: Call, error: ToolError, *, ends: bool = True) -> None:
@@ -108,7 +118,7 @@ class Round:
         preview = self.preview_of(call)
         settled = settle(call, outcome, preview=preview, error=error, ends_run=ends)
         if preview is not None and settled.preview is not None:
-            self._decide(preview, settled.preview, f"preview.{settled.preview.value}")
+            self._decide(preview, settled.preview, preview_event(settled.preview))
         self.move(
             call,
             settled.status,
@@ -120,7 +130,9 @@ class Round:
         )
 
     # -- approvals -------------------------------------------------------------------
-    def _decide(self, preview: Preview, target: PreviewStatus, event: str, **data: Any) -> None:
+    def _decide(
+        self, preview: Preview, target: PreviewStatus, event: EventType, **data: Any
+    ) -> None:
         check_preview_transition(preview.status, target)
         values: dict[str, Any] = {"status": target}
         if target is PreviewStatus.COMMITTED:
@@ -145,7 +157,7 @@ class Round:
             "content_hash": preview.content_hash,
             "expires_at": preview.expires_at.isoformat(),
         }
-        self.events.append(("preview.created", {"call_id": call.call_id, **data}))
+        self.events.append((EventType.PREVIEW_CREATED, {"call_id": call.call_id, **data}))
         # Its execution is bound to this preview: a call re-committed under a new preview
         # (a version conflict) is a new operation, so one id never has two bodies.
         execution = operation_id(call.run_id, call.step, call.call_id, preview.id)
@@ -153,7 +165,7 @@ class Round:
         self.move(
             call,
             CallStatus.AWAITING_APPROVAL,
-            "call.awaiting_approval",
+            EventType.CALL_AWAITING_APPROVAL,
             {"preview_id": preview.id, "operation_id": execution},
             preview_id=preview.id,
             operation_id=execution,
@@ -161,13 +173,17 @@ class Round:
 
     def supersede_only(self, old: Preview) -> None:
         PREVIEW_SUPERSEDE.check(old.status, PreviewStatus.SUPERSEDED)
-        self._decide(old, PreviewStatus.SUPERSEDED, "preview.superseded", new_preview_id=None)
+        self._decide(
+            old, PreviewStatus.SUPERSEDED, EventType.PREVIEW_SUPERSEDED, new_preview_id=None
+        )
 
     def supersede(self, call: Call, old: Preview, new: Preview) -> None:
         """The resource changed since `old` was approved (the commit changed nothing): a
         new preview awaits a new decision."""
         PREVIEW_SUPERSEDE.check(old.status, PreviewStatus.SUPERSEDED)
-        self._decide(old, PreviewStatus.SUPERSEDED, "preview.superseded", new_preview_id=new.id)
+        self._decide(
+            old, PreviewStatus.SUPERSEDED, EventType.PREVIEW_SUPERSEDED, new_preview_id=new.id
+        )
         self.park(call, new)
 
     def expire(self, call: Call) -> None:
@@ -244,7 +260,9 @@ class Round:
             await self.flush()
             return
         first = self.state.run.next_source
-        pending = {data["call_id"]: data for kind, data in self.events if kind == "call.succeeded"}
+        pending = {
+            data["call_id"]: data for kind, data in self.events if kind == EventType.CALL_SUCCEEDED
+        }
         assigned: dict[str, str] = {}
         for call, sid in zip(todo, number_sources(first, len(todo)), strict=True):
             self.calls[call.id] = replace(call, source_id=sid)
@@ -253,5 +271,5 @@ class Round:
             else:
                 assigned[call.call_id] = sid
         if assigned:
-            self.events.append(("sources.assigned", {"step": step, "sources": assigned}))
+            self.events.append((EventType.SOURCES_ASSIGNED, {"step": step, "sources": assigned}))
         await self.flush(next_source=first + len(todo))

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from app.db import runs_repo, turns_repo
 from app.domain.budget import Limits, deadline_at, narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
+from app.domain.events import EventType
 from app.domain.ids import new_id
 from app.domain.records import Call, Preview, Run
 from app.domain.status import RunStatus
@@ -127,10 +128,13 @@ async def start_run(
         data_policy=tuple(sorted(policy)),
     )
     events: list[runs_repo.Event] = [
-        ("run.created", {"agent": request.agent, "tools": tools, "limits": limits.as_dict()})
+        (
+            EventType.RUN_CREATED,
+            {"agent": request.agent, "tools": tools, "limits": limits.as_dict()},
+        )
     ]
     if lease:
-        events.append(("run.claimed", {"after_step": 0}))
+        events.append((EventType.RUN_CLAIMED, {"after_step": 0}))
     sent = asyncio.get_running_loop().time()
     # One statement: the key's binding, the run, its script and its first events.
     async with rt.single.connect() as connection:

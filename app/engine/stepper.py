@@ -18,6 +18,7 @@ from app.db import leases_repo, runs_repo
 from app.db.errors import is_unavailable
 from app.db.runs_repo import StaleWrite
 from app.db.session import retrying
+from app.domain.events import EventType
 from app.domain.records import Run
 from app.domain.status import RunStatus, TerminationReason
 from app.domain.steps import CallModel, ExecuteCalls, Finish, NextStep, finish
@@ -163,7 +164,7 @@ async def _step_failed(lease: Lease, state: RunState, step: NextStep) -> None:
         message = "the step failed unexpectedly several times; the failure is logged"
         await finish_run(lease, state, finish(reason, "internal", message))
         return
-    event = ("step.failed", {"decision": type(step).__name__, "failures": failures})
+    event = (EventType.STEP_FAILED, {"decision": type(step).__name__, "failures": failures})
     await commit(lease, state, Change(run={"step_failures": failures}, events=[event]))
 
 

@@ -13,6 +13,7 @@ from app.db.runs_repo import Event
 from app.domain.budget import Spend, spend_of, spent_budget, tool_calls_that_fit
 from app.domain.citations import cited_ids, unknown_citations
 from app.domain.errors import ErrorValue, ObservationCode
+from app.domain.events import EventType
 from app.domain.ids import new_id, operation_id
 from app.domain.model import FinalAnswer, ModelError, ModelReply, TokenUsage, clean_text
 from app.domain.moves import CALL_PROPOSAL_REJECTED
@@ -78,7 +79,7 @@ async def record_failure(
         run.update(_counted(state, spend))
         data.update(spend.as_dict())
     data.update(_owed(state))
-    await commit(lease, state, Change(run=run, events=[("turn.failed", data)]))
+    await commit(lease, state, Change(run=run, events=[(EventType.TURN_FAILED, data)]))
 
 
 def _new_calls(
@@ -101,22 +102,24 @@ def _new_calls(
     events: list[Event] = []
     for c in checked:
         about = {"step": step, "call_id": c.call_id}
-        events.append(("call.proposed", {**about, "tool": c.tool, "args_hash": c.args_hash}))
+        events.append(
+            (EventType.CALL_PROPOSED, {**about, "tool": c.tool, "args_hash": c.args_hash})
+        )
         if c.rejection and c.rejection.code == ObservationCode.DUPLICATE_CALL_ID:
             error = c.rejection.as_dict()
             extra.append(
                 {"call_id": c.call_id, "tool": c.tool, "arguments": c.arguments, "error": error}
             )
-            events.append(("call.rejected", {**about, **error}))
+            events.append((EventType.CALL_REJECTED, {**about, **error}))
             continue
         status, error_value = CallStatus.PENDING, None
         if c.rejection:
             CALL_PROPOSAL_REJECTED.check(CallStatus.PENDING, CallStatus.REJECTED)
             status, error_value = CallStatus.REJECTED, c.rejection
-            events.append(("call.rejected", {**about, **c.rejection.as_dict()}))
+            events.append((EventType.CALL_REJECTED, {**about, **c.rejection.as_dict()}))
         elif fit <= 0:
             status, error_value = CallStatus.CANCELLED, over
-            events.append(("call.cancelled", {**about, "code": "budget"}))
+            events.append((EventType.CALL_CANCELLED, {**about, "code": "budget"}))
         else:
             fit -= 1
         calls.append(_call(state, step, len(calls), c, status, error_value, now))
@@ -204,7 +207,7 @@ async def record_turn(
     }
     data = {"step": step, "attempt": attempt, "kind": turn.kind, "route": routed.route}
     data.update({"route_reason": turn.route_reason, **spend.as_dict(), **_owed(state)})
-    completed: Event = ("turn.completed", data)
+    completed: Event = (EventType.TURN_COMPLETED, data)
     if isinstance(reply, FinalAnswer):
         await _record_final(lease, state, reply, turn, counters, completed)
         return
@@ -248,7 +251,7 @@ async def _record_final(
             f"cited sources this run never produced: {', '.join(unknown)}",
         )
         turn = replace(turn, rejection=rejection)
-        events = [completed, ("final.rejected", {"step": turn.step, **rejection.as_dict()})]
+        events = [completed, (EventType.FINAL_REJECTED, {"step": turn.step, **rejection.as_dict()})]
         await commit(lease, state, Change(run=counters, events=events, turn=turn))
         return
     output = {"text": reply.text, "citations": citations(reply.text, state.sources)}
