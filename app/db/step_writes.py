@@ -39,6 +39,7 @@ from app.db.runs_repo import Event, StaleWrite, appended_events, events_param
 from app.db.tables import preview, run, tool_call, turn
 from app.domain.moves import RUN_STEP
 from app.domain.records import Call, Preview, Turn
+from app.domain.run_patch import RunPatch
 
 _TURN_FIELDS = tuple(f.name for f in fields(Turn))
 _CALL_FIELDS = tuple(f.name for f in fields(Call))
@@ -97,7 +98,7 @@ async def apply(
     tenant_id: str,
     run_id: str,
     lease_token: str,
-    values: Mapping[str, Any],
+    patch: RunPatch,
     events: Sequence[Event],
     now: datetime,
     db_time: DbTime,
@@ -107,6 +108,7 @@ async def apply(
     new_previews: Sequence[Preview] = (),
     updated_previews: Sequence[Preview] = (),
 ) -> Applied:
+    values = patch.values()
     params: dict[str, Any] = {f"v_{name}": value for name, value in values.items()}
     params.update(
         w_tenant=tenant_id, w_run=run_id, w_token=lease_token, w_count=len(events), w_now=now

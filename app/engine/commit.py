@@ -5,7 +5,7 @@ database does not."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -13,6 +13,7 @@ from app.db import runs_repo, step_writes
 from app.domain.budget import Spend
 from app.domain.moves import RUN_STEP
 from app.domain.records import Call, Preview, Run, Turn, add_cost
+from app.domain.run_patch import RunPatch
 from app.domain.status import RunStatus
 from app.engine.lease import Lease
 from app.engine.state import RunState
@@ -20,10 +21,10 @@ from app.engine.state import RunState
 
 @dataclass
 class Change:
-    """What one transaction writes: new values of the run's columns, its events, and the
-    turn and calls of the step."""
+    """What one transaction writes: the run's new values, its events, and the turn,
+    calls and previews of the step."""
 
-    run: Mapping[str, Any] = field(default_factory=dict)
+    run: RunPatch = field(default_factory=RunPatch)
     events: Sequence[runs_repo.Event] = ()
     turn: Turn | None = None
     new_calls: Sequence[Call] = ()
@@ -32,26 +33,33 @@ class Change:
     updated_previews: Sequence[Preview] = ()
 
 
-def _charged(values: Mapping[str, Any], run: Run, spend: Spend) -> dict[str, Any]:
+def _charged(patch: RunPatch, run: Run, spend: Spend) -> RunPatch:
     """The run's usage columns with `spend` added to what this write sets (or to the
     run's, when it sets none of them)."""
-    return {
-        "input_tokens": values.get("input_tokens", run.input_tokens) + spend.input_tokens,
-        "output_tokens": values.get("output_tokens", run.output_tokens) + spend.output_tokens,
-        "cost_usd": add_cost(values.get("cost_usd", run.cost_usd), spend.cost_usd),
-    }
+
+    def now(name: str) -> Any:
+        return getattr(patch, name) if patch.sets(name) else getattr(run, name)
+
+    return replace(
+        patch,
+        input_tokens=now("input_tokens") + spend.input_tokens,
+        output_tokens=now("output_tokens") + spend.output_tokens,
+        cost_usd=add_cost(now("cost_usd"), spend.cost_usd),
+    )
 
 
 async def commit(lease: Lease, state: RunState, change: Change) -> Run:
     rt = lease.rt
-    values = dict(change.run)
+    patch = change.run
     if state.trace_context_owed:
-        values["trace_context"] = state.trace_context_owed  # the next segment links here
-    if state.run.step_failures and "step_failures" not in values:
-        values["step_failures"] = 0  # a step went through: the failure streak is over
+        patch = replace(
+            patch, trace_context=state.trace_context_owed
+        )  # the next segment links here
+    if state.run.step_failures and not patch.sets("step_failures"):
+        patch = replace(patch, step_failures=0)  # a step went through: the streak is over
     if state.owed is not None:
-        values.update(_charged(values, state.run, state.owed[1]))
-    target = values.get("status")
+        patch = _charged(patch, state.run, state.owed[1])
+    target = patch.status if patch.sets("status") else None
     if target is not None:
         RUN_STEP.check(RunStatus.RUNNING, RunStatus(target))
     now = rt.clock.now()
@@ -65,7 +73,7 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
             tenant_id=lease.tenant_id,
             run_id=lease.run_id,
             lease_token=lease.token,
-            values=values,
+            patch=patch,
             events=change.events,
             now=now,
             db_time=rt.db_time,
@@ -80,7 +88,7 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
     before = state.calls
     run = replace(
         state.run,
-        **values,
+        **patch.values(),
         version=applied.version,
         event_seq=applied.event_seq,
         cancel_requested_at=applied.cancel_requested_at,
@@ -96,7 +104,7 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
     finished = target == RunStatus.FINISHED
     rt.metrics.committed(
         run.agent,
-        values.get("termination_reason") if finished else None,
+        patch.termination_reason if finished else None,
         [*change.new_calls, *change.updated_calls],
         before,
     )

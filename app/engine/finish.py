@@ -11,6 +11,7 @@ from app.db.runs_repo import Event
 from app.domain.errors import ErrorValue
 from app.domain.events import EventType, preview_event
 from app.domain.records import Call, Preview, Turn
+from app.domain.run_patch import RunPatch
 from app.domain.settle import UNKNOWN, Outcome, settle
 from app.domain.status import (
     OPEN_PREVIEW_STATUSES,
@@ -33,7 +34,7 @@ def finish_change(
     calls: list[Call],
     previews: Mapping[str, Preview],
     side_effects: Callable[[Call], bool],
-) -> tuple[list[Call], list[Preview], list[Event], dict[str, Any]]:
+) -> tuple[list[Call], list[Preview], list[Event], RunPatch]:
     """The calls and previews it settles, its events and the run's new values. `calls`:
     the step's calls as the caller has them (they may be newer than the state's). A side
     effect left `executing` may have been sent: it ends `outcome_unknown`, never
@@ -79,16 +80,13 @@ def finish_change(
     events.append(
         (EventType.RUN_FINISHED, {"termination_reason": decision.reason.value, "error": error})
     )
-    values = {
-        "status": RunStatus.FINISHED,
-        "termination_reason": decision.reason.value,
-        "error": error,
-        "output": output,
-        "finished_at": now,
-        "lease_owner": None,
-        "lease_token": None,
-        "lease_expires_at": None,
-    }
+    values = RunPatch.released(
+        status=RunStatus.FINISHED,
+        termination_reason=decision.reason.value,
+        error=error,
+        output=output,
+        finished_at=now,
+    )
     return settled, list(closed.values()), events, values
 
 
@@ -129,7 +127,7 @@ async def finish_run(
         lease,
         state,
         Change(
-            run={**before.run, **values},
+            run=before.run.then(values),
             events=[*before.events, *events],
             turn=turn or before.turn,
             new_calls=before.new_calls,

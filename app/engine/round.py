@@ -13,6 +13,7 @@ from app.domain.events import EventType, preview_event
 from app.domain.ids import operation_id
 from app.domain.moves import CALL_PARK, CALL_START, PREVIEW_SUPERSEDE
 from app.domain.records import Call, Preview, add_cost
+from app.domain.run_patch import RunPatch
 from app.domain.settle import OUTCOME_UNKNOWN, UNKNOWN, Outcome, refusal, settle
 from app.domain.status import (
     CallStatus,
@@ -195,12 +196,7 @@ class Round:
     async def wait_for_approval(self) -> None:
         """Commits what the round holds and parks the run: no lease, no task, no memory
         but its rows, until a decision or the sweep makes it runnable again."""
-        await self.flush(
-            status=RunStatus.AWAITING_APPROVAL,
-            lease_owner=None,
-            lease_token=None,
-            lease_expires_at=None,
-        )
+        await self.flush(RunPatch.released(status=RunStatus.AWAITING_APPROVAL))
 
     async def never_sent(self, call: Call) -> None:
         """A side effect recorded as started whose request provably never left: it ends
@@ -222,25 +218,26 @@ class Round:
 
     def change(self) -> Change:
         run = self.state.run
-        values: dict[str, Any] = {}
+        patch = RunPatch()
         if self.tool_calls:
-            values["tool_calls"] = run.tool_calls + self.tool_calls
+            patch = replace(patch, tool_calls=run.tool_calls + self.tool_calls)
         if self.cost_usd:
-            values["cost_usd"] = add_cost(run.cost_usd, self.cost_usd)
+            patch = replace(patch, cost_usd=add_cost(run.cost_usd, self.cost_usd))
         return Change(
-            run=values,
+            run=patch,
             events=list(self.events),
             updated_calls=list(self.calls.values()),
             new_previews=list(self.new_previews),
             updated_previews=list(self.previews.values()),
         )
 
-    async def flush(self, **run_values: Any) -> None:
-        """Commits what the round holds (with `run_values`, more of the run's columns)."""
-        if not self.calls and not self.events and not run_values:
+    async def flush(self, patch: RunPatch | None = None) -> None:
+        """Commits what the round holds (with `patch`, more of the run's columns)."""
+        if not self.calls and not self.events and patch is None:
             return
         change = self.change()
-        change.run = {**change.run, **run_values}
+        if patch is not None:
+            change.run = change.run.then(patch)
         await commit(self.lease, self.state, change)
         self.calls.clear()
         self.events.clear()
@@ -272,4 +269,4 @@ class Round:
                 assigned[call.call_id] = sid
         if assigned:
             self.events.append((EventType.SOURCES_ASSIGNED, {"step": step, "sources": assigned}))
-        await self.flush(next_source=first + len(todo))
+        await self.flush(RunPatch(next_source=first + len(todo)))

@@ -20,6 +20,7 @@ from app.db.runs_repo import StaleWrite
 from app.db.session import retrying
 from app.domain.events import EventType
 from app.domain.records import Run
+from app.domain.run_patch import RunPatch
 from app.domain.status import RunStatus, TerminationReason
 from app.domain.steps import CallModel, ExecuteCalls, Finish, NextStep, finish
 from app.engine.commit import Change, commit
@@ -165,7 +166,7 @@ async def _step_failed(lease: Lease, state: RunState, step: NextStep) -> None:
         await finish_run(lease, state, finish(reason, "internal", message))
         return
     event = (EventType.STEP_FAILED, {"decision": type(step).__name__, "failures": failures})
-    await commit(lease, state, Change(run={"step_failures": failures}, events=[event]))
+    await commit(lease, state, Change(run=RunPatch(step_failures=failures), events=[event]))
 
 
 async def drive(lease: Lease, state: RunState, on_progress: Progress = lambda run: None) -> None:

@@ -19,6 +19,7 @@ from app.domain.model import FinalAnswer, ModelError, ModelReply, TokenUsage, cl
 from app.domain.moves import CALL_PROPOSAL_REJECTED
 from app.domain.proposals import CheckedCall, check_calls
 from app.domain.records import Call, Turn, add_cost
+from app.domain.run_patch import RunPatch
 from app.domain.status import CallStatus, TerminationReason
 from app.domain.steps import finish
 from app.engine import routing
@@ -43,13 +44,15 @@ def spend_on(lease: Lease, route_name: str, usage: TokenUsage) -> Spend:
     )
 
 
-def _counted(state: RunState, spend: Spend) -> dict[str, Any]:
+def _counted(state: RunState, spend: Spend, **values: Any) -> RunPatch:
+    """The run's usage with `spend` added (and `values`, more of its columns)."""
     run = state.run
-    return {
-        "input_tokens": run.input_tokens + spend.input_tokens,
-        "output_tokens": run.output_tokens + spend.output_tokens,
-        "cost_usd": add_cost(run.cost_usd, spend.cost_usd),
-    }
+    return RunPatch(
+        input_tokens=run.input_tokens + spend.input_tokens,
+        output_tokens=run.output_tokens + spend.output_tokens,
+        cost_usd=add_cost(run.cost_usd, spend.cost_usd),
+        **values,
+    )
 
 
 def _owed(state: RunState) -> dict[str, Any]:
@@ -73,10 +76,10 @@ async def record_failure(
     """A failed attempt: consumed, and charged when it was paid for (a reply refused as
     malformed output still cost its tokens)."""
     value = ErrorValue(error.code, error.message, error.retryable)
-    run: dict[str, Any] = {"model_calls": state.run.model_calls + 1, "step_attempts": attempt}
+    run = RunPatch(model_calls=state.run.model_calls + 1, step_attempts=attempt)
     data = {"step": step, "attempt": attempt, "route": routed.route, **value.as_dict()}
     if spend is not None:
-        run.update(_counted(state, spend))
+        run = run.then(_counted(state, spend))
         data.update(spend.as_dict())
     data.update(_owed(state))
     await commit(lease, state, Change(run=run, events=[(EventType.TURN_FAILED, data)]))
@@ -199,12 +202,9 @@ async def record_turn(
     run = state.run
     spend = spend_on(lease, routed.route, reply.usage)
     turn = _turn(lease, state, step, attempt, reply, routed, versions, spend)
-    counters = {
-        "model_calls": run.model_calls + 1,
-        "step_attempts": 0,
-        "steps": run.steps + 1,
-        **_counted(state, spend),
-    }
+    counters = _counted(
+        state, spend, model_calls=run.model_calls + 1, step_attempts=0, steps=run.steps + 1
+    )
     data = {"step": step, "attempt": attempt, "kind": turn.kind, "route": routed.route}
     data.update({"route_reason": turn.route_reason, **spend.as_dict(), **_owed(state)})
     completed: Event = (EventType.TURN_COMPLETED, data)
@@ -238,7 +238,7 @@ async def _record_final(
     state: RunState,
     reply: FinalAnswer,
     turn: Turn,
-    counters: dict[str, Any],
+    counters: RunPatch,
     completed: Event,
 ) -> None:
     """A final answer ends the run unless it cites a source the run never produced; then
