@@ -18,6 +18,7 @@ from app import logs
 from app.api import hygiene
 from app.api.problems import problem_response
 from app.db.errors import is_unavailable
+from app.engine.outage import outage
 
 log = logging.getLogger("app.api")
 DEFAULT_MAX_BODY_BYTES = 1_048_576
@@ -182,7 +183,7 @@ class TraceAndErrorsMiddleware:
         except Exception as exc:
             unavailable = is_unavailable(exc)
             if unavailable:
-                logs.outage.seen(exc)  # said once per outage, not once per request
+                outage.seen(exc)  # said once per outage, not once per request
             else:
                 log.exception("unexpected error (trace %s)", trace_id)
             if started:
