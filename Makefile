@@ -26,8 +26,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check app tests migrations bench
 	$(BIN)/ruff format --check app tests migrations bench
 
+## The OpenAPI document, and the console's schema.js generated from it.
 openapi: $(STAMP)
 	$(BIN)/python -m app openapi > openapi/openapi.json
+	$(BIN)/python -m app console-schema > app/static/console/schema.js
 
 ## Throughput, latency and memory against a real server process (figures, not pass/fail).
 bench: $(STAMP)
