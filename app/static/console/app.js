@@ -10,7 +10,8 @@ import { announce, h, replace } from "./dom.js";
 import { clearProblem, showMessage, showProblem } from "./problems.js";
 import { previewPage } from "./pages/preview.js";
 import { queuePage } from "./pages/queue.js";
-import { runPage, runsPage } from "./pages/runs.js";
+import { runPage } from "./pages/run.js";
+import { runsPage } from "./pages/runs.js";
 import { toolsPage } from "./pages/tools.js";
 import { isAbort } from "./util.js";
 
