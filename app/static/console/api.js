@@ -132,7 +132,7 @@ export async function api(path, { method = "GET", body, headers = {}, signal } =
     throw networkProblem(error);
   }
   const text = await response.text();
-  /** @type {any} the answer's JSON, typed by the caller */
+  /** @type {unknown} the answer's JSON, typed by the caller */
   let parsed = null;
   if (text) {
     try {
@@ -142,8 +142,7 @@ export async function api(path, { method = "GET", body, headers = {}, signal } =
     }
   }
   if (!response.ok) {
-    /** @type {ProblemBody} */
-    const problemBody = parsed || { title: response.statusText };
+    const problemBody = /** @type {ProblemBody} */ (parsed || { title: response.statusText });
     const problem = new Problem(problemBody, response.status);
     problem.retryAfter = response.headers.get("Retry-After");
     throw problem;
