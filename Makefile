@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TSC := node_modules/.bin/tsc
 
-.PHONY: run test lint openapi bench clean
+.PHONY: run test lint typecheck openapi bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,26 +13,39 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[embedded,test]'
 	touch $(STAMP)
 
+# The TypeScript compiler that checks the console's JSDoc types (package-lock.json pins it).
+$(TSC): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(TSC)
+
 ## Installs into .venv, starts an embedded Postgres when TOOLGATE_DATABASE_URL is unset,
 ## migrates, loads the demo tenant and key, and serves on :8000.
 run: $(STAMP)
 	$(BIN)/python -m app quickstart --port 8000
 
-## The whole suite against a real Postgres (see tests/dbserver.py for where it comes from).
-test: $(STAMP)
+## The console's type check, then the whole suite against a real Postgres (see
+## tests/dbserver.py for where it comes from).
+test: $(STAMP) $(TSC)
+	$(TSC) --noEmit --allowJs --checkJs --project tsconfig.json
 	$(BIN)/ruff check app tests migrations bench
 	$(BIN)/python -m pytest
+
+## The console's plain ES modules, type-checked from their JSDoc (nothing is emitted).
+typecheck: $(TSC)
+	$(TSC) --noEmit --allowJs --checkJs --project tsconfig.json
 
 lint: $(STAMP)
 	$(BIN)/ruff check app tests migrations bench
 	$(BIN)/ruff format --check app tests migrations bench
 
+## The OpenAPI document, and the console's schema.js generated from it.
 openapi: $(STAMP)
 	$(BIN)/python -m app openapi > openapi/openapi.json
+	$(BIN)/python -m app console-schema > app/static/console/schema.js
 
 ## Throughput, latency and memory against a real server process (figures, not pass/fail).
 bench: $(STAMP)
 	$(BIN)/python bench/bench_runs.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache node_modules

@@ -1,4 +1,5 @@
-"""`python -m app ...`: serve, worker, db upgrade, keys create, demo seed, openapi."""
+"""`python -m app ...`: serve, worker, db upgrade, keys create, demo seed, openapi,
+console-schema."""
 
 from __future__ import annotations
 
@@ -121,6 +122,14 @@ def cmd_openapi(_settings: Settings, _args: argparse.Namespace) -> int:
     from app.openapi import openapi_json
 
     sys.stdout.write(openapi_json())
+    return 0
+
+
+def cmd_console_schema(_settings: Settings, _args: argparse.Namespace) -> int:
+    from app.console_schema import console_module
+    from app.openapi import openapi_json
+
+    sys.stdout.write(console_module(json.loads(openapi_json())))
     return 0
 
 
@@ -263,6 +272,9 @@ def parser() -> argparse.ArgumentParser:
     seed.add_argument("--tenant", required=True)
     seed.set_defaults(func=cmd_demo_seed)
     sub.add_parser("openapi", help="print the OpenAPI document").set_defaults(func=cmd_openapi)
+    sub.add_parser(
+        "console-schema", help="print the console's schema.js (from the OpenAPI document)"
+    ).set_defaults(func=cmd_console_schema)
     evaluate = sub.add_parser("eval", help="measure a model route's tool choice (not CI)")
     evaluate.add_argument("--dataset", required=True, help="JSON lines of cases")
     evaluate.add_argument("--route", required=True, help="the model route to evaluate")
@@ -282,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             name = f"TOOLGATE_{where.upper()}" if error["loc"] else where
             print(f"settings error: {name}: {error['msg']}", file=sys.stderr)
         return 2
-    if args.command not in ("openapi", "serve", "quickstart", "worker"):
+    if args.command not in ("openapi", "console-schema", "serve", "quickstart", "worker"):
         settings, server = _resolve_database(settings)
     try:
         return int(args.func(settings, args))

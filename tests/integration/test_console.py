@@ -836,3 +836,66 @@ async def test_refused_streams_fall_back_to_polling(console: Console) -> None:
         await expect(page.locator("#run-status")).to_have_text("finished", timeout=WAIT_MS)
     assert any("/v1/events" in url for url in refused)
     assert any(f"/v1/runs/{run_id}/events" in url for url in refused)
+
+
+async def test_the_status_filters_offer_the_served_enums(console: Console) -> None:
+    """The queue's and the runs' filters list the statuses of the served OpenAPI document
+    (from the generated schema.js), in its order."""
+    schemas = (await console.api.get("/openapi.json")).json()["components"]["schemas"]
+    values = "options => options.map((o) => o.value)"
+    async with opened(console) as (_, page, _seen):
+        await sign_in(page, console, console.approver)
+        await expect(page.get_by_role("table", name="Approval queue")).to_be_visible(
+            timeout=WAIT_MS
+        )
+        queue = await page.get_by_label("Status").locator("option").evaluate_all(values)
+        assert queue == schemas["PreviewStatus"]["enum"]
+        await page.get_by_role("navigation").get_by_role("link", name="Runs").click()
+        await expect(page.get_by_role("table", name="Runs")).to_be_visible(timeout=WAIT_MS)
+        runs = await page.get_by_label("Status").locator("option").evaluate_all(values)
+        assert runs == ["", *schemas["RunStatus"]["enum"]]
+
+
+async def test_problems_are_explained_by_their_code_and_members_not_their_detail(
+    console: Console,
+) -> None:
+    """explain.js, in the browser: the same detail text ("the run's creator may not
+    approve its calls") means a self-approval only when the preview is the key's own, and
+    a version conflict links to the new preview only when `new_preview_id` names one."""
+    async with opened(console) as (_, page, _seen):
+        await page.goto(f"{console.url}/console")
+        words = await page.evaluate(
+            """async () => {
+                const { Problem } = await import("/console/assets/api.js");
+                const { explain } = await import("/console/assets/explain.js");
+                const me = { tenant: "acme", subject: "alice", roles: ["approver"], scopes: null };
+                const theirs = { requested_by: "svc-shop", run_id: "run_1" };
+                const own = { requested_by: "alice", run_id: "run_1" };
+                const problem = (code, status, extra = {}) => new Problem({
+                    type: `https://toolgate.example/problems/${code}`,
+                    code,
+                    title: code,
+                    detail: "the run's creator may not approve its calls",
+                    ...extra,
+                }, status);
+                const approving = (preview) => ({ action: "approve", preview, me });
+                const committing = { action: "commit", preview: theirs, me };
+                return {
+                    theirs: explain(problem("forbidden", 403), approving(theirs)).what,
+                    own: explain(problem("forbidden", 403), approving(own)).what,
+                    renamed: explain(problem("invalid-state", 409), approving(own)).what,
+                    superseded: explain(
+                        problem("version-conflict", 409, { new_preview_id: "prv_2" }),
+                        committing,
+                    ).links,
+                    failed: explain(problem("version-conflict", 409), committing).links,
+                };
+            }"""
+        )
+    assert words["theirs"] == (
+        "Your key may not do this (the run's creator may not approve its calls)."
+    )
+    assert words["own"] == "You created this run, so you may not approve its calls."
+    assert words["renamed"].startswith("This cannot be done in the current state")
+    assert words["superseded"] == [["/console/previews/prv_2", "Review the new preview"]]
+    assert words["failed"] == [["/console/runs/run_1", "Open the run"]]

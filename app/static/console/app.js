@@ -1,20 +1,32 @@
+// @ts-check
 // The approvers' console: signs in with an API key kept in sessionStorage, routes on
 // location.pathname (every page has its own address), and renders every page from the
 // API as text. Pages live in pages/*.js; each gets a context whose timers, streams and
 // requests end when the user leaves the page.
 
 import { api, clearKey, getKey, setKey } from "./api.js";
+import { isUnauthenticated, makeContext } from "./context.js";
 import { announce, h, replace } from "./dom.js";
 import { clearProblem, showMessage, showProblem } from "./problems.js";
-import { follow } from "./sse.js";
 import { previewPage } from "./pages/preview.js";
 import { queuePage } from "./pages/queue.js";
-import { runPage, runsPage } from "./pages/runs.js";
+import { runPage } from "./pages/run.js";
+import { runsPage } from "./pages/runs.js";
 import { toolsPage } from "./pages/tools.js";
 import { isAbort } from "./util.js";
 
+/** @typedef {import("./schema.js").MeOut} MeOut */
+/** @typedef {import("./context.js").PageContext} PageContext */
+/**
+ * A page: fills `ctx.main`, from the address's parameters (e.g. a run's id).
+ * @typedef {(ctx: PageContext, ...params: string[]) => void | Promise<void>} Page
+ */
+/** @typedef {"queue" | "runs" | "tools"} Section */
+
+/** @type {{me: MeOut | null, context: PageContext | null}} */
 const state = { me: null, context: null };
 
+/** @type {Array<[RegExp, Page, Section]>} */
 const ROUTES = [
   [/^\/console\/?$/, queuePage, "queue"],
   [/^\/console\/previews\/([^/]+)\/?$/, previewPage, "queue"],
@@ -23,6 +35,10 @@ const ROUTES = [
   [/^\/console\/tools\/?$/, toolsPage, "tools"],
 ];
 
+/**
+ * @param {string} pathname
+ * @returns {{page: Page, section: Section | null, params: string[]}}
+ */
 function route(pathname) {
   for (const [pattern, page, section] of ROUTES) {
     const match = pattern.exec(pathname);
@@ -31,6 +47,7 @@ function route(pathname) {
   return { page: notFoundPage, section: null, params: [] };
 }
 
+/** @type {Page} */
 function notFoundPage(ctx) {
   ctx.main.append(
     h("h1", { tabindex: "-1" }, "Page not found"),
@@ -38,51 +55,20 @@ function notFoundPage(ctx) {
   );
 }
 
-function makeContext(main) {
-  const controller = new AbortController();
-  const cleanups = [];
-  return {
-    main,
-    me: state.me,
-    signal: controller.signal,
-    get alive() {
-      return !controller.signal.aborted;
-    },
-    async api(path, options = {}) {
-      try {
-        return await api(path, { ...options, signal: controller.signal });
-      } catch (error) {
-        // The key stopped working: no more refreshing (the page shows "Sign in again").
-        if (error.status === 401) for (const fn of cleanups.splice(0)) fn();
-        throw error;
-      }
-    },
-    every(ms, fn) {
-      const timer = setInterval(() => {
-        if (!controller.signal.aborted) fn();
-      }, ms);
-      cleanups.push(() => clearInterval(timer));
-    },
-    follow(url, options) {
-      const stream = follow(url, options);
-      cleanups.push(() => stream.close());
-      return stream;
-    },
-    onCleanup(fn) {
-      cleanups.push(fn);
-    },
-    signOut,
-    navigate,
-    dispose() {
-      controller.abort();
-      for (const fn of cleanups.splice(0)) fn();
-    },
-  };
+/**
+ * An element of the shell (app/api/routes/console.py writes them).
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+function shell(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`the shell has no #${id}`);
+  return el;
 }
 
 function header() {
-  const nav = document.getElementById("nav");
-  const who = document.getElementById("who");
+  const nav = shell("nav");
+  const who = shell("who");
   if (!state.me) {
     nav.hidden = true;
     who.replaceChildren();
@@ -90,9 +76,10 @@ function header() {
   }
   nav.hidden = false;
   const { section } = route(location.pathname);
+  /** @type {Record<string, Section>} */
   const sections = { "/console": "queue", "/console/runs": "runs", "/console/tools": "tools" };
   for (const a of nav.querySelectorAll("a")) {
-    if (sections[a.getAttribute("href")] === section) a.setAttribute("aria-current", "page");
+    if (sections[a.getAttribute("href") || ""] === section) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
   replace(
@@ -116,6 +103,10 @@ function signOut() {
   render({ focus: true });
 }
 
+/**
+ * @param {HTMLElement} main
+ * @param {unknown} [problem] why the key in use stopped working
+ */
 function signInPage(main, problem) {
   const slot = h("div", { class: "alerts" });
   const input = h("input", {
@@ -152,9 +143,10 @@ function signInPage(main, problem) {
     clearProblem(slot);
     setKey(key);
     try {
-      state.me = await api("/v1/me");
+      const me = /** @type {MeOut} */ (await api("/v1/me"));
+      state.me = me;
       input.value = "";
-      announce(`Signed in as ${state.me.subject}.`);
+      announce(`Signed in as ${me.subject}.`);
       await render({ focus: true });
     } catch (error) {
       clearKey();
@@ -169,8 +161,12 @@ function signInPage(main, problem) {
   input.focus();
 }
 
+/**
+ * Shows the page of the address (or the sign-in form).
+ * @param {{focus?: boolean}} [options] focus: move the focus to the new page's heading
+ */
 async function render({ focus = false } = {}) {
-  const main = document.getElementById("main");
+  const main = shell("main");
   state.context?.dispose();
   state.context = null;
   if (!getKey()) {
@@ -181,9 +177,9 @@ async function render({ focus = false } = {}) {
   }
   if (!state.me) {
     try {
-      state.me = await api("/v1/me");
+      state.me = /** @type {MeOut} */ (await api("/v1/me"));
     } catch (error) {
-      if (error.status === 401) clearKey();
+      if (isUnauthenticated(error)) clearKey();
       state.me = null;
       header();
       signInPage(main, error);
@@ -192,7 +188,7 @@ async function render({ focus = false } = {}) {
   }
   header();
   const { page, params } = route(location.pathname);
-  const ctx = makeContext(main);
+  const ctx = makeContext(main, { me: state.me, signOut, navigate });
   state.context = ctx;
   main.replaceChildren();
   try {
@@ -206,6 +202,7 @@ async function render({ focus = false } = {}) {
   if (focus && ctx.alive) main.querySelector("h1")?.focus();
 }
 
+/** @param {string} path */
 function navigate(path) {
   if (path !== location.pathname + location.search) history.pushState(null, "", path);
   render({ focus: true });
@@ -214,7 +211,8 @@ function navigate(path) {
 document.addEventListener("click", (event) => {
   const a = event.target instanceof Element ? event.target.closest("a[href]") : null;
   if (!a || event.defaultPrevented || event.button !== 0) return;
-  if (a.getAttribute("href").startsWith("#")) return; // "Skip to content"
+  if (!(a instanceof HTMLAnchorElement)) return;
+  if (a.getAttribute("href")?.startsWith("#")) return; // "Skip to content"
   if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey || a.target) return;
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || !url.pathname.startsWith("/console")) return;

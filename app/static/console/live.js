@@ -1,3 +1,4 @@
+// @ts-check
 // Keeping a list current: the tenant's event stream (only the event types that change
 // the list) triggers a re-fetch, and a re-fetch every 10 s covers a stream that is down.
 
@@ -5,7 +6,13 @@ import { debounce } from "./util.js";
 
 const FALLBACK_MS = 10000;
 
-/** Calls `refresh()` on each event of `types` and every 10 s; `note` shows the state. */
+/** @typedef {import("./schema.js").EventType} EventType */
+
+/**
+ * Calls `refresh()` on each event of `types` and every 10 s; `note` shows the state.
+ * @param {import("./context.js").PageContext} ctx
+ * @param {{types: readonly EventType[], refresh: () => unknown, note: HTMLElement}} options
+ */
 export function keepCurrent(ctx, { types, refresh, note }) {
   ctx.every(FALLBACK_MS, refresh);
   const soon = debounce(refresh, 100);

@@ -1,131 +1,41 @@
-// A problem answer in words, with the next thing to do, shown in a role="alert" element.
+// @ts-check
+// A problem answer in words (explain.js), with the next thing to do, shown in a
+// role="alert" element; and `attempt`, the one way a page runs a request whose failure it
+// shows.
 
-import { consolePath, h, link } from "./dom.js";
+import { Problem } from "./api.js";
+import { h, link } from "./dom.js";
+import { explain } from "./explain.js";
+import { isAbort } from "./util.js";
+
+/** @typedef {import("./explain.js").ProblemContext} ProblemContext */
+/** @typedef {{onSignIn?: () => void}} ProblemOptions */
 
 /**
- * What a problem means here and what to do about it. `context`: {action, preview, me}
- * (action: "approve" | "reject" | "commit" | "sign-in" | "load" | "switch").
- * Returns {what, next, links: [[path, text]]}.
+ * `error` as a `Problem`: what the API client rejects with, or (a fault of the console
+ * itself) a problem that names the error.
+ * @param {unknown} error
+ * @returns {Problem}
  */
-export function explain(problem, context = {}) {
-  const { action, preview, me } = context;
-  const detail = problem.detail ? ` (${problem.detail})` : "";
-  const newPreview = problem.body?.new_preview_id;
-  switch (problem.slug) {
-    case "network":
-      return {
-        what: "The service did not answer.",
-        next:
-          action === "commit"
-            ? "Check your connection and press Commit again: the retry sends the same Idempotency-Key, so the change is made at most once."
-            : "Check your connection and try again.",
-      };
-    case "unauthenticated":
-      return {
-        what:
-          action === "sign-in"
-            ? "This API key was not accepted."
-            : "Your API key is no longer accepted.",
-        next:
-          action === "sign-in"
-            ? "Check that you pasted the whole key (it starts with tg_) and that it is not revoked."
-            : "Sign in again with a valid key.",
-        signIn: action !== "sign-in",
-      };
-    case "forbidden":
-      if (
-        action === "approve" &&
-        ((preview && me && preview.requested_by === me.subject) || /creator/.test(problem.detail))
-      ) {
-        return {
-          what: "You created this run, so you may not approve its calls.",
-          next: "You created this run; another approver must approve it.",
-        };
-      }
-      return {
-        what: `Your key may not do this${detail}.`,
-        next: "Use a key with the needed role, or ask an operator to grant it.",
-      };
-    case "not-found":
-      return {
-        what: `Nothing here in your tenant${detail}.`,
-        next: "Check the address; items of other tenants are never visible.",
-      };
-    case "preview-mismatch":
-      return {
-        what: "The preview you approved is not the one stored: it changed after you loaded it.",
-        next: "Reload this page and review the preview again before approving.",
-        reload: true,
-      };
-    case "preview-expired":
-      return {
-        what: "This preview expired before your decision.",
-        next: "Nothing to do: the run will be told that the approval expired and goes on without this call.",
-      };
-    case "preview-not-approved":
-      return {
-        what: "Only an approved preview can be committed.",
-        next: "Approve the preview first (or reload to see its status).",
-      };
-    case "version-conflict":
-      return newPreview
-        ? {
-            what: "The resource changed since this preview was made, so nothing was changed. A new preview was made from its current state.",
-            next: "Review the new preview and decide on it.",
-            links: [[consolePath("previews", newPreview), "Review the new preview"]],
-          }
-        : {
-            what: "The resource changed since this preview was made, so nothing was changed, and no new preview could be made.",
-            next: "The call failed with the tool's reason; see the run.",
-            links: preview ? [[consolePath("runs", preview.run_id), "Open the run"]] : [],
-          };
-    case "invalid-state":
-      return {
-        what: `This cannot be done in the current state${detail}.`,
-        next: newPreview
-          ? "It was superseded by a new preview: review that one."
-          : "Reload to see the current state; someone may have decided already.",
-        links: newPreview ? [[consolePath("previews", newPreview), "Review the new preview"]] : [],
-        reload: !newPreview,
-      };
-    case "idempotency-key-in-flight":
-      return {
-        what: "The same commit is still being processed.",
-        next: "Wait a moment and press Commit again: it reuses the same key.",
-      };
-    case "validation-error": {
-      const fields = Array.isArray(problem.body?.errors)
-        ? problem.body.errors.map((e) => `${e.path}: ${e.message}`).join("; ")
-        : problem.detail;
-      return { what: `Some fields are invalid: ${fields}.`, next: "Correct them and try again." };
-    }
-    case "rate-limited":
-    case "quota-exceeded":
-      return {
-        what: `Too many requests${detail}.`,
-        next: `Try again${problem.retryAfter ? ` in ${problem.retryAfter} s` : " shortly"}.`,
-      };
-    case "unavailable":
-    case "internal":
-      return {
-        what: `The service failed to answer${detail}.`,
-        next: `Try again later${problem.traceId ? `; if it persists, report trace ${problem.traceId}` : ""}.`,
-      };
-    default:
-      return {
-        what: `${problem.title}${detail}.`,
-        next: "Reload the page and try again.",
-      };
-  }
+export function asProblem(error) {
+  if (error instanceof Problem) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new Problem({ title: "Console error", detail: message }, 0);
 }
 
 /**
  * Shows `problem` in the alert slot `slot` (an element that holds at most one alert).
  * `onSignIn`: what the "Sign in again" button does.
+ * @param {HTMLElement} slot
+ * @param {unknown} error what a request rejected with (a `Problem`, as a rule)
+ * @param {ProblemContext} [context]
+ * @param {ProblemOptions} [options]
+ * @returns {HTMLElement}
  */
-export function showProblem(slot, problem, context = {}, { onSignIn } = {}) {
+export function showProblem(slot, error, context = {}, { onSignIn } = {}) {
+  const problem = asProblem(error);
   const words = explain(problem, context);
-  const status = problem.status ? `${problem.status} ${problem.slug}` : problem.slug;
+  const status = problem.status ? `${problem.status} ${problem.code}` : problem.code;
   const alert = h(
     "div",
     { role: "alert", class: "problem" },
@@ -148,11 +58,43 @@ export function showProblem(slot, problem, context = {}, { onSignIn } = {}) {
   return alert;
 }
 
+/** @param {HTMLElement} slot */
 export function clearProblem(slot) {
   slot.replaceChildren();
 }
 
-/** A message (not a problem) in the alert slot: e.g. a client-side refusal. */
+/**
+ * A message (not a problem) in the alert slot: e.g. a client-side refusal.
+ * @param {HTMLElement} slot
+ * @param {string} text
+ */
 export function showMessage(slot, text) {
   slot.replaceChildren(h("div", { role: "alert", class: "problem" }, h("p", {}, text)));
+}
+
+/**
+ * How `attempt` went: the value, or the problem (null when the request was aborted
+ * because the user left the page).
+ * @template T
+ * @typedef {{ok: true, value: T} | {ok: false, problem: Problem | null}} Attempt
+ */
+
+/**
+ * Runs `request`; when it fails, shows the problem in `slot` (unless `slot` is null, or
+ * the request was aborted because the user left the page). Never rejects.
+ * @template T
+ * @param {HTMLElement | null} slot
+ * @param {() => Promise<T>} request
+ * @param {ProblemContext} context
+ * @param {ProblemOptions} [options]
+ * @returns {Promise<Attempt<T>>}
+ */
+export async function attempt(slot, request, context, options = {}) {
+  try {
+    return { ok: true, value: await request() };
+  } catch (error) {
+    if (isAbort(error)) return { ok: false, problem: null };
+    if (slot) showProblem(slot, error, context, options);
+    return { ok: false, problem: asProblem(error) };
+  }
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // A run's timeline: the events so far (the JSON pages), then live over the run's event
 // stream until `run.finished`; while the stream is not live, new events are polled.
 
@@ -5,14 +6,25 @@ import { all } from "./api.js";
 import { h, when } from "./dom.js";
 import { isAbort } from "./util.js";
 
+/** @typedef {import("./schema.js").EventOut} EventOut */
+
 const POLL_MS = 2000;
 
+/**
+ * An event's data in one line: "key: value · key: value".
+ * @param {Record<string, unknown>} data
+ * @returns {string}
+ */
 function describe(data) {
   return Object.entries(data || {})
     .map(([k, v]) => `${k}: ${v !== null && typeof v === "object" ? JSON.stringify(v) : v}`)
     .join(" · ");
 }
 
+/**
+ * @param {EventOut} event
+ * @returns {HTMLLIElement}
+ */
 function item(event) {
   const li = h(
     "li",
@@ -29,55 +41,71 @@ function item(event) {
 }
 
 /**
- * Appends a "Timeline" section for run `runId` to `parent`. `onEvent(event)` is called
- * for each new event (not for those loaded first); `done` is true when the run has
- * finished already (no stream then). Returns a promise of the events loaded first.
+ * The timeline's list: each event once, in order of seq.
+ * @typedef {object} Events
+ * @property {HTMLElement} status the line that says whether the timeline is live
+ * @property {(event: EventOut | null | undefined, fresh: boolean) => void} add
+ * @property {() => number} lastSeq
+ * @property {() => boolean} finished `run.finished` is in the list (or was at the start)
+ * @property {boolean} live the stream is live (no polling then)
  */
-export async function timeline(ctx, parent, runId, { onEvent = () => {}, done = false } = {}) {
+
+/**
+ * Appends the "Timeline" section to `parent`; `onEvent` is called for each fresh event.
+ * @param {HTMLElement} parent
+ * @param {(event: EventOut) => void} onEvent
+ * @param {boolean} done the run has finished already
+ * @returns {Events}
+ */
+function eventList(parent, onEvent, done) {
   const headingId = `timeline-${Math.random().toString(36).slice(2)}`;
   const status = h("p", { class: "live" }, done ? "" : "Connecting live updates…");
   const list = h("ol", { class: "timeline", "aria-labelledby": headingId });
-  parent.append(
-    h("section", {}, h("h2", { id: headingId }, "Timeline"), status, list),
-  );
+  parent.append(h("section", {}, h("h2", { id: headingId }, "Timeline"), status, list));
+  /** @type {Set<number>} */
   const seen = new Set();
   let lastSeq = 0;
   let finished = done;
-  let live = false;
-  const base = `/v1/runs/${encodeURIComponent(runId)}/events`;
+  return {
+    status,
+    live: false,
+    lastSeq: () => lastSeq,
+    finished: () => finished,
+    add(event, fresh) {
+      if (!event || typeof event.seq !== "number" || seen.has(event.seq)) return;
+      const seq = event.seq;
+      seen.add(seq);
+      // In order of seq, whatever order they arrive in (almost always: at the end).
+      const after =
+        seq > lastSeq
+          ? null
+          : [...list.children].find((li) => li instanceof HTMLElement && Number(li.dataset.seq) > seq);
+      lastSeq = Math.max(lastSeq, seq);
+      list.insertBefore(item(event), after || null);
+      if (event.type === "run.finished") {
+        finished = true;
+        status.textContent = "The run has finished.";
+      }
+      if (fresh) onEvent(event);
+    },
+  };
+}
 
-  function add(event, fresh) {
-    if (!event || typeof event.seq !== "number" || seen.has(event.seq)) return;
-    seen.add(event.seq);
-    // In order of seq, whatever order they arrive in (almost always: at the end).
-    const after =
-      event.seq > lastSeq
-        ? null
-        : [...list.children].find((li) => Number(li.dataset.seq) > event.seq);
-    lastSeq = Math.max(lastSeq, event.seq);
-    list.insertBefore(item(event), after || null);
-    if (event.type === "run.finished") {
-      finished = true;
-      status.textContent = "The run has finished.";
-    }
-    if (fresh) onEvent(event);
-  }
-
-  const first = await all(`${base}?limit=200`, { signal: ctx.signal, max: 5000 });
-  for (const event of first) add(event, false);
-  if (finished) {
-    status.textContent = "The run has finished.";
-    return first;
-  }
-
+/**
+ * Follows the run's event stream from the last event listed, until `run.finished`.
+ * @param {import("./context.js").PageContext} ctx
+ * @param {string} base the run's events address
+ * @param {Events} events
+ */
+function followLive(ctx, base, events) {
   ctx.follow(base, {
-    lastEventId: String(lastSeq),
+    lastEventId: String(events.lastSeq()),
     endOn: "run.finished",
-    onEvent: ({ payload }) => add(payload, true),
+    onEvent: ({ payload }) => events.add(/** @type {EventOut | null} */ (payload), true),
     onState: (state) => {
-      live = state === "live";
-      if (finished) return;
-      status.textContent =
+      events.live = state === "live";
+      if (events.finished()) return;
+      events.status.textContent =
         state === "live"
           ? "Live."
           : state === "reconnecting"
@@ -85,19 +113,53 @@ export async function timeline(ctx, parent, runId, { onEvent = () => {}, done = 
             : `Live updates unavailable; checking every ${POLL_MS / 1000} s.`;
     },
   });
+}
 
+/**
+ * Checks for new events every 2 s while the stream is not live.
+ * @param {import("./context.js").PageContext} ctx
+ * @param {string} base the run's events address
+ * @param {Events} events
+ */
+function pollWhileDown(ctx, base, events) {
   let polling = false;
   ctx.every(POLL_MS, async () => {
-    if (finished || live || polling) return;
+    if (events.finished() || events.live || polling) return;
     polling = true;
     try {
-      const items = await all(`${base}?after=${lastSeq}&limit=200`, { signal: ctx.signal });
-      for (const event of items) add(event, true);
+      const after = events.lastSeq();
+      /** @type {EventOut[]} */
+      const items = await all(`${base}?after=${after}&limit=200`, { signal: ctx.signal });
+      for (const event of items) events.add(event, true);
     } catch (error) {
-      if (!isAbort(error)) status.textContent = "Could not refresh the timeline; retrying.";
+      if (!isAbort(error)) events.status.textContent = "Could not refresh the timeline; retrying.";
     } finally {
       polling = false;
     }
   });
+}
+
+/**
+ * Appends a "Timeline" section for run `runId` to `parent`. `onEvent(event)` is called
+ * for each new event (not for those loaded first); `done` is true when the run has
+ * finished already (no stream then). Returns a promise of the events loaded first.
+ * @param {import("./context.js").PageContext} ctx
+ * @param {HTMLElement} parent
+ * @param {string} runId
+ * @param {{onEvent?: (event: EventOut) => void, done?: boolean}} [options]
+ * @returns {Promise<EventOut[]>}
+ */
+export async function timeline(ctx, parent, runId, { onEvent = () => {}, done = false } = {}) {
+  const events = eventList(parent, onEvent, done);
+  const base = `/v1/runs/${encodeURIComponent(runId)}/events`;
+  /** @type {EventOut[]} */
+  const first = await all(`${base}?limit=200`, { signal: ctx.signal, max: 5000 });
+  for (const event of first) events.add(event, false);
+  if (events.finished()) {
+    events.status.textContent = "The run has finished.";
+    return first;
+  }
+  followLive(ctx, base, events);
+  pollWhileDown(ctx, base, events);
   return first;
 }

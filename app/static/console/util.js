@@ -1,11 +1,22 @@
+// @ts-check
 // Small helpers shared by the pages.
 
+/**
+ * Whether `error` is the abort of a request the page no longer needs (it was left).
+ * @param {unknown} error
+ * @returns {boolean}
+ */
 export function isAbort(error) {
-  return error?.name === "AbortError";
+  return typeof error === "object" && error !== null && "name" in error && error.name === "AbortError";
 }
 
-/** Runs `fn` at most once at a time; a call while it runs makes it run once more after. */
+/**
+ * Runs `fn` at most once at a time; a call while it runs makes it run once more after.
+ * @param {() => unknown} fn
+ * @returns {() => Promise<void>}
+ */
 export function coalesce(fn) {
+  /** @type {Promise<void> | null} */
   let running = null;
   let again = false;
   return function run() {
@@ -25,11 +36,45 @@ export function coalesce(fn) {
   };
 }
 
-/** `fn` called once, `ms` after the last of a burst of calls. */
+/**
+ * `fn` called once, `ms` after the last of a burst of calls.
+ * @param {() => unknown} fn
+ * @param {number} ms
+ * @returns {() => void}
+ */
 export function debounce(fn, ms) {
-  let timer = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
   return () => {
     clearTimeout(timer);
     timer = setTimeout(fn, ms);
   };
+}
+
+/**
+ * What `request` resolves to, or `fallback` when it fails: for what a page can do without
+ * (a tool's risk, the agents of a filter). An abort still rejects: the page was left.
+ * @template T, F
+ * @param {() => Promise<T>} request
+ * @param {F} fallback
+ * @returns {Promise<T | F>}
+ */
+export async function optional(request, fallback) {
+  try {
+    return await request();
+  } catch (error) {
+    if (isAbort(error)) throw error;
+    return fallback;
+  }
+}
+
+/**
+ * Whether `value` is one of `values` (narrows a string from an address to an enum).
+ * @template {string} T
+ * @param {readonly T[]} values
+ * @param {unknown} value
+ * @returns {value is T}
+ */
+export function isOneOf(values, value) {
+  return values.some((v) => v === value);
 }

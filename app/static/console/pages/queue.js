@@ -1,20 +1,24 @@
+// @ts-check
 // The approval queue: previews of the tenant by status (pending by default), newest
 // first, kept current over the tenant's event stream, with a live expiry countdown.
 
-import { consolePath, countdown, h, labelledSelect, link, usd, when } from "../dom.js";
+import { columnHeads, consolePath, countdown, h, labelledSelect, link, usd, when } from "../dom.js";
 import { keepCurrent } from "../live.js";
-import { clearProblem, showProblem } from "../problems.js";
-import { coalesce, isAbort } from "../util.js";
+import { attempt, clearProblem } from "../problems.js";
+import { PREVIEW_STATUSES } from "../schema.js";
+import { coalesce, isOneOf, optional } from "../util.js";
 
-export const PREVIEW_STATUSES = [
-  "pending",
-  "approved",
-  "rejected",
-  "expired",
-  "superseded",
-  "committed",
-];
+/** @typedef {import("../context.js").PageContext} PageContext */
+/** @typedef {import("../schema.js").EventType} EventType */
+/** @typedef {import("../schema.js").PreviewOut} PreviewOut */
+/** @typedef {import("../schema.js").PreviewPage} PreviewPage */
+/** @typedef {import("../schema.js").PreviewStatus} PreviewStatus */
+/** @typedef {import("../schema.js").ToolOut} ToolOut */
+/** @typedef {import("../schema.js").ToolPage} ToolPage */
+/** @typedef {Record<string, ToolOut>} ToolsByName */
+
 const COLUMNS = ["Tool", "Summary", "Who asked", "Run", "Cost", "Risk", "Expires in"];
+/** @type {EventType[]} */
 const TYPES = [
   "preview.created",
   "preview.approved",
@@ -28,19 +32,31 @@ const TYPES = [
   "run.finished",
 ];
 
-/** Updates every countdown (`time[data-countdown]`) under `root`. */
+/**
+ * Updates every countdown (`time[data-countdown]`) under `root`.
+ * @param {ParentNode} root
+ */
 export function tickCountdowns(root) {
   const now = Date.now();
   for (const el of root.querySelectorAll("time[data-countdown]")) {
-    el.textContent = countdown(el.getAttribute("datetime"), now);
+    el.textContent = countdown(el.getAttribute("datetime") || "", now);
   }
 }
 
+/**
+ * @param {ToolOut | undefined} tool
+ * @returns {string}
+ */
 function riskText(tool) {
   if (!tool) return "—";
   return tool.requires_approval ? `${tool.risk} · approval required` : tool.risk;
 }
 
+/**
+ * @param {PreviewOut} preview
+ * @param {ToolsByName} tools
+ * @returns {HTMLTableRowElement}
+ */
 function row(preview, tools) {
   const expiry =
     preview.status === "pending"
@@ -64,13 +80,13 @@ function row(preview, tools) {
   return tr;
 }
 
-export async function queuePage(ctx) {
-  const query = new URLSearchParams(location.search);
-  let status = PREVIEW_STATUSES.includes(query.get("status")) ? query.get("status") : "pending";
+/**
+ * The queue's table: one row per preview, each made once (by id and status) and moved
+ * only when out of place, so a focused link keeps its focus.
+ */
+function queueTable() {
+  /** @type {Map<string, HTMLTableRowElement>} */
   const rows = new Map();
-  let refresh = () => {};
-  const slot = h("div", { class: "alerts" });
-  const note = h("p", { class: "live" });
   const tbody = h("tbody");
   const empty = h(
     "tr",
@@ -80,19 +96,78 @@ export async function queuePage(ctx) {
   const table = h(
     "table",
     { class: "grid", "aria-labelledby": "queue-title" },
-    h("thead", {}, h("tr", {}, COLUMNS.map((c) => h("th", { scope: "col" }, c)))),
+    columnHeads(COLUMNS),
     tbody,
   );
+  tbody.append(empty);
+  return {
+    table,
+    tbody,
+    clear() {
+      rows.clear();
+      tbody.replaceChildren();
+    },
+    /**
+     * @param {PreviewOut[]} items
+     * @param {ToolsByName} tools
+     */
+    show(items, tools) {
+      /** @type {Array<[string, HTMLTableRowElement]>} */
+      const wanted = items.map((p) => {
+        const key = `${p.id}:${p.status}`;
+        const tr = rows.get(key) || row(p, tools);
+        rows.set(key, tr);
+        return [key, tr];
+      });
+      const keep = new Set(wanted.map(([key]) => key));
+      for (const [key, tr] of rows) {
+        if (!keep.has(key)) {
+          tr.remove();
+          rows.delete(key);
+        }
+      }
+      wanted.forEach(([, tr], i) => {
+        if (tbody.children[i] !== tr) tbody.insertBefore(tr, tbody.children[i] || null);
+      });
+      if (wanted.length) empty.remove();
+      else tbody.append(empty);
+      tickCountdowns(tbody);
+    },
+  };
+}
+
+/**
+ * The tools by name, for the risk column ("—" when they cannot be read: the queue itself
+ * still works).
+ * @param {PageContext} ctx
+ * @returns {Promise<ToolsByName>}
+ */
+async function toolsByName(ctx) {
+  return optional(async () => {
+    const page = /** @type {ToolPage} */ (await ctx.api("/v1/tools?limit=200"));
+    return Object.fromEntries(page.items.map((t) => [t.name, t]));
+  }, {});
+}
+
+/** @param {PageContext} ctx */
+export async function queuePage(ctx) {
+  const asked = new URLSearchParams(location.search).get("status");
+  /** @type {PreviewStatus} */
+  let status = isOneOf(PREVIEW_STATUSES, asked) ? asked : "pending";
+  let refresh = () => {};
+  const slot = h("div", { class: "alerts" });
+  const note = h("p", { class: "live" });
+  const queue = queueTable();
   const filter = labelledSelect(
     "queue-status",
     "Status",
     PREVIEW_STATUSES.map((s) => [s, s]),
     status,
     (value) => {
+      if (!isOneOf(PREVIEW_STATUSES, value)) return;
       status = value;
       history.replaceState(null, "", value === "pending" ? "/console" : `/console?status=${value}`);
-      rows.clear();
-      tbody.replaceChildren();
+      queue.clear();
       refresh();
     },
   );
@@ -105,9 +180,8 @@ export async function queuePage(ctx) {
     ),
     h("div", { class: "toolbar" }, filter, note),
     slot,
-    table,
+    queue.table,
   );
-  tbody.append(empty);
 
   if (!ctx.me.roles.includes("approver")) {
     note.textContent = "";
@@ -121,46 +195,17 @@ export async function queuePage(ctx) {
     return;
   }
 
-  let tools = {};
-  try {
-    const page = await ctx.api("/v1/tools?limit=200");
-    tools = Object.fromEntries(page.items.map((t) => [t.name, t]));
-  } catch (error) {
-    if (isAbort(error)) return;
-    // The risk column shows "—"; the queue itself still works.
-  }
-
+  const tools = await toolsByName(ctx);
   refresh = coalesce(async () => {
-    let page;
-    try {
-      page = await ctx.api(`/v1/approvals?status=${encodeURIComponent(status)}&limit=100`);
-    } catch (error) {
-      if (!isAbort(error)) showProblem(slot, error, { action: "load", me: ctx.me }, { onSignIn: ctx.signOut });
-      return;
-    }
+    const path = `/v1/approvals?status=${encodeURIComponent(status)}&limit=100`;
+    const context = { action: /** @type {const} */ ("load"), me: ctx.me };
+    const read = await attempt(slot, () => ctx.api(path), context, { onSignIn: ctx.signOut });
+    if (!read.ok) return;
     clearProblem(slot);
-    const wanted = page.items.map((p) => {
-      const key = `${p.id}:${p.status}`;
-      if (!rows.has(key)) rows.set(key, row(p, tools));
-      return [key, rows.get(key)];
-    });
-    const keep = new Set(wanted.map(([key]) => key));
-    for (const [key, tr] of rows) {
-      if (!keep.has(key)) {
-        tr.remove();
-        rows.delete(key);
-      }
-    }
-    // Moves only what is out of place, so a focused link keeps its focus.
-    wanted.forEach(([, tr], i) => {
-      if (tbody.children[i] !== tr) tbody.insertBefore(tr, tbody.children[i] || null);
-    });
-    if (wanted.length) empty.remove();
-    else tbody.append(empty);
-    tickCountdowns(tbody);
+    queue.show(/** @type {PreviewPage} */ (read.value).items, tools);
   });
 
   await refresh();
-  ctx.every(1000, () => tickCountdowns(tbody));
+  ctx.every(1000, () => tickCountdowns(queue.tbody));
   keepCurrent(ctx, { types: TYPES, refresh, note });
 }
