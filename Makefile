@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/python -m app quickstart --port 8000
 
-## The whole suite against a real Postgres (see tests/dbserver.py for where it comes from).
+## The whole suite against a real Postgres (see tests/support/dbserver.py for where it comes from).
 test: $(STAMP)
 	$(BIN)/ruff check app tests migrations bench
 	$(BIN)/python -m pytest
