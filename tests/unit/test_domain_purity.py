@@ -10,44 +10,14 @@ from pathlib import Path
 
 import pytest
 
-DOMAIN = Path(__file__).resolve().parents[2] / "app" / "domain"
+from tests.support.source import ROOT, imports, module_name, parse
+
+DOMAIN = ROOT / "app" / "domain"
 
 ALLOWED_PACKAGES = frozenset(sys.stdlib_module_names) | {"jsonschema"}
 ALLOWED_APP_PACKAGE = "app.domain"
 
 MODULES = sorted(DOMAIN.rglob("*.py"))
-
-
-def _imports(tree: ast.AST, module_name: str) -> list[tuple[str, ...]]:
-    """Every import of a module, at any depth (function-level ones too), as the absolute
-    names it may mean, relative imports resolved: `from X import y` means X.y when y is a
-    submodule and X otherwise, so it is fine when either is."""
-    package = module_name.rsplit(".", 1)[0].split(".")
-    found: list[tuple[str, ...]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.extend((alias.name,) for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - (node.level - 1)] if node.level else []
-            target = ".".join([*base, *([node.module] if node.module else [])])
-            found.extend((target, f"{target}.{alias.name}") for alias in node.names)
-        elif (
-            isinstance(node, ast.Call)
-            and _called_name(node.func) in {"import_module", "__import__"}
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and isinstance(node.args[0].value, str)
-        ):
-            found.append((node.args[0].value,))
-    return found
-
-
-def _called_name(func: ast.expr) -> str | None:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return None
 
 
 def _allowed(name: str) -> bool:
@@ -56,17 +26,10 @@ def _allowed(name: str) -> bool:
     return name.split(".")[0] in ALLOWED_PACKAGES
 
 
-def _outside_the_core(tree: ast.AST, module_name: str) -> list[str]:
+def _outside_the_core(tree: ast.AST, module: str) -> list[str]:
     return sorted(
-        " or ".join(names)
-        for names in _imports(tree, module_name)
-        if not any(_allowed(n) for n in names)
+        " or ".join(names) for names in imports(tree, module) if not any(_allowed(n) for n in names)
     )
-
-
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(DOMAIN.parents[1]).with_suffix("").parts
-    return ".".join(parts)
 
 
 def test_domain_modules_are_found() -> None:
@@ -76,8 +39,7 @@ def test_domain_modules_are_found() -> None:
 
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
 def test_domain_module_imports_nothing_outside_the_core(path: Path) -> None:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    assert _outside_the_core(tree, _module_name(path)) == []
+    assert _outside_the_core(parse(path), module_name(path)) == []
 
 
 @pytest.mark.parametrize(
