@@ -24,7 +24,7 @@ run: $(STAMP)
 	$(BIN)/python -m app quickstart --port 8000
 
 ## The console's type check, then the whole suite against a real Postgres (see
-## tests/dbserver.py for where it comes from).
+## tests/support/dbserver.py for where it comes from).
 test: $(STAMP) $(TSC)
 	$(TSC) --noEmit --allowJs --checkJs --project tsconfig.json
 	$(BIN)/ruff check app tests migrations bench

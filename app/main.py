@@ -141,7 +141,14 @@ def create_app(
             reads=reads,
         )
         driver = Driver(runtime, listen_url=url)
-        streams = Streams(runtime.events, settings.max_streams, settings.tenant_stream_share)
+        streams = Streams(
+            runtime.events,
+            settings.max_streams,
+            settings.tenant_stream_share,
+            ping_s=settings.stream_ping_s,
+            poll_s=settings.stream_poll_s,
+            key_check_s=settings.stream_key_check_s,
+        )
         app.state.engine = engine
         app.state.runtime = runtime
         app.state.driver = driver

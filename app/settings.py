@@ -47,6 +47,13 @@ class Settings(BaseSettings):
     max_streams: int = Field(default=100, ge=1)
     #: Of those, what one tenant may hold; beyond it, 429. Unset: half of max_streams.
     max_streams_per_tenant: int | None = Field(default=None, ge=1)
+    #: A quiet event stream sends a `: ping` comment this often, so that proxies and
+    #: clients do not take it for a dead one.
+    stream_ping_s: float = Field(default=15.0, gt=0)
+    #: An event stream reads anyway this often, in case a wake-up was lost with its process.
+    stream_poll_s: float = Field(default=5.0, gt=0)
+    #: An event stream checks this often that its request's key still holds.
+    stream_key_check_s: float = Field(default=15.0, gt=0)
     #: Database connections per process; unset: sized from max_active_runs and
     #: http_concurrency (see `db.session.pool_size_for`).
     db_pool_size: int | None = Field(default=None, ge=1)

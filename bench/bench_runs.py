@@ -81,7 +81,7 @@ from app.config import DEMO_CONFIG_PATH  # noqa: E402
 from app.db import migrate  # noqa: E402
 from app.db.session import make_sessionmaker  # noqa: E402
 from app.engine.keys import create_key  # noqa: E402
-from tests.dbserver import fresh_database  # noqa: E402
+from tests.support.dbserver import fresh_database  # noqa: E402
 
 DEMO_AGENT = "tech-radar"
 #: The demo agent's max_steps (app/resources/demo.yaml); longer runs use the bench agent.

@@ -45,7 +45,7 @@ from bench_runs import (  # noqa: E402
     write_config,
 )
 
-from tests.dbserver import fresh_database  # noqa: E402
+from tests.support.dbserver import fresh_database  # noqa: E402
 
 
 class Reader:

@@ -1,4 +1,4 @@
-"""The real clock. Tests inject their own (see tests/fakes.py)."""
+"""The real clock. Tests inject their own (see tests/support/fakes.py)."""
 
 from __future__ import annotations
 

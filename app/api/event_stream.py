@@ -33,10 +33,6 @@ from app.engine.tenant_tail import TenantTails
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 MEDIA_TYPE = "text/event-stream"
-#: A comment this often keeps proxies and clients from taking a quiet stream for a dead one.
-PING_S = 15.0
-#: How often a stream reads anyway, in case a wake-up was lost with its process.
-POLL_S = 5.0
 #: After a wake-up that found nothing (an older transaction still open holds the tenant's
 #: feed back), read again this soon, this many times.
 RECHECK_S = 0.25
@@ -44,8 +40,6 @@ RECHECKS = 8
 #: A stream reads at most this often, however many commits wake it: under load, one read
 #: takes many events, and the database sees a bounded number of reads per stream.
 READ_EVERY_S = 0.25
-#: How often a stream checks that its request's key still holds.
-KEY_CHECK_S = 15.0
 #: Frames of recent tenant events kept for the other streams of the tenant.
 FRAMES_KEPT = 4096
 #: What a client refused for the stream limit is told to wait.
@@ -98,12 +92,28 @@ class Streams:
     """This process's open streams, at most `limit`, and at most `tenant_share` of them one
     tenant's, so that one tenant cannot take every stream; `close_all` ends them
     (shutdown). The tenants' tails and the frames of recent tenant events are shared by
-    the streams."""
+    the streams.
 
-    def __init__(self, hub: EventHub, limit: int, tenant_share: int) -> None:
+    Each stream sends a `: ping` after `ping_s` of quiet (so that proxies and clients do
+    not take it for a dead one), reads anyway every `poll_s` (in case a wake-up was lost
+    with its process) and checks every `key_check_s` that its request's key still holds."""
+
+    def __init__(
+        self,
+        hub: EventHub,
+        limit: int,
+        tenant_share: int,
+        *,
+        ping_s: float,
+        poll_s: float,
+        key_check_s: float,
+    ) -> None:
         self.hub = hub
         self.limit = limit
         self.tenant_share = tenant_share
+        self.ping_s = ping_s
+        self.poll_s = poll_s
+        self.key_check_s = key_check_s
         self.open = 0
         self._by_tenant: dict[str, int] = {}
         self.closing = False
@@ -233,16 +243,16 @@ async def _frames(
             continue
         if items:
             quiet_since = loop.time()
-        if loop.time() - checked_at >= KEY_CHECK_S:
+        if loop.time() - checked_at >= streams.key_check_s:
             checked_at = loop.time()
             if not await _or_none(still_valid()):
                 return  # the key was revoked (or lost its role) meanwhile
-        ping_in = PING_S - (loop.time() - quiet_since)
+        ping_in = streams.ping_s - (loop.time() - quiet_since)
         if ping_in <= 0:
             yield b": ping\n\n"
             quiet_since = loop.time()
-            ping_in = PING_S
-        woken = await sub.wait(min(ping_in, RECHECK_S if rechecks else POLL_S))
+            ping_in = streams.ping_s
+        woken = await sub.wait(min(ping_in, RECHECK_S if rechecks else streams.poll_s))
         if streams.closing:
             return
         # A wake-up that finds nothing may be held back by an older transaction still

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from tests.conftest import Harness
+from tests.support.harness import Harness
 
 FINAL_ONLY = [{"type": "final", "text": "done"}]
 

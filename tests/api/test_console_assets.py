@@ -7,7 +7,7 @@ import pytest
 
 from app.api.problems import PROBLEM_JSON
 from app.api.routes.console import CSP
-from tests.conftest import Harness
+from tests.support.harness import Harness
 
 
 @pytest.mark.parametrize(

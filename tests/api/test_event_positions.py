@@ -10,9 +10,9 @@ import pytest
 
 from app.domain.errors import DomainError
 from app.engine.runs import decode_cursor
-from tests.assertions import assert_problem
-from tests.conftest import Harness
-from tests.factories import final, run_body
+from tests.support.assertions import assert_problem
+from tests.support.factories import final, run_body
+from tests.support.harness import Harness
 
 STREAM = {"Accept": "text/event-stream"}
 

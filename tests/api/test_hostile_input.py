@@ -19,9 +19,9 @@ from app.api import schemas
 from app.api.problems import PROBLEM_JSON, PROBLEM_TYPES
 from app.db.tables import technology
 from app.openapi import openapi_json
-from tests import hostile
-from tests.conftest import DEFAULT_AGENT, Harness, make_config
-from tests.factories import final, run_body, seed_radar, tool_calls
+from tests.support import hostile
+from tests.support.factories import final, run_body, seed_radar, tool_calls
+from tests.support.harness import DEFAULT_AGENT, Harness, make_config
 
 ALLOWED = {400, 401, 403, 404, 405, 409, 410, 415, 422}
 DOCUMENT = json.loads(openapi_json())

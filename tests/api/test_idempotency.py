@@ -15,9 +15,9 @@ from app.domain.tools import Principal
 from app.engine import idempotency
 from app.engine.idempotency import Claim
 from app.engine.runs import CreateRun, start_run
-from tests.assertions import assert_problem
-from tests.conftest import Harness
-from tests.factories import final, run_body
+from tests.support.assertions import assert_problem
+from tests.support.factories import final, run_body
+from tests.support.harness import Harness
 
 
 def raw_client(h: Harness) -> httpx.AsyncClient:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from tests.assertions import assert_problem
-from tests.conftest import Harness
-from tests.factories import final, run_body, seed_radar, tool_calls
+from tests.support.assertions import assert_problem
+from tests.support.factories import final, run_body, seed_radar, tool_calls
+from tests.support.harness import Harness
 
 SEARCH = ("c1", "search_technologies", {"query": "db"})
 

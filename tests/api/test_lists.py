@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.conftest import Harness
-from tests.factories import final, run_body, seed_radar, tool_calls
+from tests.support.factories import final, run_body, seed_radar, tool_calls
+from tests.support.harness import Harness
 
 
 async def all_pages(h: Harness, headers: dict[str, str], url: str) -> list[list[Any]]:
@@ -119,7 +119,7 @@ async def test_limit_above_200_is_refused(harness: Harness) -> None:
 
 
 async def test_tools_and_agents_page_by_name(harness_factory) -> None:  # type: ignore[no-untyped-def]
-    from tests.conftest import DEFAULT_AGENT, make_config
+    from tests.support.harness import DEFAULT_AGENT, make_config
 
     agents = {name: DEFAULT_AGENT for name in ("a-one", "b-two", "c-three")}
     h = await harness_factory(config=make_config(agents))

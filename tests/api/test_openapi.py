@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from app.openapi import openapi_json
-from tests.conftest import DEFAULT_AGENT, Harness, make_config
+from tests.support.harness import DEFAULT_AGENT, Harness, make_config
 
 COMMITTED = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"
 

@@ -11,8 +11,8 @@ import pytest
 from pydantic import ValidationError
 
 from app.settings import Settings
-from tests.conftest import Harness
-from tests.factories import final, run_body
+from tests.support.factories import final, run_body
+from tests.support.harness import Harness
 
 EVIL = {"Host": "evil.example"}
 

@@ -17,8 +17,8 @@ from sqlalchemy import exc as sa_exc
 from app.api.middleware import is_unavailable
 from app.main import create_app
 from app.settings import Settings
-from tests.assertions import assert_problem
-from tests.conftest import Harness, make_config
+from tests.support.assertions import assert_problem
+from tests.support.harness import Harness, make_config
 
 FINAL_ONLY = [{"type": "final", "text": "done"}]
 

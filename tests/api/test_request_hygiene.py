@@ -10,9 +10,9 @@ from urllib.parse import unquote
 
 import pytest
 
-from tests.assertions import assert_problem
-from tests.conftest import Harness
-from tests.factories import final, run_body
+from tests.support.assertions import assert_problem
+from tests.support.factories import final, run_body
+from tests.support.harness import Harness
 
 
 async def test_metadata_up_to_4_kib_is_echoed(harness: Harness) -> None:

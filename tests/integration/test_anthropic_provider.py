@@ -15,9 +15,9 @@ import pytest
 
 from app.adapters.builtin_tools.tech_radar import SPECS
 from app.config import parse_config
-from tests.conftest import DEFAULT_AGENT, Harness
-from tests.factories import seed_radar
-from tests.fake_openai import FakeOpenAI, fake_openai, refusal, says, uses
+from tests.support.factories import seed_radar
+from tests.support.fake_openai import FakeOpenAI, fake_openai, refusal, says, uses
+from tests.support.harness import DEFAULT_AGENT, Harness
 
 KEY_ENV = "TG_TEST_ANTHROPIC_KEY"
 SECRET = "sk-ant-test-0123456789SECRET"

@@ -30,11 +30,11 @@ from app.engine.keys import hash_key
 from app.main import create_app
 from app.otel_setup import Telemetry
 from app.settings import Settings
-from tests.backend import serving_app
-from tests.browser import browsing
-from tests.conftest import Harness, make_config
-from tests.factories import final, run_body, seed_radar, tool_calls
-from tests.integration.test_approvals import WRITER, ledger_size, move, moved_meanwhile, row
+from tests.support.approvals import WRITER, ledger_size, move, moved_meanwhile, row
+from tests.support.backend import serving_app
+from tests.support.browser import browsing
+from tests.support.factories import final, run_body, seed_radar, tool_calls
+from tests.support.harness import Harness, make_config
 
 WAIT_MS = 20_000
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"

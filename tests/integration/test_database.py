@@ -23,9 +23,9 @@ from app.db.tables import metadata
 from app.engine.keys import create_key
 from app.main import create_app
 from app.settings import Settings
-from tests.conftest import make_config
-from tests.dbserver import embedded_server, fresh_database
-from tests.factories import final
+from tests.support.dbserver import embedded_server, fresh_database
+from tests.support.factories import final
+from tests.support.harness import make_config
 
 
 async def _tables(engine) -> set[str]:  # type: ignore[no-untyped-def]

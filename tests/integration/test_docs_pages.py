@@ -10,9 +10,9 @@ import pytest
 
 from app.main import create_app
 from app.settings import Settings
-from tests.backend import serving_app
-from tests.browser import browsing
-from tests.conftest import Harness, make_config
+from tests.support.backend import serving_app
+from tests.support.browser import browsing
+from tests.support.harness import Harness, make_config
 
 
 @pytest.fixture

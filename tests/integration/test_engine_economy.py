@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Harness
-from tests.factories import final, run_body, seed_radar, tool_calls
-from tests.statements import counting
+from tests.support.factories import final, run_body, seed_radar, tool_calls
+from tests.support.harness import Harness
+from tests.support.statements import counting
 
 
 def rounds(n: int) -> list[dict[str, Any]]:

@@ -15,11 +15,11 @@ import pytest
 import yaml
 
 from app.evaluation import Case, eval_agent_config, load_cases, markdown, report, run_trials
-from tests.conftest import Harness
-from tests.factories import seed_radar
-from tests.fake_openai import FakeOpenAI, calls, fake_openai, text
-from tests.integration.test_openai_provider import KEY_ENV, SECRET, live_config
-from tests.integration.test_processes import ROOT
+from tests.support.factories import seed_radar
+from tests.support.fake_openai import FakeOpenAI, calls, fake_openai, text
+from tests.support.harness import Harness
+from tests.support.live_model import KEY_ENV, SECRET, live_config
+from tests.support.processes import ROOT
 
 CASES = [
     Case("find-kafka", "Where is Kafka?", "right_tool", "search_technologies", {"query": "kafka"}),

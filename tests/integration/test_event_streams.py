@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +19,11 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.adapters.clock import SystemClock
-from app.api import event_stream
-from app.db import events_repo
 from app.db.session import make_sessionmaker
 from app.db.tables import api_key, event
 from app.engine.keys import create_key
-from tests.backend import Answer, serving, serving_app
-from tests.conftest import Harness
-from tests.factories import final, run_body, tool_calls
-from tests.integration.test_approvals import (
+from app.settings import Settings
+from tests.support.approvals import (
     approvals_harness,
     approve,
     commit,
@@ -41,66 +34,12 @@ from tests.integration.test_approvals import (
     process_keys,
     row,
 )
-from tests.integration.test_processes import free_port, server, wait_healthy
-from tests.statements import counting
-
-STREAM = {"Accept": "text/event-stream"}
-Frame = dict[str, Any]
-
-
-async def frames(response: httpx.Response) -> AsyncIterator[Frame]:
-    """The stream's frames as {"id", "event", "data"} (data parsed), and pings as
-    {"comment": "ping"}, as they arrive."""
-    current: dict[str, Any] = {}
-    async for line in response.aiter_lines():
-        if line == "":
-            if current:
-                yield current
-            current = {}
-        elif line.startswith(":"):
-            yield {"comment": line[1:].strip()}
-        else:
-            name, _, value = line.partition(": ")
-            current[name] = json.loads(value) if name == "data" else value
-
-
-@asynccontextmanager
-async def stream(
-    base: str, path: str, headers: dict[str, str]
-) -> AsyncIterator[tuple[httpx.Response, AsyncIterator[Frame]]]:
-    async with (
-        httpx.AsyncClient(base_url=base, timeout=30) as http,
-        http.stream("GET", path, headers={**headers, **STREAM}) as response,
-    ):
-        yield response, frames(response)
-
-
-async def take(source: AsyncIterator[Frame], until: str, timeout_s: float = 20) -> list[Frame]:
-    """Frames (pings left out) up to and including the first of type `until`."""
-    taken: list[Frame] = []
-
-    async def read() -> None:
-        async for frame in source:
-            if "comment" in frame:
-                continue
-            taken.append(frame)
-            if frame["event"] == until:
-                return
-        raise AssertionError(f"the stream ended before {until}: {[f['event'] for f in taken]}")
-
-    await asyncio.wait_for(read(), timeout_s)
-    return taken
-
-
-async def reopens(base: str, headers: dict[str, str]) -> bool:
-    """Whether a tenant stream opens again within 10 s: a closed stream's slot is given
-    back once the server has seen its client go."""
-    for _ in range(200):
-        async with stream(base, "/v1/events", headers) as (response, _):
-            if response.status_code == 200:
-                return True
-        await asyncio.sleep(0.05)
-    return False
+from tests.support.backend import Answer, serving, serving_app
+from tests.support.factories import final, run_body, tool_calls
+from tests.support.harness import Harness
+from tests.support.processes import free_port, server, wait_healthy
+from tests.support.statements import counting, failing
+from tests.support.streams import STREAM, Frame, reopens, stream, take
 
 
 async def timeline(h: Harness, headers: dict[str, str], run_id: str) -> list[dict[str, Any]]:
@@ -239,7 +178,7 @@ async def test_resuming_with_last_event_id_loses_and_repeats_nothing_across_proc
     seqs = [int(f["id"]) for f in first + second]
     assert seqs == [e["seq"] for e in stored] == list(range(1, len(stored) + 1))
     assert second[-1]["event"] == "run.finished"
-    assert woken_in < event_stream.POLL_S - 1, woken_in
+    assert woken_in < Settings().stream_poll_s - 1, woken_in
 
 
 async def test_the_tenant_stream_starts_now_filters_by_type_and_run_and_resumes(
@@ -361,10 +300,8 @@ async def test_the_tenant_list_pages_every_event_with_ids_and_refuses_bad_cursor
 
 async def test_streams_ping_when_quiet_and_are_limited_per_process(
     harness_factory,  # type: ignore[no-untyped-def]
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(event_stream, "PING_S", 0.3)
-    h = await harness_factory(settings_override={"max_streams": 1})
+    h = await harness_factory(settings_override={"max_streams": 1, "stream_ping_s": 0.3})
     headers = await h.key()
     async with serving_app(h.app) as base:
         async with stream(base, "/v1/events", headers) as (_, source):
@@ -482,12 +419,9 @@ async def test_a_finished_runs_stream_resumed_after_its_last_event_answers_no_co
 
 async def test_a_stream_ends_when_its_key_is_revoked_or_its_reads_fail(
     harness_factory,  # type: ignore[no-untyped-def]
-    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    monkeypatch.setattr(event_stream, "KEY_CHECK_S", 0.2)
-    monkeypatch.setattr(event_stream, "POLL_S", 0.2)
-    h = await harness_factory()
+    h = await harness_factory(settings_override={"stream_key_check_s": 0.2, "stream_poll_s": 0.2})
     headers = await h.key()
     async with serving_app(h.app) as base:
         async with stream(base, "/v1/events", headers) as (response, source):
@@ -501,13 +435,16 @@ async def test_a_stream_ends_when_its_key_is_revoked_or_its_reads_fail(
 
         other = await h.key(subject="other")
 
-        async def failing(*_args: Any, **_kwargs: Any) -> Any:
-            raise ConnectionRefusedError("the database went away")
+        def gone() -> BaseException:
+            return ConnectionRefusedError("the database went away")
 
         async with stream(base, "/v1/events", other) as (response, source):
             assert response.status_code == 200
-            monkeypatch.setattr(events_repo, "page", failing)
-            with caplog.at_level(logging.WARNING):
+            # From now on the feed's reads (the page query) fail, as if the database went.
+            with (
+                failing(h.app.state.engine, "pg_snapshot_xmin", gone),
+                caplog.at_level(logging.WARNING),
+            ):
                 assert await asyncio.wait_for(anext(source, None), 10) is None
     assert h.app.state.streams.open == 0
     said = [r.getMessage() for r in caplog.records]

@@ -14,10 +14,7 @@ from typing import Any
 from sqlalchemy import update
 
 from app.db.tables import run as run_table
-from tests.backend import Answer, FakeBackend, ok, serving
-from tests.conftest import DEFAULT_AGENT, Harness, make_config
-from tests.factories import final, run_body, tool_calls
-from tests.integration.test_approvals import (
+from tests.support.approvals import (
     approve,
     commit,
     events_of,
@@ -25,6 +22,9 @@ from tests.integration.test_approvals import (
     parked_run,
     ticket_tool,
 )
+from tests.support.backend import Answer, FakeBackend, ok, serving
+from tests.support.factories import final, run_body, tool_calls
+from tests.support.harness import DEFAULT_AGENT, Harness, make_config
 
 OUTPUT = {
     "type": "object",

@@ -17,10 +17,10 @@ import pytest
 
 from app.main import create_app
 from app.settings import Settings
-from tests.backend import serving_app
-from tests.conftest import make_config
-from tests.factories import final, seed_radar, tool_calls
-from tests.integration.test_processes import ROOT
+from tests.support.backend import serving_app
+from tests.support.factories import final, seed_radar, tool_calls
+from tests.support.harness import make_config
+from tests.support.processes import ROOT
 
 GENERATOR = Path(sys.executable).parent / "openapi-python-client"
 

@@ -14,9 +14,9 @@ import pytest
 from sqlalchemy import text
 
 from app.db.clock import DbTime
-from tests.backend import Answer, FakeBackend, fail, ok, serving
-from tests.conftest import DEFAULT_AGENT, Harness, make_config
-from tests.factories import final, run_body, tool_calls
+from tests.support.backend import Answer, FakeBackend, fail, ok, serving
+from tests.support.factories import final, run_body, tool_calls
+from tests.support.harness import DEFAULT_AGENT, Harness, make_config
 
 SCHEMA = {
     "type": "object",

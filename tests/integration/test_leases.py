@@ -15,19 +15,11 @@ from app.db.clock import DbTime
 from app.db.tables import turn
 from app.domain.tools import Principal
 from app.engine.runs import CreateRun, start_run
-from tests.conftest import DEFAULT_AGENT, Harness
-from tests.factories import final, seed_radar, tool_calls
-from tests.fakes import FakeClock, ProbeTool, probe_spec
-from tests.statements import counting
-
-LEASE_S = 30
-
-
-async def crash(h: Harness, run_id: str) -> None:
-    """Stops this process's stepper mid-step without any further write, like a kill -9."""
-    task = h.driver._tasks[(("acme"), run_id)]
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
+from tests.support.factories import final, seed_radar, tool_calls
+from tests.support.fakes import FakeClock, ProbeTool, probe_spec
+from tests.support.harness import DEFAULT_AGENT, Harness
+from tests.support.leases import LEASE_S, crash, two_steppers
+from tests.support.statements import counting
 
 
 async def state(h: Harness, run_id: str) -> Any:
@@ -39,20 +31,6 @@ async def state(h: Harness, run_id: str) -> Any:
             )
         ).scalar_one()
     return record, turns
-
-
-async def two_steppers(  # type: ignore[no-untyped-def]
-    harness_factory, probe_a: Any = None, probe_b: Any = None
-) -> tuple[Harness, Harness]:
-    """a: a process that will crash; b: another process that sees the database's clock
-    past a's lease (the test's way of letting it lapse)."""
-    a = await harness_factory(run_driver=False, clock_=FakeClock(), probe=probe_a)
-    later = FakeClock()
-    later.advance(LEASE_S + 1)
-    b = await harness_factory(
-        run_driver=False, clock_=later, probe=probe_b, db_time=DbTime(LEASE_S + 1)
-    )
-    return a, b
 
 
 async def start(h: Harness, headers: dict[str, str], *script: Any, wait_s: float) -> Any:

@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from tests.conftest import Harness
-from tests.factories import final, run_body, seed_radar, tool_calls
+from tests.support.factories import final, run_body, seed_radar, tool_calls
+from tests.support.harness import Harness
 
 SEARCH = ("c1", "search_technologies", {"query": "database"})
 SCRIPT = [tool_calls(SEARCH), tool_calls(SEARCH), final("done [source:s1]")]

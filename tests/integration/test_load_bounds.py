@@ -10,11 +10,11 @@ from collections.abc import Callable
 
 import httpx
 
-from tests.backend import serving_app
-from tests.conftest import Harness
-from tests.factories import final, run_body, tool_calls
-from tests.fakes import ProbeTool, probe_spec
-from tests.integration.test_event_streams import reopens, stream
+from tests.support.backend import serving_app
+from tests.support.factories import final, run_body, tool_calls
+from tests.support.fakes import ProbeTool, probe_spec
+from tests.support.harness import Harness
+from tests.support.streams import reopens, stream
 
 #: The database pool would make a request wait this long; a refusal must not wait at all.
 AT_ONCE_S = 1.0

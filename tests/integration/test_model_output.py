@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Harness
-from tests.factories import final, run_body, seed_radar, tool_calls
-from tests.fake_openai import FakeOpenAI, calls, text
+from tests.support.factories import final, run_body, seed_radar, tool_calls
+from tests.support.fake_openai import FakeOpenAI, calls, text
+from tests.support.harness import Harness
 
 # The OpenAI provider's fixture (a fake provider on loopback) and its agent "live".
-from tests.integration.test_openai_provider import events_of, live_harness, provider, start
+from tests.support.live_model import events_of, live_harness, provider, start
 
 __all__ = ["provider"]  # a fixture: used by name
 

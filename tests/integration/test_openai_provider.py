@@ -9,71 +9,14 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from app.adapters.builtin_tools.tech_radar import SPECS
-from app.config import parse_config
-from tests.conftest import DEFAULT_AGENT, Harness
-from tests.factories import seed_radar
-from tests.fake_openai import FakeOpenAI, calls, failure, fake_openai, text
+from tests.support.fake_openai import FakeOpenAI, calls, failure, text
+from tests.support.live_model import KEY_ENV, SECRET, events_of, live_harness, provider, start
 
-KEY_ENV = "TG_TEST_OPENAI_KEY"
-INSTRUCTIONS = "Answer about the radar. Cite sources."
-SECRET = "sk-test-0123456789abcdefSECRET"
-
-
-@pytest.fixture
-async def provider(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeOpenAI]:
-    monkeypatch.setenv(KEY_ENV, SECRET)
-    async with fake_openai() as fake:
-        yield fake
-
-
-def live_config(fake: FakeOpenAI, **route: Any) -> Any:
-    live = {
-        "provider": "openai",
-        "model": "gpt-test",
-        "base_url": f"{fake.url}/v1",
-        "api_key_env": KEY_ENV,
-        "input_cost_per_mtok": 1.0,
-        "output_cost_per_mtok": 2.0,
-        "timeout_s": 5,
-        **route,
-    }
-    agent = {
-        "model": "live",
-        "instructions": INSTRUCTIONS,
-        "tools": ["search_technologies", "get_technology"],
-        "limits": {"max_steps": 6, "deadline_s": 60},
-    }
-    data = {
-        "models": {"scripted": {"provider": "scripted"}, "live": live},
-        "agents": {"live": agent, "tech-radar": DEFAULT_AGENT},
-    }
-    return parse_config(data, builtin_tools=SPECS)
-
-
-async def live_harness(harness_factory, fake: FakeOpenAI, **route: Any) -> Harness:  # type: ignore[no-untyped-def]
-    h = await harness_factory(config=live_config(fake, **route))
-    await seed_radar(h)
-    return h
-
-
-async def start(h: Harness, **fields: Any) -> dict[str, Any]:
-    headers = await h.key()
-    body = {"agent": "live", "input": "Which databases are in adopt?", "wait_s": 10, **fields}
-    response = await h.client.post("/v1/runs", headers=headers, json=body)
-    assert response.status_code == 201, response.text
-    return response.json()
-
-
-async def events_of(h: Harness, run_id: str) -> list[dict[str, Any]]:
-    headers = await h.key()
-    answer = await h.client.get(f"/v1/runs/{run_id}/events?limit=200", headers=headers)
-    return answer.json()["items"]
+__all__ = ["provider"]  # a fixture: used by name
 
 
 async def test_a_tool_call_then_a_final_answer_with_usage_and_cost(

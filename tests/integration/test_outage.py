@@ -25,9 +25,9 @@ from sqlalchemy import text
 
 from app.db import migrate
 from app.db.session import make_engine, make_sessionmaker
-from tests.backend import Answer, FakeBackend, serving
-from tests.factories import final, tool_calls
-from tests.integration.test_processes import caller_key, free_port, wait_healthy
+from tests.support.backend import Answer, FakeBackend, serving
+from tests.support.factories import final, tool_calls
+from tests.support.processes import caller_key, free_port, wait_healthy
 
 LEASE_S = 60  # far longer than the test allows runs to take after the database is back
 CLIENTS = 6
@@ -161,7 +161,7 @@ async def server_process(env: dict[str, str], port: int, log: Path) -> AsyncIter
     import signal
     import sys
 
-    from tests.integration.test_processes import ROOT
+    from tests.support.processes import ROOT
 
     with log.open("wb") as out:
         process = await asyncio.create_subprocess_exec(

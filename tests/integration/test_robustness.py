@@ -8,9 +8,9 @@ from typing import Any
 
 from sqlalchemy import text
 
-from tests.conftest import DEFAULT_AGENT, Harness, make_config
-from tests.factories import final, run_body, tool_calls
-from tests.fakes import ProbeTool, probe_spec
+from tests.support.factories import final, run_body, tool_calls
+from tests.support.fakes import ProbeTool, probe_spec
+from tests.support.harness import DEFAULT_AGENT, Harness, make_config
 
 
 async def events_of(h: Harness, headers: dict[str, str], run_id: str) -> list[dict[str, Any]]:

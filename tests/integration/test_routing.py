@@ -13,9 +13,9 @@ import pytest
 
 from app.adapters.builtin_tools.tech_radar import SPECS
 from app.config import parse_config
-from tests.conftest import DEFAULT_AGENT, Harness
-from tests.fake_openai import FakeOpenAI, failure, fake_openai, text
-from tests.statements import Statements, counting
+from tests.support.fake_openai import FakeOpenAI, failure, fake_openai, text
+from tests.support.harness import DEFAULT_AGENT, Harness
+from tests.support.statements import Statements, counting
 
 KEY_ENV = "TG_TEST_ROUTER_KEY"
 

@@ -8,9 +8,9 @@ from typing import Any
 
 from app.adapters.builtin_tools.tech_radar import radar_tools
 from app.domain.tools import ToolError, ToolResult
-from tests.conftest import DEFAULT_AGENT, Harness, make_config
-from tests.factories import error, final, run_body, seed_radar, tool_calls
-from tests.fakes import ProbeTool, probe_spec
+from tests.support.factories import error, final, run_body, seed_radar, tool_calls
+from tests.support.fakes import ProbeTool, probe_spec
+from tests.support.harness import DEFAULT_AGENT, Harness, make_config
 
 
 async def create(h: Harness, headers: dict[str, str], body: dict[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from app.db import migrate
 from app.db.tables import metadata
-from tests.dbserver import fresh_database
+from tests.support.dbserver import fresh_database
 
 _OURS = "n.nspname = 'public' AND c.relname NOT LIKE 'alembic_version%'"
 CATALOG = {

@@ -12,9 +12,9 @@ from app.adapters.builtin_tools.tech_radar import radar_tools
 from app.db.session import make_sessionmaker
 from app.domain.ports import ToolContext
 from app.domain.tools import Principal, ToolError
-from tests.conftest import Harness
-from tests.factories import final, run_body, seed_radar, tool_calls
-from tests.fakes import FakeClock
+from tests.support.factories import final, run_body, seed_radar, tool_calls
+from tests.support.fakes import FakeClock
+from tests.support.harness import Harness
 
 
 def context(tenant: str = "acme") -> ToolContext:

@@ -16,11 +16,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from app.captured_content import Capture
 from app.db.clock import DbTime
 from app.otel_setup import SafeSpanExporter, Telemetry
-from tests.backend import ok, serving
-from tests.conftest import DEFAULT_AGENT, make_config
-from tests.factories import final, run_body, seed_radar, tool_calls
-from tests.fakes import FakeClock, ProbeTool, probe_spec
-from tests.integration.test_leases import LEASE_S, crash
+from tests.support.backend import ok, serving
+from tests.support.factories import final, run_body, seed_radar, tool_calls
+from tests.support.fakes import FakeClock, ProbeTool, probe_spec
+from tests.support.harness import DEFAULT_AGENT, make_config
+from tests.support.leases import LEASE_S, crash
 
 
 def traced() -> tuple[TracerProvider, InMemorySpanExporter]:

@@ -28,3 +28,19 @@ def test_uvicorns_connection_limit_stays_above_every_bound_clients_meet() -> Non
     limit together, each at its most, must never reach it."""
     for settings in (Settings(), Settings(http_concurrency=2, max_streams=1)):
         assert settings.connection_limit > settings.http_concurrency + settings.max_streams
+
+
+def _cadence(settings: Settings) -> tuple[float, float, float]:
+    return (settings.stream_ping_s, settings.stream_poll_s, settings.stream_key_check_s)
+
+
+def test_the_event_streams_cadence_is_read_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    names = ("TOOLGATE_STREAM_PING_S", "TOOLGATE_STREAM_POLL_S", "TOOLGATE_STREAM_KEY_CHECK_S")
+    for name in names:
+        monkeypatch.delenv(name, raising=False)
+    assert _cadence(Settings()) == (15, 5, 15)
+    for name, value in zip(names, ("2", "0.5", "1"), strict=True):
+        monkeypatch.setenv(name, value)
+    assert _cadence(Settings()) == (2, 0.5, 1)

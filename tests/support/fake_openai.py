@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from tests.backend import serving_app
+from tests.support.backend import serving_app
 
 
 @dataclass

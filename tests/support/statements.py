@@ -1,10 +1,11 @@
 """Counting what the app's engine sends to the database (statements and committed write
-transactions), through SQLAlchemy's event hooks: a count, never a timing."""
+transactions), through SQLAlchemy's event hooks: a count, never a timing. And, through
+the same hooks, making some statements fail as if the database had gone."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -59,3 +60,19 @@ def counting(engine: AsyncEngine) -> Iterator[Statements]:
     finally:
         for name, fn in hooks:
             event.remove(engine.sync_engine, name, fn)
+
+
+@contextmanager
+def failing(engine: AsyncEngine, marker: str, error: Callable[[], BaseException]) -> Iterator[None]:
+    """Every statement of the app's engine that contains `marker` raises `error()` instead of
+    reaching the database, as if the database had gone for it; the others go through."""
+
+    def fail(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if marker in statement:
+            raise error()
+
+    event.listen(engine.sync_engine, "before_cursor_execute", fail)
+    try:
+        yield
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", fail)
