@@ -7,7 +7,7 @@ from pathlib import Path
 
 from app.cli import main
 from app.console_schema import console_module
-from tests.conftest import Harness
+from tests.support.harness import Harness
 
 GENERATED = Path(__file__).resolve().parents[2] / "app" / "static" / "console" / "schema.js"
 
