@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app import logs
-from app.settings import Settings
+from app.config.settings import Settings
+from app.observability import logs
 
 
 def _resolve_database(settings: Settings) -> tuple[Settings, Any]:
@@ -142,7 +142,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     from app.main import load_app_config
 
     # A bad config or OTEL_* setting stops start-up here, saying what is wrong.
-    from app.otel_setup import check_env
+    from app.observability.otel_setup import check_env
 
     load_app_config(settings)
     check_env()
@@ -299,8 +299,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(settings, args))
     except Exception as exc:  # a config error and the like: say it, no traceback
-        from app.config import ConfigError
-        from app.otel_setup import TelemetryConfigError
+        from app.config.files import ConfigError
+        from app.observability.otel_setup import TelemetryConfigError
 
         if isinstance(exc, ConfigError | TelemetryConfigError):
             print(f"config error: {exc}", file=sys.stderr)

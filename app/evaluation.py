@@ -242,7 +242,7 @@ def markdown(result: Mapping[str, Any]) -> str:
 
 def eval_agent_config(config: Any, route: str) -> Any:
     """The config with an agent `eval` on `route` and the demo radar's tools."""
-    from app.config import AgentConfig
+    from app.config.files import AgentConfig
 
     if route not in config.models:
         raise DatasetError(f"no model route named {route!r} in the config")

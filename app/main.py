@@ -19,7 +19,6 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app import openapi
-from app import telemetry as tracing
 from app.adapters.builtin_tools.tech_radar import SPECS, radar_tools
 from app.adapters.clock import SystemClock
 from app.adapters.http_tools import client_timeouts, http_tools
@@ -31,15 +30,16 @@ from app.api.concurrency import ConcurrencyLimitMiddleware
 from app.api.event_stream import Streams
 from app.api.middleware import TraceAndErrorsMiddleware
 from app.api.routes import approvals, catalog, console, docs, events, health, problems, runs
-from app.config import DEMO_CONFIG_PATH, AppConfig, ModelRouteConfig, load_config
+from app.config.files import DEMO_CONFIG_PATH, AppConfig, ModelRouteConfig, load_config
+from app.config.settings import Settings
 from app.db.clock import DbTime
 from app.db.session import make_engine, make_sessionmaker
 from app.domain.ports import Clock, ModelProvider, Tool
-from app.engine.driver import Driver
-from app.engine.runtime import Runtime
-from app.metrics import Metrics
-from app.otel_setup import Telemetry
-from app.settings import Settings
+from app.engine.process.driver import Driver
+from app.engine.process.runtime import Runtime
+from app.observability import telemetry as tracing
+from app.observability.metrics import Metrics
+from app.observability.otel_setup import Telemetry
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"

@@ -10,7 +10,7 @@ from fastapi.openapi.utils import get_openapi
 
 from app.api.problems import PROBLEM_JSON
 from app.api.schemas import Problem
-from app.config import parse_config
+from app.config.files import parse_config
 
 
 def _problem_responses_only(document: dict[str, Any]) -> None:

@@ -77,7 +77,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.adapters.builtin_tools.demo_data import seed  # noqa: E402
 from app.adapters.clock import SystemClock  # noqa: E402
-from app.config import DEMO_CONFIG_PATH  # noqa: E402
+from app.config.files import DEMO_CONFIG_PATH  # noqa: E402
 from app.db import migrate  # noqa: E402
 from app.db.session import make_sessionmaker  # noqa: E402
 from app.engine.keys import create_key  # noqa: E402

@@ -16,12 +16,12 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from app.adapters.builtin_tools.tech_radar import radar_tools
+from app.config.settings import Settings
 from app.db import migrate
 from app.db.clock import DbTime
 from app.db.tables import metadata
 from app.main import create_app
-from app.otel_setup import Telemetry
-from app.settings import Settings
+from app.observability.otel_setup import Telemetry
 from tests.support.dbserver import fresh_database, test_server
 from tests.support.fakes import FakeClock
 from tests.support.harness import Harness, make_config, with_probe

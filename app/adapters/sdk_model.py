@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import httpx
 
 from app.adapters.provider_errors import from_sdk
-from app.config_models import ModelRouteConfig
+from app.config.models import ModelRouteConfig
 from app.domain.model import ModelError, ModelReply, ModelRequest
 
 #: Each provider's conventional API-key variable, when a route names none of its own.

@@ -11,9 +11,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from app.api.event_stream import Streams
 from app.api.problems import ProblemError
 from app.domain.tools import Principal
-from app.engine.driver import Driver
 from app.engine.keys import authenticate
-from app.engine.runtime import Runtime
+from app.engine.process.driver import Driver
+from app.engine.process.runtime import Runtime
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer tg_...`")
 

@@ -25,10 +25,10 @@ from starlette.types import Receive, Scope, Send
 from app.api.problems import ProblemError
 from app.api.schemas import TenantEventOut
 from app.db.errors import is_unavailable
-from app.engine.event_feeds import PAGE
-from app.engine.event_hub import EventHub, Subscription
-from app.engine.outage import outage
-from app.engine.tenant_tail import TenantTails
+from app.engine.events.event_feeds import PAGE
+from app.engine.events.event_hub import EventHub, Subscription
+from app.engine.events.tenant_tail import TenantTails
+from app.engine.process.outage import outage
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -20,7 +20,7 @@ from app.domain.idempotency import KeySyntaxError, Verdict, fingerprint, parse_k
 from app.domain.tools import Principal
 from app.engine import idempotency
 from app.engine.idempotency import Claim, ClaimLost, KeyTaken, Replay
-from app.engine.runtime import Runtime
+from app.engine.process.runtime import Runtime
 
 log = logging.getLogger(__name__)
 HEADER = "Idempotency-Key"

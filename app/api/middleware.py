@@ -14,11 +14,11 @@ import secrets
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app import logs
 from app.api import hygiene
 from app.api.problems import problem_response
 from app.db.errors import is_unavailable
-from app.engine.outage import outage
+from app.engine.process.outage import outage
+from app.observability import logs
 
 log = logging.getLogger("app.api")
 DEFAULT_MAX_BODY_BYTES = 1_048_576

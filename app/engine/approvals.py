@@ -26,10 +26,10 @@ from app.domain.records import Call, Preview, Run
 from app.domain.settle import Found, Outcome, settle
 from app.domain.status import CallStatus, PreviewStatus, RunStatus
 from app.domain.tools import Principal
-from app.engine.driver import POLL_FLOOR_S, Driver
+from app.engine.process.driver import POLL_FLOOR_S, Driver
+from app.engine.process.runtime import Runtime
 from app.engine.runs import by_created, created_position, not_found, page_of
-from app.engine.runtime import Runtime
-from app.engine.stepper import lease_for, load_state, new_lease_token
+from app.engine.steps.stepper import lease_for, load_state, new_lease_token
 
 
 @dataclass(frozen=True)

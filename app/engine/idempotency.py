@@ -17,7 +17,7 @@ from typing import Any
 
 from app.db import idempotency_repo
 from app.domain.idempotency import StoredKey, Verdict, judge
-from app.engine.runtime import Runtime
+from app.engine.process.runtime import Runtime
 
 
 class ClaimLost(Exception):

@@ -21,10 +21,10 @@ from app.domain.status import RunStatus
 from app.domain.tools import Principal, exposed_tools, first_path, unstorable
 from app.engine import idempotency
 from app.engine.idempotency import Claim
-from app.engine.lease import Lease
-from app.engine.runtime import Runtime
-from app.engine.state import RunState
-from app.engine.stepper import lease_for, new_lease_token
+from app.engine.process.lease import Lease
+from app.engine.process.runtime import Runtime
+from app.engine.steps.state import RunState
+from app.engine.steps.stepper import lease_for, new_lease_token
 
 
 @dataclass(frozen=True)

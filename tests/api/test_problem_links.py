@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from app.settings import Settings
+from app.config.settings import Settings
 from tests.support.factories import final, run_body
 from tests.support.harness import Harness
 

@@ -15,8 +15,8 @@ from pydantic import SecretStr
 from sqlalchemy import exc as sa_exc
 
 from app.api.middleware import is_unavailable
+from app.config.settings import Settings
 from app.main import create_app
-from app.settings import Settings
 from tests.support.assertions import assert_problem
 from tests.support.harness import Harness, make_config
 

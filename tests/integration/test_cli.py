@@ -149,7 +149,7 @@ def test_the_demo_key_is_kept_private_and_renewed_when_it_no_longer_opens_the_da
     from pydantic import SecretStr
 
     from app.cli import _demo_key
-    from app.settings import Settings
+    from app.config.settings import Settings
 
     settings = Settings(database_url=SecretStr(database_url), data_dir=tmp_path)
     key_file = tmp_path / "demo-key.json"

@@ -22,14 +22,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.adapters.builtin_tools.tech_radar import radar_tools
 from app.api.routes.console import CSP
+from app.config.settings import Settings
 from app.db import technology_repo
 from app.db.tables import api_key
 from app.db.tables import preview as preview_table
 from app.domain.ids import new_id
 from app.engine.keys import hash_key
 from app.main import create_app
-from app.otel_setup import Telemetry
-from app.settings import Settings
+from app.observability.otel_setup import Telemetry
 from tests.support.approvals import WRITER, ledger_size, move, moved_meanwhile, row
 from tests.support.backend import serving_app
 from tests.support.browser import browsing

@@ -17,12 +17,12 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from app.config.settings import Settings
 from app.db import migrate
 from app.db.embedded import start_embedded
 from app.db.tables import metadata
 from app.engine.keys import create_key
 from app.main import create_app
-from app.settings import Settings
 from tests.support.dbserver import embedded_server, fresh_database
 from tests.support.factories import final
 from tests.support.harness import make_config

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from app.config.settings import Settings
 from app.main import create_app
-from app.settings import Settings
 from tests.support.backend import serving_app
 from tests.support.browser import browsing
 from tests.support.harness import Harness, make_config

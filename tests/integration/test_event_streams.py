@@ -19,10 +19,10 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.adapters.clock import SystemClock
+from app.config.settings import Settings
 from app.db.session import make_sessionmaker
 from app.db.tables import api_key, event
 from app.engine.keys import create_key
-from app.settings import Settings
 from tests.support.approvals import (
     approvals_harness,
     approve,

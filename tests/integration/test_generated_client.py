@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from app.config.settings import Settings
 from app.main import create_app
-from app.settings import Settings
 from tests.support.backend import serving_app
 from tests.support.factories import final, seed_radar, tool_calls
 from tests.support.harness import make_config

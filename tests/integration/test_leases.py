@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from app.adapters.builtin_tools.tech_radar import SPECS
-from app.config import parse_config
+from app.config.files import parse_config
 from app.db import runs_repo
 from app.db.clock import DbTime
 from app.db.tables import turn

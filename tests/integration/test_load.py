@@ -117,7 +117,7 @@ async def test_a_run_outlasts_dropped_connections_without_waiting_for_its_lease(
         )
     # Watched from the test's own connection, so that the app's first use of its pool
     # after the blow is the turn's write.
-    with caplog.at_level(logging.INFO, logger="app.engine.stepper"):
+    with caplog.at_level(logging.INFO, logger="app.engine.steps.stepper"):
         finished = await watch(db, run["id"], timeout_s=15)  # the lease is 30 s
     assert finished["termination_reason"] == "final"
     assert finished["model_calls"] == 1 and finished["steps"] == 1

@@ -413,7 +413,7 @@ async def test_single_shot_agent(harness_factory) -> None:  # type: ignore[no-un
 
 async def test_cost_budget_counts_model_prices(harness_factory) -> None:  # type: ignore[no-untyped-def]
     from app.adapters.builtin_tools.tech_radar import SPECS
-    from app.config import parse_config
+    from app.config.files import parse_config
 
     config = parse_config(
         {

@@ -13,9 +13,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from app.captured_content import Capture
 from app.db.clock import DbTime
-from app.otel_setup import SafeSpanExporter, Telemetry
+from app.observability.captured_content import Capture
+from app.observability.otel_setup import SafeSpanExporter, Telemetry
 from tests.support.backend import ok, serving
 from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.fakes import FakeClock, ProbeTool, probe_spec

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from app.adapters.builtin_tools.tech_radar import SPECS, radar_tools
-from app.config import parse_config
+from app.config.files import parse_config
 from app.engine.keys import create_key
 
 DEFAULT_AGENT = {

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.config import (
+from app.config.files import (
     DEMO_CONFIG_PATH,
     AppConfig,
     ConfigError,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 
-from app.engine import event_hub
-from app.engine.event_feeds import Snapshot
-from app.engine.event_hub import EventHub
+from app.engine.events import event_hub
+from app.engine.events.event_feeds import Snapshot
+from app.engine.events.event_hub import EventHub
 
 
 async def test_a_commit_wakes_its_tenants_streams_and_that_runs_only() -> None:

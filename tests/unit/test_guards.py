@@ -214,7 +214,7 @@ def test_the_support_guard_sees_every_spelling(source: str, bad: bool) -> None:
         ("from app.api import event_stream\ndel event_stream.PING_S", True),
         ("from app.api import event_stream\na, event_stream.PING_S = 1, 2", True),
         ("from app.api import event_stream as s\ndef t():\n    s.POLL_S = 0.1", True),
-        ("from app.settings import Settings\nSettings.lease_s = 1", True),
+        ("from app.config.settings import Settings\nSettings.lease_s = 1", True),
         ("from app.domain import status\nstatus.RunStatus.x = 1", True),
         ("from app.db import tables\ntables.REGISTRY['x'] = 1", True),
         ("from app.db import tables\nmonkeypatch.setitem(tables.REGISTRY, 'x', 1)", True),
@@ -231,7 +231,7 @@ def test_the_support_guard_sees_every_spelling(source: str, bad: bool) -> None:
         ("mock.patch('httpx.AsyncClient.send')", False),
         ("h.runtime.settings.max_active_runs = 1", False),
         ("backend.in_progress_for = 3", False),
-        ("from app.settings import Settings\ns = Settings()\ns.lease_s = 1", False),
+        ("from app.config.settings import Settings\ns = Settings()\ns.lease_s = 1", False),
         ("from apps import x\nx.Y = 1", False),
     ],
 )

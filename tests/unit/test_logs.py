@@ -8,8 +8,8 @@ import logging
 
 import pytest
 
-from app import logs
-from app.engine.outage import Outage
+from app.engine.process.outage import Outage
+from app.observability import logs
 
 
 def test_a_line_is_one_json_object_with_the_request_and_the_run() -> None:

@@ -9,9 +9,9 @@ import json
 import pytest
 
 from app.adapters.sdk_model import key_env_of
-from app.captured_content import REDACTED, Capture
-from app.config_models import ModelRouteConfig
-from app.otel_setup import Telemetry, TelemetryConfigError, check_env
+from app.config.models import ModelRouteConfig
+from app.observability.captured_content import REDACTED, Capture
+from app.observability.otel_setup import Telemetry, TelemetryConfigError, check_env
 
 
 def test_telemetry_is_off_by_default() -> None:

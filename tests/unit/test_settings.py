@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.settings import Settings
+from app.config.settings import Settings
 
 
 @pytest.mark.parametrize(("max_streams", "share"), [(100, 50), (5, 3), (1, 1)])

@@ -25,7 +25,7 @@ from app.domain.status import PreviewStatus
 from app.domain.tools import Principal
 from app.engine import approvals
 from app.engine.idempotency import Claim
-from app.engine.runtime import Runtime
+from app.engine.process.runtime import Runtime
 
 router = APIRouter(tags=["approvals"])
 _NO_COMMIT_BODY = CommitIn()  # the body is optional: its defaults when none is sent

@@ -12,7 +12,7 @@ from app.api.idempotency import IdempotencyKey, run_idempotent
 from app.api.responses import problems
 from app.api.schemas import AgentPage, MeOut, ToolOut, ToolPage
 from app.api.views import tool_view
-from app.config import AgentConfig
+from app.config.files import AgentConfig
 from app.domain.budget import narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.tools import Principal

@@ -14,7 +14,7 @@ from app.api.responses import problems
 from app.api.schemas import TenantEventPage
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.events import EventType
-from app.engine import event_feeds
+from app.engine.events import event_feeds
 
 router = APIRouter(prefix="/v1/events", tags=["events"])
 

@@ -37,10 +37,10 @@ from app.domain.records import Preview, Run
 from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
 from app.domain.tools import Principal
 from app.engine import approvals, runs
-from app.engine.driver import Driver
-from app.engine.event_feeds import RunFeed
+from app.engine.events.event_feeds import RunFeed
 from app.engine.idempotency import Claim
-from app.engine.runtime import Runtime
+from app.engine.process.driver import Driver
+from app.engine.process.runtime import Runtime
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/runs", tags=["runs"])

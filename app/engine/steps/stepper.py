@@ -13,7 +13,6 @@ import logging
 import secrets
 from collections.abc import Callable
 
-from app import logs, telemetry
 from app.db import leases_repo, runs_repo
 from app.db.errors import is_unavailable
 from app.db.runs_repo import StaleWrite
@@ -23,14 +22,15 @@ from app.domain.records import Run
 from app.domain.run_patch import RunPatch
 from app.domain.status import RunStatus, TerminationReason
 from app.domain.steps import CallModel, ExecuteCalls, Finish, NextStep, finish
-from app.engine.commit import Change, commit
-from app.engine.executor import execute_calls
-from app.engine.finish import finish_run
-from app.engine.lease import Interrupted, Lease
-from app.engine.model_step import call_model
-from app.engine.outage import outage
-from app.engine.runtime import Runtime
-from app.engine.state import RunState
+from app.engine.process.lease import Interrupted, Lease
+from app.engine.process.outage import outage
+from app.engine.process.runtime import Runtime
+from app.engine.steps.commit import Change, commit
+from app.engine.steps.executor import execute_calls
+from app.engine.steps.finish import finish_run
+from app.engine.steps.model_step import call_model
+from app.engine.steps.state import RunState
+from app.observability import logs, telemetry
 
 log = logging.getLogger(__name__)
 #: Unexpected failures of one step in a row before the run ends.

@@ -15,11 +15,11 @@ from app.domain.retry import backoff_s
 from app.domain.status import TerminationReason
 from app.domain.steps import Finish, finish
 from app.domain.tools import ToolSpec
-from app.engine import routing
-from app.engine.chat_call import Versions, chat_call, versions_of
-from app.engine.lease import Lease
-from app.engine.state import RunState
-from app.engine.turn_writes import record_failure, record_turn, spend_on
+from app.engine.process.lease import Lease
+from app.engine.steps import routing
+from app.engine.steps.chat_call import Versions, chat_call, versions_of
+from app.engine.steps.state import RunState
+from app.engine.steps.turn_writes import record_failure, record_turn, spend_on
 
 log = logging.getLogger(__name__)
 

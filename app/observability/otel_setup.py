@@ -35,7 +35,7 @@ from opentelemetry.sdk.trace.export import (
 )
 from opentelemetry.trace import Status
 
-from app.captured_content import Capture
+from app.observability.captured_content import Capture
 
 log = logging.getLogger(__name__)
 

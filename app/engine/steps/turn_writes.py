@@ -22,12 +22,12 @@ from app.domain.records import Call, Turn, add_cost
 from app.domain.run_patch import RunPatch
 from app.domain.status import CallStatus, TerminationReason
 from app.domain.steps import finish
-from app.engine import routing
-from app.engine.chat_call import Versions
-from app.engine.commit import Change, commit
-from app.engine.finish import finish_run
-from app.engine.lease import Lease
-from app.engine.state import RunState
+from app.engine.process.lease import Lease
+from app.engine.steps import routing
+from app.engine.steps.chat_call import Versions
+from app.engine.steps.commit import Change, commit
+from app.engine.steps.finish import finish_run
+from app.engine.steps.state import RunState
 from app.engine.tool_gates import apply_rate_limits
 
 #: The model name a turn keeps (the provider reports it; the column holds 200).

@@ -16,8 +16,8 @@ from typing import TypeVar
 
 from app.db import leases_repo
 from app.db.errors import is_unavailable
-from app.engine.outage import outage
-from app.engine.runtime import Runtime
+from app.engine.process.outage import outage
+from app.engine.process.runtime import Runtime
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -17,12 +17,12 @@ from app.db.session import retrying
 from app.domain.records import Run
 from app.domain.status import ACTIVE_RUN_STATUSES
 from app.engine import idempotency
-from app.engine.lease import Lease, LeaseKeeper
-from app.engine.listener import Listener
-from app.engine.outage import outage
-from app.engine.runtime import Runtime
-from app.engine.state import RunState
-from app.engine.stepper import claim, drive, lease_for, load_state
+from app.engine.events.listener import Listener
+from app.engine.process.lease import Lease, LeaseKeeper
+from app.engine.process.outage import outage
+from app.engine.process.runtime import Runtime
+from app.engine.steps.state import RunState
+from app.engine.steps.stepper import claim, drive, lease_for, load_state
 
 log = logging.getLogger(__name__)
 Key = tuple[str, str]

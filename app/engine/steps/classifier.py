@@ -17,9 +17,9 @@ from app.domain.model import (
     usage_in_range,
 )
 from app.domain.routing import missing_tags
-from app.engine.chat_call import chat_call, versions_of
-from app.engine.lease import Interrupted, Lease
-from app.engine.state import RunState
+from app.engine.process.lease import Interrupted, Lease
+from app.engine.steps.chat_call import chat_call, versions_of
+from app.engine.steps.state import RunState
 
 log = logging.getLogger(__name__)
 #: The longest classifier answer a route reason repeats: it is the model's text.

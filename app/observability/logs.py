@@ -1,6 +1,6 @@
 """Structured logs: one JSON object a line, with the time, level, logger, message, and the
 request's `trace_id` and the run's `run_id` where there is one — something an operator can
-search and alert on. (Outages are said once each way by `app.engine.outage`.)"""
+search and alert on. (Outages are said once each way by `app.engine.process.outage`.)"""
 
 from __future__ import annotations
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from app.db import events_repo
 from app.db.events_repo import Position
+from app.engine.process.runtime import Runtime
 from app.engine.runs import encode_cursor
-from app.engine.runtime import Runtime
 
 #: Events read per statement.
 PAGE = 200

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 from opentelemetry import metrics
 
-from app import telemetry
 from app.domain.records import Call
 from app.domain.status import SETTLED_CALL_STATUSES
+from app.observability import telemetry
 
 # gen-ai-metrics.md, semantic-conventions v1.41.0: ExplicitBucketBoundaries advice.
 TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304,

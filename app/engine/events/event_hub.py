@@ -17,7 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 
 from app.db.errors import is_unavailable
-from app.engine.outage import outage
+from app.engine.process.outage import outage
 
 log = logging.getLogger(__name__)
 #: The longest a commit waits to be announced to other processes.

@@ -13,7 +13,7 @@ import asyncpg
 from sqlalchemy.engine import make_url
 
 from app.db.errors import is_unavailable
-from app.engine.outage import outage
+from app.engine.process.outage import outage
 
 log = logging.getLogger(__name__)
 #: The pause before reconnecting.

@@ -16,7 +16,7 @@ import yaml
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from app.config_models import (
+from app.config.models import (
     ENV_VAR_PATTERN,
     NAME_PATTERN,
     URL_PATTERN,
@@ -50,7 +50,7 @@ __all__ = [
     "parse_config",
 ]
 
-DEMO_CONFIG_PATH: Path = Path(__file__).parent / "resources" / "demo.yaml"
+DEMO_CONFIG_PATH: Path = Path(__file__).parents[1] / "resources" / "demo.yaml"
 
 NOT_SUPPORTED = "not supported by this build yet"
 

@@ -5,10 +5,10 @@ chooser, which is asked once per run (at its first step) and then followed."""
 from __future__ import annotations
 
 from app.domain.routing import Candidate, NoRoute, Routed, allowed, by_rules, settle
-from app.engine.classifier import classify
-from app.engine.lease import Lease
-from app.engine.runtime import Runtime
-from app.engine.state import RunState
+from app.engine.process.lease import Lease
+from app.engine.process.runtime import Runtime
+from app.engine.steps.classifier import classify
+from app.engine.steps.state import RunState
 
 CONFIGURED = "the agent's route"
 

@@ -15,8 +15,8 @@ from app.domain.moves import RUN_STEP
 from app.domain.records import Call, Preview, Run, Turn, add_cost
 from app.domain.run_patch import RunPatch
 from app.domain.status import RunStatus
-from app.engine.lease import Lease
-from app.engine.state import RunState
+from app.engine.process.lease import Lease
+from app.engine.steps.state import RunState
 
 
 @dataclass

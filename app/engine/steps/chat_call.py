@@ -10,10 +10,10 @@ from typing import Any, NamedTuple
 
 from opentelemetry.trace import Span, Status, StatusCode
 
-from app import telemetry
 from app.domain.model import FinalAnswer, ModelReply, ModelRequest
 from app.domain.tools import ToolSpec, schema_hash, sha256_tag
-from app.engine.runtime import Runtime
+from app.engine.process.runtime import Runtime
+from app.observability import telemetry
 
 
 class Versions(NamedTuple):

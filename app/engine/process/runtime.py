@@ -9,16 +9,16 @@ from dataclasses import dataclass, field
 from opentelemetry.trace import Tracer
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from app import telemetry
-from app.captured_content import Capture
-from app.config import AgentConfig, AppConfig, ModelRouteConfig
+from app.config.files import AgentConfig, AppConfig, ModelRouteConfig
+from app.config.settings import Settings
 from app.db.clock import DbTime
 from app.domain.ports import Clock, ModelProvider, Tool
-from app.engine.deferred import Deferred
-from app.engine.event_hub import EventHub
+from app.engine.events.event_hub import EventHub
+from app.engine.process.deferred import Deferred
 from app.engine.tool_gates import DisabledTools
-from app.metrics import Metrics
-from app.settings import Settings
+from app.observability import telemetry
+from app.observability.captured_content import Capture
+from app.observability.metrics import Metrics
 
 
 @dataclass

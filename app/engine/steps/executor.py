@@ -21,12 +21,12 @@ from app.domain.retry import backoff_s, ends_run, may_retry
 from app.domain.status import CallStatus
 from app.domain.steps import Next
 from app.domain.tools import OutputRefused, ToolError, ToolResult, ToolSpec
-from app.engine import approval_step
-from app.engine.approval_step import VersionConflict
-from app.engine.lease import Interrupted, Lease, NotStarted
-from app.engine.round import Round
-from app.engine.state import RunState
-from app.engine.tool_attempt import (
+from app.engine.process.lease import Interrupted, Lease, NotStarted
+from app.engine.steps import approval_step
+from app.engine.steps.approval_step import VersionConflict
+from app.engine.steps.round import Round
+from app.engine.steps.state import RunState
+from app.engine.steps.tool_attempt import (
     OUTCOME_UNKNOWN,
     DeadlineReached,
     Unanswered,

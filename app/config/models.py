@@ -1,7 +1,7 @@
 """The shape of the YAML config (SPEC §4) as pydantic models.
 
 Only single-field rules live here; rules that relate fields or sections to each other (routes
-named by agents, tools known to the registry, what this build supports) are in `app.config`,
+named by agents, tools known to the registry, what this build supports) are in `app.config.files`,
 which can name the exact key path of each problem.
 """
 

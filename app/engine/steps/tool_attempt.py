@@ -10,7 +10,6 @@ from typing import Any
 
 from opentelemetry.trace import Status, StatusCode
 
-from app import telemetry
 from app.domain import settle
 from app.domain.approvals import PreviewRef
 from app.domain.budget import seconds_left
@@ -27,8 +26,9 @@ from app.domain.tools import (
     unstorable_path,
     validator_for,
 )
-from app.engine.lease import Interrupted, Lease
-from app.engine.state import RunState
+from app.engine.process.lease import Interrupted, Lease
+from app.engine.steps.state import RunState
+from app.observability import telemetry
 
 log = logging.getLogger(__name__)
 MAX_OUTPUT_DEPTH = 64

@@ -13,9 +13,9 @@ from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.events import EventType
 from app.domain.status import RunStatus
 from app.domain.tools import Principal
+from app.engine.events.tenant_tail import PAGE, TenantTail, event_id, position
+from app.engine.process.runtime import Runtime
 from app.engine.runs import decode_cursor, not_found
-from app.engine.runtime import Runtime
-from app.engine.tenant_tail import PAGE, TenantTail, event_id, position
 
 FINISHED = EventType.RUN_FINISHED
 #: Where a tenant's feed starts when asked for everything.

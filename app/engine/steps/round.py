@@ -22,9 +22,9 @@ from app.domain.status import (
     check_preview_transition,
 )
 from app.domain.tools import ToolError, ToolResult
-from app.engine.commit import Change, commit
-from app.engine.lease import Lease
-from app.engine.state import RunState
+from app.engine.process.lease import Lease
+from app.engine.steps.commit import Change, commit
+from app.engine.steps.state import RunState
 
 
 @dataclass

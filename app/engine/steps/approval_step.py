@@ -25,9 +25,9 @@ from app.domain.retry import backoff_s, ends_run
 from app.domain.status import CallStatus, PreviewStatus
 from app.domain.steps import Next
 from app.domain.tools import ToolError
-from app.engine.lease import Interrupted
-from app.engine.round import Round
-from app.engine.tool_attempt import DeadlineReached, context_of
+from app.engine.process.lease import Interrupted
+from app.engine.steps.round import Round
+from app.engine.steps.tool_attempt import DeadlineReached, context_of
 from app.engine.tool_gates import refusal_now
 
 log = logging.getLogger(__name__)

@@ -21,9 +21,9 @@ from app.domain.status import (
     RunStatus,
 )
 from app.domain.steps import Finish
-from app.engine.commit import Change, commit
-from app.engine.lease import Lease
-from app.engine.state import RunState
+from app.engine.process.lease import Lease
+from app.engine.steps.commit import Change, commit
+from app.engine.steps.state import RunState
 
 
 def finish_change(

@@ -1,0 +1,1 @@
+"""The service's settings (environment) and its config file (YAML)."""

@@ -1,0 +1,1 @@
+"""Events after they are committed: waking streams, reading feeds, hearing other processes."""

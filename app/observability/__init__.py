@@ -1,0 +1,1 @@
+"""Telemetry, metrics, logs and what content goes on spans."""
