@@ -16,7 +16,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import previews_repo, tool_switch_repo, turns_repo
+from app.db import decisions_repo, previews_repo, tool_switch_repo, turns_repo
 from app.db.session import retrying
 from app.domain.approvals import self_approval
 from app.domain.budget import seconds_left
@@ -105,7 +105,7 @@ async def approve(
             ErrorCode.PREVIEW_MISMATCH, "the content hash is not the preview's as stored"
         )
     approving = functools.partial(
-        previews_repo.approve, record=record, content_hash=content_hash, by=principal.subject
+        decisions_repo.approve, record=record, content_hash=content_hash, by=principal.subject
     )
     return await _decide_pending(rt, principal, record, approving, now)
 
@@ -116,7 +116,7 @@ async def reject(rt: Runtime, *, principal: Principal, preview_id: str, reason: 
     found = Found(CallStatus.AWAITING_APPROVAL)
     settled = settle(found, Outcome.REJECTED, preview=record, error=error)
     rejecting = functools.partial(
-        previews_repo.reject, record=record, settled=settled, reason=reason, by=principal.subject
+        decisions_repo.reject, record=record, settled=settled, reason=reason, by=principal.subject
     )
     return await _decide_pending(rt, principal, record, rejecting, rt.clock.now())
 
@@ -133,7 +133,7 @@ async def _decide_pending(
     try:
         async with rt.sessions.begin() as session:
             decided = await decide(session, now=now)
-    except previews_repo.DecisionLost:
+    except decisions_repo.DecisionLost:
         latest = await get_preview(rt, principal=principal, preview_id=record.id)
         raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.PENDING) from None
     rt.events.committed(decided.tenant_id, decided.run_id)
@@ -158,39 +158,17 @@ async def commit(
         # is not made twice; its outcome is answered.
         return await _outcome(rt, driver, record, wait_s)
     sent = asyncio.get_running_loop().time()
-    lease_of = {
-        "owner": rt.settings.instance_id,
-        "token": new_lease_token(),
-        "lease_s": rt.settings.lease_s,
-        "now": rt.clock.now(),
-        "db_time": rt.db_time,
-    }
     try:
-        async with rt.sessions.begin() as session:
-            # The gates again, in the claim's own transaction: a switch thrown after the
-            # approval stops the commit, whatever the approver saw.
-            refused = await _gate_refusal(rt, session, record)
-            if refused is None:
-                claimed = await previews_repo.claim_commit(
-                    session, record=record, key=key, by=principal.subject, **lease_of
-                )
-            else:
-                settled = settle(
-                    Found(CallStatus.APPROVED), Outcome.FAILED, preview=record, error=refused
-                )
-                went_on = await previews_repo.refuse_commit(
-                    session, record=record, settled=settled, by=principal.subject, **lease_of
-                )
-    except previews_repo.DecisionLost:
+        claimed, refused = await _claim(rt, record, key, principal.subject)
+    except decisions_repo.DecisionLost:
         latest = await get_preview(rt, principal=principal, preview_id=preview_id)
         if latest.commit_key == key:
             return await _outcome(rt, driver, latest, wait_s)
         if latest.status is PreviewStatus.APPROVED and latest.commit_key is not None:
             raise DomainError(ErrorCode.INVALID_STATE, "the preview is being committed") from None
         raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.APPROVED) from None
-    if refused is not None:
-        # The run goes on here: its model hears why the call did not run.
-        await _adopt(rt, driver, went_on, sent)
+    await _adopt(rt, driver, claimed.run, sent)
+    if refused is not None:  # the run goes on here: its model hears why the call did not run
         raise DomainError(
             ErrorCode.INVALID_STATE,
             f"the call may not run now ({refused.message}); it failed {refused.code} and "
@@ -198,9 +176,41 @@ async def commit(
             extra={"call_error": refused.as_dict()},
             settled=True,
         )
-    record, run = claimed
-    await _adopt(rt, driver, run, sent)
-    return await _outcome(rt, driver, record, wait_s)
+    return await _outcome(rt, driver, claimed.preview, wait_s)
+
+
+@dataclass(frozen=True)
+class _Claimed:
+    preview: Preview
+    run: Run
+
+
+async def _claim(
+    rt: Runtime, record: Preview, key: str, by: str
+) -> tuple[_Claimed, ErrorValue | None]:
+    """In one transaction: the gates again — a switch thrown after the approval stops the
+    commit, whatever the approver saw — then the claim of the commit, or its refusal
+    (the call failed with the gates' code, the preview expired). Either way the run is
+    leased to this process. DecisionLost when the preview is no longer approved."""
+    lease_of = {
+        "owner": rt.settings.instance_id,
+        "token": new_lease_token(),
+        "lease_s": rt.settings.lease_s,
+        "now": rt.clock.now(),
+        "db_time": rt.db_time,
+    }
+    async with rt.sessions.begin() as session:
+        refused = await _gate_refusal(rt, session, record)
+        if refused is None:
+            marked, run = await decisions_repo.claim_commit(
+                session, record=record, key=key, by=by, **lease_of
+            )
+            return _Claimed(marked, run), None
+        settled = settle(Found(CallStatus.APPROVED), Outcome.FAILED, preview=record, error=refused)
+        run = await decisions_repo.refuse_commit(
+            session, record=record, settled=settled, by=by, **lease_of
+        )
+        return _Claimed(record, run), refused
 
 
 async def _adopt(rt: Runtime, driver: Driver, run: Run, sent: float) -> None:

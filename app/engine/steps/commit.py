@@ -48,17 +48,21 @@ def _charged(patch: RunPatch, run: Run, spend: Spend) -> RunPatch:
     )
 
 
-async def commit(lease: Lease, state: RunState, change: Change) -> Run:
-    rt = lease.rt
-    patch = change.run
+def _with_owed(patch: RunPatch, state: RunState) -> RunPatch:
+    """The patch with what every write of the holder owes: the trace context the next
+    segment links to, the end of a failure streak, a classifier call's charge."""
     if state.trace_context_owed:
-        patch = replace(
-            patch, trace_context=state.trace_context_owed
-        )  # the next segment links here
+        patch = replace(patch, trace_context=state.trace_context_owed)
     if state.run.step_failures and not patch.sets("step_failures"):
         patch = replace(patch, step_failures=0)  # a step went through: the streak is over
     if state.owed is not None:
         patch = _charged(patch, state.run, state.owed[1])
+    return patch
+
+
+async def commit(lease: Lease, state: RunState, change: Change) -> Run:
+    rt = lease.rt
+    patch = _with_owed(change.run, state)
     target = patch.status if patch.sets("status") else None
     if target is not None:
         RUN_STEP.check(RunStatus.RUNNING, RunStatus(target))

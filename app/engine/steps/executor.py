@@ -117,10 +117,7 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> Next:
     """Runs one call to an outcome, and says whether later calls may start.
     An approved call whose backend answers `version_conflict` raises VersionConflict,
     leaving its outcome to the approvals module."""
-    lease = batch.lease
-    rt = lease.rt
-    run = batch.state.run
-    tool = rt.tools[call.tool]
+    tool = batch.lease.rt.tools[call.tool]
     # Whether an earlier attempt may have taken effect though nobody could tell (it went
     # unanswered, and is re-sent only on its backend's dedupe): then the call is never
     # reported as stopped or failed before sending, only as an unknown outcome.
@@ -139,62 +136,95 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> Next:
         batch.fail(call, ToolError("interrupted", "the call was interrupted on every attempt"))
         return Next.STOP
     while True:
-        lease.check()  # nothing new starts once the run is stopping
-        if seconds_left(rt.clock.now(), run.deadline_at) <= 0:
-            raise DeadlineReached()  # nor past the deadline
-        # The switches and scopes as they are now, not as they were at the proposal.
-        refused = await refusal_now(rt, run, tool.spec, fresh=side_effect)
-        if refused is not None:
-            stopped = ToolError(refused.code, refused.message)  # the model hears it
-            error = OUTCOME_UNKNOWN if maybe_sent else stopped
-            return await _settle(batch, call, error, side_effect)
-        if call.attempts == 0 and not batch.affordable(tool.spec.cost_usd):
-            batch.refuse(call, "the run's cost budget cannot pay for this call")
-            if side_effect:
-                await batch.flush()
-            return Next.STOP
+        ended = await _may_start(batch, call, tool, side_effect, maybe_sent)
+        if ended is not None:
+            return ended
         call = batch.start(call, tool.spec.cost_usd)
-        if side_effect:
-            await batch.flush()  # persisted as started before the request leaves
-            if lease.stopping:  # that write may have brought a cancel: it never leaves
-                await _held_back(batch, call, maybe_sent)
-                raise Interrupted()
         try:
-            result = await invoke(lease, batch.state, tool, call)
-        except NotStarted:
-            if side_effect:
-                await _held_back(batch, call, maybe_sent)
-            raise
-        except (Interrupted, DeadlineReached):
-            if side_effect:
-                # Cut in flight by a cancel, the deadline or a lost lease: it may have
-                # taken effect, so it is an unknown outcome, never `cancelled`.
-                batch.unknown(call)
-                await batch.flush()
-            raise
+            result = await _attempt(batch, call, tool, side_effect, maybe_sent)
         except ToolError as error:
             maybe_sent = maybe_sent or (isinstance(error, Unanswered) and not tool.spec.read_only)
-            if error is OUTCOME_UNKNOWN:
-                settled = await _settle_unknown(batch, tool, call)
-                if isinstance(settled, Next):
-                    return settled
-                maybe_sent = maybe_sent or settled is Resend.UNCLEAR
-                if call.attempts < tool.spec.max_attempts:
-                    continue  # sent again, same operation id
-                error = OUTCOME_UNKNOWN if maybe_sent else NEVER_RECEIVED
-            left = seconds_left(rt.clock.now(), run.deadline_at)
-            if may_retry(tool.spec, error, attempts=call.attempts, seconds_left=left):
-                await lease.guarded(asyncio.sleep(backoff_s(call.attempts)), left)
-                continue
-            if error.code == VERSION_CONFLICT and batch.preview_of(call) is not None:
-                raise VersionConflict(call) from None
-            if maybe_sent and isinstance(error, Unanswered):
-                error = OUTCOME_UNKNOWN  # its retries ran out unanswered: it may have happened
-            return await _settle(batch, call, error, side_effect)
+            verdict = await _after(batch, call, tool, error, side_effect, maybe_sent)
+            if isinstance(verdict, Next):
+                return verdict
+            maybe_sent = verdict  # tried again
+            continue
         batch.succeed(call, result)
         if side_effect:
             await batch.flush()
         return Next.GO_ON
+
+
+async def _may_start(
+    batch: Round, call: Call, tool: Tool, side_effect: bool, maybe_sent: bool
+) -> Next | None:
+    """What ends the call before its next attempt starts, or None: a stopping run, the
+    deadline, the gates as they are now (not as at the proposal), the cost budget."""
+    lease, run = batch.lease, batch.state.run
+    lease.check()  # nothing new starts once the run is stopping
+    if seconds_left(lease.rt.clock.now(), run.deadline_at) <= 0:
+        raise DeadlineReached()  # nor past the deadline
+    refused = await refusal_now(lease.rt, run, tool.spec, fresh=side_effect)
+    if refused is not None:
+        stopped = ToolError(refused.code, refused.message)  # the model hears it
+        return await _settle(batch, call, OUTCOME_UNKNOWN if maybe_sent else stopped, side_effect)
+    if call.attempts == 0 and not batch.affordable(tool.spec.cost_usd):
+        batch.refuse(call, "the run's cost budget cannot pay for this call")
+        if side_effect:
+            await batch.flush()
+        return Next.STOP
+    return None
+
+
+async def _attempt(
+    batch: Round, call: Call, tool: Tool, side_effect: bool, maybe_sent: bool
+) -> ToolResult:
+    """One attempt of a started call; a side effect is committed as started before its
+    request leaves, and one cut in flight is an unknown outcome, never `cancelled`."""
+    lease = batch.lease
+    if side_effect:
+        await batch.flush()  # persisted as started before the request leaves
+        if lease.stopping:  # that write may have brought a cancel: it never leaves
+            await _held_back(batch, call, maybe_sent)
+            raise Interrupted()
+    try:
+        return await invoke(lease, batch.state, tool, call)
+    except NotStarted:
+        if side_effect:
+            await _held_back(batch, call, maybe_sent)
+        raise
+    except (Interrupted, DeadlineReached):
+        if side_effect:
+            # Cut in flight by a cancel, the deadline or a lost lease: it may have
+            # taken effect, so it is an unknown outcome, never `cancelled`.
+            batch.unknown(call)
+            await batch.flush()
+        raise
+
+
+async def _after(
+    batch: Round, call: Call, tool: Tool, error: ToolError, side_effect: bool, maybe_sent: bool
+) -> Next | bool:
+    """A failed attempt: the call's outcome (Next), or — when it is tried again, after
+    backoff where it is a retry — whether an attempt of it may have been sent."""
+    lease, run = batch.lease, batch.state.run
+    if error is OUTCOME_UNKNOWN:
+        settled = await _settle_unknown(batch, tool, call)
+        if isinstance(settled, Next):
+            return settled
+        maybe_sent = maybe_sent or settled is Resend.UNCLEAR
+        if call.attempts < tool.spec.max_attempts:
+            return maybe_sent  # sent again, same operation id
+        error = OUTCOME_UNKNOWN if maybe_sent else NEVER_RECEIVED
+    left = seconds_left(lease.rt.clock.now(), run.deadline_at)
+    if may_retry(tool.spec, error, attempts=call.attempts, seconds_left=left):
+        await lease.guarded(asyncio.sleep(backoff_s(call.attempts)), left)
+        return maybe_sent
+    if error.code == VERSION_CONFLICT and batch.preview_of(call) is not None:
+        raise VersionConflict(call) from None
+    if maybe_sent and isinstance(error, Unanswered):
+        error = OUTCOME_UNKNOWN  # its retries ran out unanswered: it may have happened
+    return await _settle(batch, call, error, side_effect)
 
 
 async def _settle(batch: Round, call: Call, error: ToolError, side_effect: bool) -> Next:

@@ -12,7 +12,7 @@ from app.domain.errors import ErrorValue
 from app.domain.events import EventType, preview_event
 from app.domain.records import Call, Preview, Turn
 from app.domain.run_patch import RunPatch
-from app.domain.settle import UNKNOWN, Outcome, settle
+from app.domain.settle import UNKNOWN, Outcome, Settlement, settle
 from app.domain.status import (
     OPEN_PREVIEW_STATUSES,
     SETTLED_CALL_STATUSES,
@@ -24,6 +24,19 @@ from app.domain.steps import Finish
 from app.engine.process.lease import Lease
 from app.engine.steps.commit import Change, commit
 from app.engine.steps.state import RunState
+
+
+def _ending(
+    decision: Finish, call: Call, preview: Preview | None, side_effect: bool
+) -> tuple[Settlement, dict[str, Any]]:
+    """How an open call ends with its run, and its event's data."""
+    about: dict[str, Any] = {"step": call.step, "call_id": call.call_id}
+    if call.status is CallStatus.EXECUTING and side_effect:
+        outcome = settle(call, Outcome.UNKNOWN, preview=preview)
+        return outcome, {**about, "tool": call.tool, **UNKNOWN.as_dict(), "ends_run": True}
+    error = ErrorValue(decision.error_code or decision.reason.value, decision.message or "")
+    outcome = settle(call, Outcome.CANCELLED, preview=preview, error=error)
+    return outcome, {**about, "code": decision.reason.value}
 
 
 def finish_change(
@@ -46,15 +59,8 @@ def finish_change(
     for call in calls:
         if call.status in SETTLED_CALL_STATUSES:
             continue
-        about: dict[str, Any] = {"step": call.step, "call_id": call.call_id}
         preview = previews.get(call.preview_id) if call.preview_id else None
-        if call.status is CallStatus.EXECUTING and side_effects(call):
-            outcome = settle(call, Outcome.UNKNOWN, preview=preview)
-            data = {**about, "tool": call.tool, **UNKNOWN.as_dict(), "ends_run": True}
-        else:
-            error = ErrorValue(decision.error_code or decision.reason.value, decision.message or "")
-            outcome = settle(call, Outcome.CANCELLED, preview=preview, error=error)
-            data = {**about, "code": decision.reason.value}
+        outcome, data = _ending(decision, call, preview, side_effects(call))
         settled.append(
             replace(
                 call,
