@@ -16,7 +16,7 @@ from types import FrameType
 import httpx
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app import openapi
 from app.adapters.builtin_tools.tech_radar import SPECS, radar_tools
@@ -105,6 +105,39 @@ def create_app(
     clock = clock or SystemClock()
     otel = telemetry or Telemetry()
 
+    lifespan = _lifespan(settings, config, clock, tools, run_driver, db_time, otel)
+    # /docs and /redoc are served from vendored assets (routes/docs.py), not from a CDN.
+    app = FastAPI(
+        title="Toolgate",
+        version="0.1.0",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        # Short operation ids (`create_run`), which generated clients name their calls by.
+        generate_unique_id_function=lambda route: route.name,
+        # Starlette's redirect of `/v1/runs/` to `/v1/runs` is an absolute URL made from
+        # the Host header, which the client chooses: such a path is simply not found.
+        redirect_slashes=False,
+    )
+    _install(app, settings)
+    openapi.install(app)
+    otel.instrument_app(app)
+    return app
+
+
+def _lifespan(
+    settings: Settings,
+    config: AppConfig,
+    clock: Clock,
+    tools: ToolFactory | None,
+    run_driver: bool | None,
+    db_time: DbTime | None,
+    otel: Telemetry,
+) -> Callable[[FastAPI], contextlib.AbstractAsyncContextManager[None]]:
+    """The app's lifespan: the engine, the HTTP client, the runtime, the driver and the
+    streams, made at start-up and closed at shutdown."""
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         url = database_url(settings)
@@ -112,11 +145,6 @@ def create_app(
             url, pool_size=settings.pool_size, pool_timeout_s=settings.db_pool_timeout_s
         )
         otel.instrument_engine(engine)
-        sessions = make_sessionmaker(engine)
-        single = engine.execution_options(isolation_level="AUTOCOMMIT")
-        reads = make_sessionmaker(single)
-        # The built-in tools only read: each of their statements stands alone.
-        registry = dict((tools or radar_tools)(reads, clock))
         # One client for every HTTP tool call, with explicit timeouts; each call also gets
         # min(its own timeout, the time its run has left) from the executor.
         http_client = httpx.AsyncClient(
@@ -125,21 +153,7 @@ def create_app(
             follow_redirects=False,
         )
         otel.instrument_client(http_client)
-        registry.update(http_tools(config.tools, http_client))
-        runtime = Runtime(
-            sessions=sessions,
-            clock=clock,
-            settings=settings,
-            config=config,
-            tools=registry,
-            models=_models(config, http_client),
-            db_time=db_time or DbTime(),
-            tracer=tracing.tracer(otel.tracer_provider),
-            metrics=Metrics(otel.meter_provider),
-            capture=otel.capture,
-            single=single,
-            reads=reads,
-        )
+        runtime = _runtime(settings, config, clock, tools, db_time, otel, engine, http_client)
         driver = Driver(runtime, listen_url=url)
         streams = Streams(
             runtime.events,
@@ -167,37 +181,52 @@ def create_app(
             await engine.dispose()
             otel.shutdown()
 
-    # /docs and /redoc are served from vendored assets (routes/docs.py), not from a CDN.
-    app = FastAPI(
-        title="Toolgate",
-        version="0.1.0",
-        description=DESCRIPTION,
-        lifespan=lifespan,
-        docs_url=None,
-        redoc_url=None,
-        # Short operation ids (`create_run`), which generated clients name their calls by.
-        generate_unique_id_function=lambda route: route.name,
-        # Starlette's redirect of `/v1/runs/` to `/v1/runs` is an absolute URL made from
-        # the Host header, which the client chooses: such a path is simply not found.
-        redirect_slashes=False,
+    return lifespan
+
+
+def _runtime(
+    settings: Settings,
+    config: AppConfig,
+    clock: Clock,
+    tools: ToolFactory | None,
+    db_time: DbTime | None,
+    otel: Telemetry,
+    engine: AsyncEngine,
+    http_client: httpx.AsyncClient,
+) -> Runtime:
+    """What the use cases run with, on `engine` (see `Runtime` for its three handles)."""
+    sessions = make_sessionmaker(engine)
+    single = engine.execution_options(isolation_level="AUTOCOMMIT")
+    reads = make_sessionmaker(single)
+    # The built-in tools only read: each of their statements stands alone.
+    registry = dict((tools or radar_tools)(reads, clock))
+    registry.update(http_tools(config.tools, http_client))
+    return Runtime(
+        sessions=sessions,
+        clock=clock,
+        settings=settings,
+        config=config,
+        tools=registry,
+        models=_models(config, http_client),
+        db_time=db_time or DbTime(),
+        tracer=tracing.tracer(otel.tracer_provider),
+        metrics=Metrics(otel.meter_provider),
+        capture=otel.capture,
+        single=single,
+        reads=reads,
     )
+
+
+def _install(app: FastAPI, settings: Settings) -> None:
+    """Problems, routes, the docs' assets and the middleware."""
     errors.install(app)
-    app.include_router(runs.router)
-    app.include_router(approvals.router)
-    app.include_router(events.router)
-    app.include_router(catalog.router)
-    app.include_router(health.router)
-    app.include_router(problems.router)
-    app.include_router(docs.router)
-    app.include_router(console.router)
+    for router in (runs, approvals, events, catalog, health, problems, docs, console):
+        app.include_router(router.router)
     # Only the docs' vendored assets: the console's are served with its policy (console.py).
     app.mount("/static/vendor", StaticFiles(directory=STATIC / "vendor"), name="vendor")
     # Inside the trace middleware: a refusal carries the request's trace id.
     app.add_middleware(ConcurrencyLimitMiddleware, limit=settings.http_concurrency)
     app.add_middleware(TraceAndErrorsMiddleware)
-    openapi.install(app)
-    otel.instrument_app(app)
-    return app
 
 
 def close_on_exit_signals(close: Callable[[], None]) -> Callable[[], None]:

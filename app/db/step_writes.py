@@ -158,25 +158,13 @@ def _recordset(name: str, table: Any, columns: Sequence[str]) -> Any:
     )
 
 
-@functools.lru_cache(maxsize=512)
-def _statement(
-    names: tuple[str, ...],
-    events: bool,
-    with_turn: bool,
-    new_calls: bool,
-    outcomes: bool,
-    new_previews: bool = False,
-    decisions: bool = False,
-) -> Any:
-    tenant = bindparam("w_tenant", type_=String())
-    run_id = bindparam("w_run", type_=String())
-    now = bindparam("w_now", type_=run.c.updated_at.type)
-    count = bindparam("w_count", type_=Integer())
-    changed = (
+def _changed(names: tuple[str, ...]) -> Any:
+    """The run's lease-conditional update: the CTE everything else of the step joins."""
+    return (
         update(run)
         .where(
-            run.c.tenant_id == tenant,
-            run.c.id == run_id,
+            run.c.tenant_id == bindparam("w_tenant", type_=String()),
+            run.c.id == bindparam("w_run", type_=String()),
             run.c.lease_token == bindparam("w_token", type_=String()),
             # A lease past its expiry (on the database's clock) writes nothing, even before
             # another process takes it: nothing is started on a lapsed lease.
@@ -187,18 +175,63 @@ def _statement(
             {
                 **{name: bindparam(f"v_{name}", type_=run.c[name].type) for name in names},
                 "version": run.c.version + 1,
-                "event_seq": run.c.event_seq + count,
-                "updated_at": now,
+                "event_seq": run.c.event_seq + bindparam("w_count", type_=Integer()),
+                "updated_at": bindparam("w_now", type_=run.c.updated_at.type),
             }
         )
         .returning(run.c.version, run.c.event_seq, run.c.cancel_requested_at)
         .cte("changed")
     )
+
+
+def _inserted(changed: Any, param: str, table: Any, names: tuple[str, ...], cte: str) -> Any:
+    """Rows of the recordset `param` inserted into `table`, only when the run's update
+    matched (joined to `changed`)."""
+    source = _recordset(param, table, names)
+    rows = select(*(source.c[n] for n in names)).select_from(changed).join(source, true())
+    return sa_insert(table).from_select(list(names), rows).cte(cte)
+
+
+def _updated(changed: Any, param: str, table: Any, names: tuple[str, ...], cte: str) -> Any:
+    """Rows of `table` (by id) updated with the recordset `param`'s `names`, only when the
+    run's update matched: no outcome or decision is written when the lease is gone."""
+    source = _recordset(param, table, ("id", *names))
+    rows = (
+        select(*(source.c[n] for n in ("id", *names)))
+        .select_from(changed)
+        .join(source, true())
+        .subquery(f"{cte}_rows")
+    )
+    tenant = bindparam("w_tenant", type_=String())
+    return (
+        update(table)
+        .where(table.c.tenant_id == tenant, table.c.id == rows.c.id)
+        .values({**{n: rows.c[n] for n in names}, "version": table.c.version + 1})
+        .cte(cte)
+    )
+
+
+@functools.lru_cache(maxsize=512)
+def _statement(
+    names: tuple[str, ...],
+    events: bool,
+    with_turn: bool,
+    new_calls: bool,
+    outcomes: bool,
+    new_previews: bool = False,
+    decisions: bool = False,
+) -> Any:
+    changed = _changed(names)
     answer = select(changed.c.version, changed.c.event_seq, changed.c.cancel_requested_at)
     if events:
-        before = changed.c.event_seq - count
+        before = changed.c.event_seq - bindparam("w_count", type_=Integer())
         appended = appended_events(
-            changed, tenant=tenant, run_id=run_id, last_seq=before, at=now, param="w_events"
+            changed,
+            tenant=bindparam("w_tenant", type_=String()),
+            run_id=bindparam("w_run", type_=String()),
+            last_seq=before,
+            at=bindparam("w_now", type_=run.c.updated_at.type),
+            param="w_events",
         )
         answer = answer.add_cte(appended)
     if with_turn:
@@ -207,48 +240,15 @@ def _statement(
         inserted = sa_insert(turn).from_select(list(_TURN_FIELDS), rows)
         answer = answer.add_cte(inserted.cte("turned"))
     if new_calls:
-        source = _recordset("w_new_calls", tool_call, _CALL_FIELDS)
-        rows = (
-            select(*(source.c[n] for n in _CALL_FIELDS)).select_from(changed).join(source, true())
+        answer = answer.add_cte(
+            _inserted(changed, "w_new_calls", tool_call, _CALL_FIELDS, "proposed")
         )
-        inserted = sa_insert(tool_call).from_select(list(_CALL_FIELDS), rows)
-        answer = answer.add_cte(inserted.cte("proposed"))
     if outcomes:
-        source = _recordset("w_outcomes", tool_call, ("id", *_OUTCOME))
-        # Joined to `changed`: no outcome is written when the lease is gone.
-        outcome = (
-            select(*(source.c[n] for n in ("id", *_OUTCOME)))
-            .select_from(changed)
-            .join(source, true())
-            .subquery("outcome")
-        )
-        settled = (
-            update(tool_call)
-            .where(tool_call.c.tenant_id == tenant, tool_call.c.id == outcome.c.id)
-            .values({**{n: outcome.c[n] for n in _OUTCOME}, "version": tool_call.c.version + 1})
-        )
-        answer = answer.add_cte(settled.cte("settled"))
+        answer = answer.add_cte(_updated(changed, "w_outcomes", tool_call, _OUTCOME, "settled"))
     if new_previews:
-        source = _recordset("w_new_previews", preview, _PREVIEW_FIELDS)
-        rows = (
-            select(*(source.c[n] for n in _PREVIEW_FIELDS))
-            .select_from(changed)
-            .join(source, true())
+        answer = answer.add_cte(
+            _inserted(changed, "w_new_previews", preview, _PREVIEW_FIELDS, "previewed")
         )
-        inserted = sa_insert(preview).from_select(list(_PREVIEW_FIELDS), rows)
-        answer = answer.add_cte(inserted.cte("previewed"))
     if decisions:
-        source = _recordset("w_decisions", preview, ("id", *_DECISION))
-        decision = (
-            select(*(source.c[n] for n in ("id", *_DECISION)))
-            .select_from(changed)
-            .join(source, true())
-            .subquery("decision")
-        )
-        decided = (
-            update(preview)
-            .where(preview.c.tenant_id == tenant, preview.c.id == decision.c.id)
-            .values({**{n: decision.c[n] for n in _DECISION}, "version": preview.c.version + 1})
-        )
-        answer = answer.add_cte(decided.cte("decided"))
+        answer = answer.add_cte(_updated(changed, "w_decisions", preview, _DECISION, "decided"))
     return answer

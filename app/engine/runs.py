@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from app.config.files import AgentConfig
 from app.db import runs_repo, turns_repo
 from app.domain.budget import Limits, deadline_at, narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
@@ -76,24 +77,7 @@ async def start_run(
     Idempotency-Key claim to it, in one transaction. With `lease`, the run is created
     already leased to this process (`run.claimed`), so stepping it needs no claim of
     its own; else it is queued for the driver."""
-    agent = rt.agent(request.agent)
-    if agent is None:
-        raise _invalid("agent", f"no agent named {request.agent!r}")
-    route = rt.route(agent.model)
-    if request.script is not None and route.provider != "scripted":
-        raise _invalid("script", "only agents on a scripted model accept a script")
-    if request.script is None and route.provider == "scripted":
-        # It could only end `script_exhausted`: say so now, not after a model step.
-        raise _invalid("script", "required: this agent's model is scripted")
-    policy = frozenset(request.data_policy)
-    if policy:
-        routes = (route.candidates or []) if route.provider == "router" else [agent.model]
-        if not any(policy <= set(rt.route(n).tags) for n in routes if n in rt.config.models):
-            raise _invalid("data_policy", "no model route of this agent carries these tags")
-    if request.tools is not None:
-        for i, name in enumerate(request.tools):
-            if name not in agent.tools:
-                raise _invalid(f"tools.{i}", f"{name!r} is not one of the agent's tools")
+    agent, policy = _checked(rt, request)
     agent_limits = agent.limits.model_dump(exclude_none=True) if agent.limits else {}
     limits = narrow_limits(caps(rt), agent_limits, dict(request.limits or {}))
     tools = exposed_tools(
@@ -104,28 +88,10 @@ async def start_run(
         disabled=await rt.disabled_tools.of(principal.tenant_id),
     )
     now = rt.clock.now()
-    run_id = new_id("run")
     token = new_lease_token() if lease else None
     script = [dict(i) for i in request.script] if request.script is not None else None
-    record = Run(
-        tenant_id=principal.tenant_id,
-        id=run_id,
-        agent=request.agent,
-        route=agent.model,
-        status=RunStatus.RUNNING if lease else RunStatus.QUEUED,
-        input=request.input,
-        tools=tuple(tools),
-        limits=limits,
-        metadata=dict(request.metadata) if request.metadata is not None else None,
-        created_by=principal.subject,
-        creator_scopes=tuple(sorted(principal.scopes)) if principal.scopes is not None else None,
-        root_run_id=run_id,
-        deadline_at=deadline_at(now, limits),
-        created_at=now,
-        updated_at=now,
-        lease_owner=rt.settings.instance_id if lease else None,
-        lease_token=token,
-        data_policy=tuple(sorted(policy)),
+    record = _new_run(
+        rt, principal, request, agent.model, tools, limits, policy, token=token, now=now
     )
     events: list[runs_repo.Event] = [
         (
@@ -156,6 +122,66 @@ async def start_run(
         return Started(record)
     state = RunState.fresh(record, rt.instructions(record.agent), script)
     return Started(record, lease_for(rt, record, sent), state)
+
+
+def _checked(rt: Runtime, request: CreateRun) -> tuple[AgentConfig, frozenset[str]]:
+    """The request's agent and data policy, or why the request is refused (`422`)."""
+    agent = rt.agent(request.agent)
+    if agent is None:
+        raise _invalid("agent", f"no agent named {request.agent!r}")
+    route = rt.route(agent.model)
+    if request.script is not None and route.provider != "scripted":
+        raise _invalid("script", "only agents on a scripted model accept a script")
+    if request.script is None and route.provider == "scripted":
+        # It could only end `script_exhausted`: say so now, not after a model step.
+        raise _invalid("script", "required: this agent's model is scripted")
+    policy = frozenset(request.data_policy)
+    if policy:
+        routes = (route.candidates or []) if route.provider == "router" else [agent.model]
+        if not any(policy <= set(rt.route(n).tags) for n in routes if n in rt.config.models):
+            raise _invalid("data_policy", "no model route of this agent carries these tags")
+    if request.tools is not None:
+        for i, name in enumerate(request.tools):
+            if name not in agent.tools:
+                raise _invalid(f"tools.{i}", f"{name!r} is not one of the agent's tools")
+    return agent, policy
+
+
+def _new_run(
+    rt: Runtime,
+    principal: Principal,
+    request: CreateRun,
+    route: str,
+    tools: list[str],
+    limits: Limits,
+    policy: frozenset[str],
+    *,
+    token: str | None,
+    now: datetime,
+) -> Run:
+    """The run as created: leased to this process when `token` is given, else queued."""
+    run_id = new_id("run")
+    leased = token is not None
+    return Run(
+        tenant_id=principal.tenant_id,
+        id=run_id,
+        agent=request.agent,
+        route=route,
+        status=RunStatus.RUNNING if leased else RunStatus.QUEUED,
+        input=request.input,
+        tools=tuple(tools),
+        limits=limits,
+        metadata=dict(request.metadata) if request.metadata is not None else None,
+        created_by=principal.subject,
+        creator_scopes=tuple(sorted(principal.scopes)) if principal.scopes is not None else None,
+        root_run_id=run_id,
+        deadline_at=deadline_at(now, limits),
+        created_at=now,
+        updated_at=now,
+        lease_owner=rt.settings.instance_id if leased else None,
+        lease_token=token,
+        data_policy=tuple(sorted(policy)),
+    )
 
 
 def _specs(rt: Runtime) -> dict[str, Any]:
