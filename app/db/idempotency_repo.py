@@ -4,8 +4,7 @@ writes conditional on the claim token."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, Literal
 
@@ -17,10 +16,59 @@ from app.db.clock import DbTime
 from app.db.tables import idempotency_key as table
 
 
-async def try_claim(session: AsyncSession, values: Mapping[str, Any]) -> bool:
+@dataclass(frozen=True)
+class NewClaim:
+    """A key's record as a claim writes it: in flight, no answer yet. `locked_until` and
+    `expires_at` are on the database's clock (expressions of `DbTime`)."""
+
+    tenant_id: str
+    key: str
+    fingerprint: str | None
+    claim_token: str
+    locked_until: Any
+    created_at: datetime
+    expires_at: Any
+    resource_id: str | None = None
+
+    def values(self) -> dict[str, Any]:
+        return {
+            **{f.name: getattr(self, f.name) for f in fields(self)},
+            "state": "in_flight",
+            "response_status": None,
+            "response_headers": None,
+            "response_body": None,
+        }
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    """A key's record as read, with the database's `now` to judge its lock and expiry."""
+
+    fingerprint: str | None
+    done: bool
+    claim_token: str
+    locked_until: datetime
+    expires_at: datetime
+    resource_id: str | None
+    response_status: int | None
+    response_headers: dict[str, str] | None
+    response_body: Any
+    db_now: datetime
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The answer stored under a key, replayed to a retry."""
+
+    status: int
+    headers: dict[str, str]
+    body: Any
+
+
+async def try_claim(session: AsyncSession, claim: NewClaim) -> bool:
     result = await session.execute(
         pg_insert(table)
-        .values(**values)
+        .values(**claim.values())
         .on_conflict_do_nothing(index_elements=["tenant_id", "key"])
         .returning(table.c.key)
     )
@@ -92,14 +140,18 @@ def binding_cte(kind: str, resource_id: Any) -> Any:
 
 async def get(
     session: AsyncSession, tenant_id: str, key: str, *, db_time: DbTime
-) -> Mapping[str, Any] | None:
+) -> KeyRecord | None:
     """The record, with the database's `now` to judge its lock and expiry by."""
     result = await session.execute(
         select(table, db_time.now().label("db_now")).where(
             table.c.tenant_id == tenant_id, table.c.key == key
         )
     )
-    return result.mappings().one_or_none()
+    row = result.mappings().one_or_none()
+    if row is None:
+        return None
+    names = [f.name for f in fields(KeyRecord) if f.name != "done"]
+    return KeyRecord(done=row["state"] == "done", **{n: row[n] for n in names})
 
 
 async def take_over(
@@ -108,9 +160,17 @@ async def take_over(
     tenant_id: str,
     key: str,
     old_token: str,
-    values: Mapping[str, Any],
+    claim: NewClaim,
+    fresh: bool,
 ) -> bool:
-    """Takes an abandoned (or expired) record over; only one of several racers wins."""
+    """Takes an abandoned record over (its lock lapsed: the new token and lock only), or
+    an expired one afresh (`fresh`: the whole new claim); only one of several racers
+    wins."""
+    values = (
+        claim.values()
+        if fresh
+        else {"claim_token": claim.claim_token, "locked_until": claim.locked_until}
+    )
     result = await session.execute(
         update(table)
         .where(table.c.tenant_id == tenant_id, table.c.key == key, table.c.claim_token == old_token)
@@ -119,9 +179,16 @@ async def take_over(
     return result.rowcount == 1
 
 
-async def update_claimed(
-    session: AsyncSession, *, tenant_id: str, key: str, token: str, values: Mapping[str, Any]
+async def store_answer(
+    session: AsyncSession, *, tenant_id: str, key: str, token: str, answer: Answer
 ) -> bool:
+    """The claim's request is done: its answer is kept, for retries to replay."""
+    values = {
+        "state": "done",
+        "response_status": answer.status,
+        "response_headers": answer.headers,
+        "response_body": answer.body,
+    }
     params = {f"v_{name}": value for name, value in values.items()}
     params.update(w_tenant=tenant_id, w_key=key, w_token=token)
     result = await session.execute(_update_claimed(tuple(sorted(values))), params)

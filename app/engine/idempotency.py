@@ -53,22 +53,27 @@ def defer(*, tenant_id: str, key: str, fingerprint: str) -> Claim:
     return Claim(tenant_id, key, secrets.token_hex(16), None, fingerprint, deferred=True)
 
 
-def _fresh(rt: Runtime, claim: Claim, resource_id: str | None) -> dict[str, Any]:
+def _fresh(rt: Runtime, claim: Claim) -> idempotency_repo.NewClaim:
     settings = rt.settings
-    return {
-        "tenant_id": claim.tenant_id,
-        "key": claim.key,
-        "fingerprint": claim.fingerprint,
-        "state": "in_flight",
-        "claim_token": claim.token,
-        "locked_until": rt.db_time.after(settings.idempotency_lock_s),
-        "created_at": rt.clock.now(),
-        "expires_at": rt.db_time.after(settings.idempotency_ttl_s),
-        "resource_id": resource_id,
-        "response_status": None,
-        "response_headers": None,
-        "response_body": None,
-    }
+    return idempotency_repo.NewClaim(
+        tenant_id=claim.tenant_id,
+        key=claim.key,
+        fingerprint=claim.fingerprint,
+        claim_token=claim.token,
+        locked_until=rt.db_time.after(settings.idempotency_lock_s),
+        created_at=rt.clock.now(),
+        expires_at=rt.db_time.after(settings.idempotency_ttl_s),
+    )
+
+
+def _judged(record: idempotency_repo.KeyRecord, fingerprint: str) -> Replay | Verdict:
+    stored = StoredKey(record.fingerprint, record.done, record.locked_until, record.expires_at)
+    verdict = judge(stored, fingerprint=fingerprint, now=record.db_now)
+    if verdict is Verdict.REPLAY:
+        return Replay(
+            record.response_status or 0, record.response_headers or {}, record.response_body
+        )
+    return verdict
 
 
 async def look(
@@ -77,17 +82,12 @@ async def look(
     """What an existing record of the key means for this request, without claiming:
     a replay, `REUSED` or `IN_FLIGHT`; None when there is no record to answer from."""
     async with rt.reads() as session:
-        row = await idempotency_repo.get(session, tenant_id, key, db_time=rt.db_time)
-    if row is None:
+        record = await idempotency_repo.get(session, tenant_id, key, db_time=rt.db_time)
+    if record is None:
         return None
-    stored = StoredKey(
-        row["fingerprint"], row["state"] == "done", row["locked_until"], row["expires_at"]
-    )
-    verdict = judge(stored, fingerprint=fingerprint, now=row["db_now"])
-    if verdict is Verdict.REPLAY:
-        return Replay(row["response_status"], row["response_headers"] or {}, row["response_body"])
-    if verdict in (Verdict.REUSED, Verdict.IN_FLIGHT):
-        return verdict
+    judged = _judged(record, fingerprint)
+    if isinstance(judged, Replay) or judged in (Verdict.REUSED, Verdict.IN_FLIGHT):
+        return judged
     return None
 
 
@@ -96,32 +96,26 @@ async def begin(
 ) -> Claim | Replay | Verdict:
     for _ in range(3):
         claim = Claim(tenant_id, key, secrets.token_hex(16), None, fingerprint)
-        fresh = _fresh(rt, claim, None)
+        fresh = _fresh(rt, claim)
         async with rt.sessions.begin() as session:
             if await idempotency_repo.try_claim(session, fresh):
                 return claim
-            row = await idempotency_repo.get(session, tenant_id, key, db_time=rt.db_time)
-            if row is None:
+            record = await idempotency_repo.get(session, tenant_id, key, db_time=rt.db_time)
+            if record is None:
                 continue  # purged between our insert and our read: try again
-            stored = StoredKey(
-                row["fingerprint"], row["state"] == "done", row["locked_until"], row["expires_at"]
-            )
-            verdict = judge(stored, fingerprint=fingerprint, now=row["db_now"])
-            if verdict is Verdict.REPLAY:
-                return Replay(
-                    row["response_status"], row["response_headers"] or {}, row["response_body"]
-                )
-            if verdict in (Verdict.REUSED, Verdict.IN_FLIGHT):
-                return verdict
-            values = (
-                fresh
-                if verdict is Verdict.EXPIRED
-                else {"claim_token": claim.token, "locked_until": fresh["locked_until"]}
-            )
+            judged = _judged(record, fingerprint)
+            if isinstance(judged, Replay) or judged in (Verdict.REUSED, Verdict.IN_FLIGHT):
+                return judged
+            expired = judged is Verdict.EXPIRED
             if await idempotency_repo.take_over(
-                session, tenant_id=tenant_id, key=key, old_token=row["claim_token"], values=values
+                session,
+                tenant_id=tenant_id,
+                key=key,
+                old_token=record.claim_token,
+                claim=fresh,
+                fresh=expired,
             ):
-                resource = None if verdict is Verdict.EXPIRED else row["resource_id"]
+                resource = None if expired else record.resource_id
                 return Claim(tenant_id, key, claim.token, resource, fingerprint)
     return Verdict.IN_FLIGHT
 
@@ -152,17 +146,12 @@ async def complete(
 ) -> None:
     # One statement: it needs no BEGIN/COMMIT of its own.
     async with rt.reads() as session:
-        await idempotency_repo.update_claimed(
+        await idempotency_repo.store_answer(
             session,
             tenant_id=claim.tenant_id,
             key=claim.key,
             token=claim.token,
-            values={
-                "state": "done",
-                "response_status": status,
-                "response_headers": dict(headers),
-                "response_body": body,
-            },
+            answer=idempotency_repo.Answer(status, dict(headers), body),
         )
 
 

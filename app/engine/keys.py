@@ -40,15 +40,15 @@ async def create_key(
     async with sessions.begin() as session:
         await keys_repo.insert_key(
             session,
-            {
-                "tenant_id": tenant_id,
-                "id": key_id,
-                "key_hash": hash_key(key),
-                "subject": subject,
-                "roles": sorted(set(roles)),
-                "scopes": sorted(set(scopes)) if scopes is not None else None,
-                "created_at": clock.now(),
-            },
+            keys_repo.NewKey(
+                tenant_id=tenant_id,
+                id=key_id,
+                key_hash=hash_key(key),
+                subject=subject,
+                roles=sorted(set(roles)),
+                scopes=sorted(set(scopes)) if scopes is not None else None,
+                created_at=clock.now(),
+            ),
         )
     return key_id, key
 
@@ -59,13 +59,12 @@ async def authenticate(sessions: async_sessionmaker[AsyncSession], key: str) -> 
 
     # The first database touch of every request: a connection found dropped here is
     # replaced and the lookup made again, instead of answering 503.
-    row = await retrying(sessions, keys_repo.get_by_hash, hash_key(key))
-    if row is None:
+    owner = await retrying(sessions, keys_repo.get_by_hash, hash_key(key))
+    if owner is None:
         return None
-    scopes = row["scopes"]
     return Principal(
-        tenant_id=row["tenant_id"],
-        subject=row["subject"],
-        roles=frozenset(row["roles"]),
-        scopes=None if scopes is None else frozenset(scopes),
+        tenant_id=owner.tenant_id,
+        subject=owner.subject,
+        roles=frozenset(owner.roles),
+        scopes=None if owner.scopes is None else frozenset(owner.scopes),
     )
