@@ -1,4 +1,4 @@
-"""Server-Sent Events: a feed (engine.event_feeds) written as `id:`/`event:`/`data:` frames,
+"""Server-Sent Events: a feed (engine.events.event_feeds) written as `id:`/`event:`/`data:` frames,
 history first, then whatever is committed, woken by the process's event hub and polling
 now and then in case a wake-up was lost; a `: ping` comment while nothing happens.
 

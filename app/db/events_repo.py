@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-#: The channel every process listens on for other processes' events (see engine.event_hub).
+#: The channel every process listens on for other processes' events (see engine.events.event_hub).
 CHANNEL = "toolgate_events"
 
 #: A position in the feed: (xid, run_id, seq); ("", 0) sorts before every real event.

@@ -12,9 +12,7 @@ from sqlalchemy import and_, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.tables import preview, run
-from app.domain.moves import (
-    RUN_WAKE,
-)
+from app.domain.moves import RUN_WAKE
 from app.domain.records import Preview
 from app.domain.status import OPEN_PREVIEW_STATUSES, PreviewStatus
 

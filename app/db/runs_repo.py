@@ -37,11 +37,10 @@ from app.domain.budget import Limits
 from app.domain.events import EventType
 from app.domain.moves import RUN_UNFINISHED, RUN_WAKE
 from app.domain.records import Run
-from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
+from app.domain.status import RunStatus
 
 #: The channel a cancel request is announced on; the payload is "tenant_id run_id".
 CANCEL_CHANNEL = "toolgate_cancel"
-ACTIVE = tuple(sorted(ACTIVE_RUN_STATUSES))
 
 
 class StaleWrite(Exception):

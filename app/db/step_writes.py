@@ -5,7 +5,7 @@ taken from the run's counter), a new turn, new calls, call outcomes — goes to 
 a single statement of data-modifying CTEs, each of the others joined to the run's update:
 
     WITH changed  AS (UPDATE run SET ... WHERE <run> AND lease_token = :token
-                      AND lease_expires_at > now() AND status = 'running'
+                      AND lease_expires_at > now() AND status IN ('running')
                       RETURNING version, event_seq, ...),
          appended AS (INSERT INTO event     SELECT ... FROM changed, <events>),
          turned   AS (INSERT INTO turn      SELECT ... FROM changed),

@@ -24,7 +24,7 @@ RUN_CLAIM = move("run", "claim", ACTIVE_RUN_STATUSES, {R.RUNNING})
 #: A lease holder's step write (`db.step_writes`): the run goes on, parks or finishes.
 RUN_STEP = move("run", "step", {R.RUNNING}, RUN_TRANSITIONS[R.RUNNING])
 #: A parked run made runnable again: a rejection, the claim (or refusal) of a commit,
-#: the sweep of an expired preview or deadline, a cancel (`db.previews_repo`,
+#: the sweep of an expired preview or deadline, a cancel (`db.decisions_repo`,
 #: `db.runs_repo`).
 RUN_WAKE = move("run", "wake", {R.AWAITING_APPROVAL}, {R.RUNNING})
 #: A decision that changes nothing of the run's status but its timeline (an approval):
@@ -34,13 +34,13 @@ RUN_PARKED = RUN_WAKE.sources
 RUN_UNFINISHED = frozenset(s for s, targets in RUN_TRANSITIONS.items() if targets)
 
 # -- calls ------------------------------------------------------------------------------
-#: A proposal refused at validation is stored already rejected (`engine.turn_writes`).
+#: A proposal refused at validation is stored already rejected (`engine.steps.turn_writes`).
 CALL_PROPOSAL_REJECTED = move("call", "proposal_rejected", {C.PENDING}, {C.REJECTED})
 #: An attempt starts: a first one, an approved call's, a retry or a recovery.
 CALL_START = move("call", "start", {C.PENDING, C.APPROVED, C.EXECUTING}, {C.EXECUTING})
 #: A call that needs approval parks on a preview (again, after a version conflict).
 CALL_PARK = move("call", "park", {C.PENDING, C.EXECUTING}, {C.AWAITING_APPROVAL})
-#: An approver's decisions on its preview (`db.previews_repo`).
+#: An approver's decisions on its preview (`db.decisions_repo`).
 CALL_APPROVE = move("call", "approve", {C.AWAITING_APPROVAL}, {C.APPROVED})
 CALL_REJECT = move("call", "reject", {C.AWAITING_APPROVAL}, {C.REJECTED})
 #: A commit its gates refuse: the approved call fails with the gate's code.

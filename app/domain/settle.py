@@ -118,16 +118,23 @@ def settle(
     preview: Preview | None = None,
     error: ErrorValue | None = None,
     ends_run: bool = False,
+    sent: bool | None = None,
 ) -> Settlement:
     """The settlement of `call` by `outcome`, refused (InvalidTransition) when the call's
     or its preview's transition table has no such edge. `error`: why it failed, was
     cancelled or refused (an unknown outcome always has `UNKNOWN`, and ends the run).
-    A failure counts as sent when an attempt of it was started."""
+    A failure counts as sent when an attempt of it is in flight (`executing`); `sent`
+    says otherwise where the caller knows (a run that finishes with a call in flight)."""
     status = _CALL_STATUS[outcome]
     _MOVE[outcome].check(call.status, status)
     if outcome is Outcome.UNKNOWN:
         error, ends_run = UNKNOWN, True
-    sent = outcome in _SENT or (outcome is Outcome.FAILED and call.attempts > 0)
+    if sent is None:
+        # A failure may have left when it failed in flight: an attempt under this
+        # preview was started (`executing`). A gate's refusal before the attempt did not.
+        sent = outcome in _SENT or (
+            outcome is Outcome.FAILED and call.status is CallStatus.EXECUTING
+        )
     after = None
     if preview is not None and preview.status in OPEN_PREVIEW_STATUSES:
         after = preview_after(preview, outcome, sent)
@@ -137,9 +144,9 @@ def settle(
 
 def preview_after(preview: Preview, outcome: Outcome, sent: bool) -> PreviewStatus:
     """An open preview once its call settled: rejected with a rejection; `committed` only
-    when a commit was claimed *and* the call's request may have left; otherwise nothing
-    was done under it, and it expired — whether the call was cancelled before it ran,
-    refused by a budget or a gate, lost its tool, or its approval lapsed."""
+    when a commit was claimed *and* the call's request may have left; otherwise it
+    expired — the call was cancelled before it ran, refused by a budget or a gate, lost
+    its tool, or its approval lapsed."""
     if outcome is Outcome.REJECTED:
         return PreviewStatus.REJECTED
     if preview.commit_key is not None and sent:

@@ -112,6 +112,8 @@ async def approve(
 
 async def reject(rt: Runtime, *, principal: Principal, preview_id: str, reason: str) -> Preview:
     record = await get_preview(rt, principal=principal, preview_id=preview_id)
+    if record.status is not PreviewStatus.PENDING:  # decided already: say how it stands
+        raise _refusal(record, rt.clock.now(), wanted=PreviewStatus.PENDING)
     error = ErrorValue(ObservationCode.REJECTED_BY_APPROVER, reason)
     found = Found(CallStatus.AWAITING_APPROVAL)
     settled = settle(found, Outcome.REJECTED, preview=record, error=error)

@@ -510,3 +510,31 @@ async def test_a_looked_up_success_too_large_to_keep_is_withheld_not_unknown(
         call = (await calls_of(h, headers, run["id"]))["w1"]
         assert (call["status"], call["output_withheld"]) == ("succeeded", True)
         assert len(backend.sent("note")) == 1 and backend.looked_up != []
+
+
+async def test_rejecting_an_approved_preview_answers_its_state(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    async with serving() as backend:
+        h = await desk(harness_factory, backend)
+        caller, approver = await keys(h)
+        _, preview_id = await approved(h, caller, approver)
+        answer = await h.client.post(
+            f"/v1/previews/{preview_id}/reject", headers=approver, json={"reason": "no"}
+        )
+        assert answer.status_code == 409, answer.text
+        assert answer.json()["code"] == "invalid-state"
+        assert (await preview_of(h, approver, preview_id))["status"] == "approved"
+
+
+async def test_a_backends_own_outcome_unknown_code_is_an_ordinary_error(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    async with serving() as backend:
+        h = await desk(harness_factory, backend)
+        headers = await h.key()
+        body = {"code": "outcome_unknown", "message": "no such order", "fatal": False}
+        backend.answer("note", Answer(400, body, effect=False))
+        script = [tool_calls(("w1", "note", {"q": "a"}), ("w2", "note", {"q": "b"})), final("ok")]
+        run = (await h.client.post("/v1/runs", headers=headers, json=run_body(*script))).json()
+        assert run["termination_reason"] == "final", run
+        calls = await calls_of(h, headers, run["id"])
+        assert calls["w1"]["status"] == "failed"
+        assert calls["w1"]["error"]["message"] == "no such order"
+        assert calls["w2"]["status"] == "succeeded"  # the run went on with the next call

@@ -142,3 +142,45 @@ def test_an_edge_the_tables_lack_is_refused() -> None:
             Outcome.SUCCEEDED,
             preview=replace(CLAIMED, status=PreviewStatus.PENDING),
         )
+
+
+def test_a_finishing_run_commits_the_preview_of_a_call_in_flight() -> None:
+    from app.domain.records import Call
+    from app.domain.status import TerminationReason
+    from app.domain.steps import finish
+    from app.engine.steps.finish import finish_change
+
+    def call(status: CallStatus, attempts: int) -> Call:
+        return Call(
+            tenant_id="acme",
+            id="call_1",
+            run_id="run_1",
+            step=1,
+            position=0,
+            call_id="c1",
+            tool="lookup",
+            status=status,
+            arguments={},
+            args_hash="sha256:x",
+            operation_id="op_1",
+            created_at=NOW,
+            updated_at=NOW,
+            attempts=attempts,
+            preview_id=CLAIMED.id,
+        )
+
+    decision = finish(TerminationReason.DEADLINE)
+    for status, attempts, after in (
+        (CallStatus.EXECUTING, 1, PreviewStatus.COMMITTED),  # a read in flight: it may have left
+        (CallStatus.APPROVED, 1, PreviewStatus.EXPIRED),  # claimed, not yet sent again
+    ):
+        settled, closed, _, _ = finish_change(
+            decision,
+            now=NOW,
+            output=None,
+            calls=[call(status, attempts)],
+            previews={CLAIMED.id: CLAIMED},
+            side_effects=lambda _: False,
+        )
+        assert settled[0].status is CallStatus.CANCELLED
+        assert [p.status for p in closed] == [after], status

@@ -233,7 +233,7 @@ class Driver:
             await self.listener.notify(events_repo.CHANNEL, payload)
 
     async def _pay_forever(self) -> None:
-        """Owed writes (see `engine.deferred`) go in as soon as the database takes them."""
+        """Owed writes (see `engine.process.deferred`) go in as soon as the database takes them."""
         while True:
             await asyncio.sleep(OWED_EVERY_S)
             if len(self.rt.deferred) and await self.rt.deferred.pay():

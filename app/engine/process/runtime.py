@@ -60,7 +60,7 @@ class Runtime:
     tool_slots: asyncio.Semaphore = field(init=False)
     #: The kill switch's disabled tools, per tenant, as this process last saw them.
     disabled_tools: DisabledTools = field(init=False)
-    #: Writes owed to the database since an outage (see `engine.deferred`).
+    #: Writes owed to the database since an outage (see `engine.process.deferred`).
     deferred: Deferred = field(default_factory=Deferred, init=False)
     #: Wakes this process's event streams when events are committed (by any process).
     events: EventHub = field(default_factory=EventHub, init=False)

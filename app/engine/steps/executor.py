@@ -66,7 +66,7 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
     outcomes = await asyncio.gather(*(_bounded(batch, c) for c in reads), return_exceptions=True)
     stops = [o for o in outcomes if isinstance(o, BaseException)]
     stopped = next((o for o in stops if not isinstance(o, DeadlineReached)), None)
-    # A read that ends the run (False) or met the deadline: the side effects never start.
+    # A read that ends the run (Next.STOP) or met the deadline: the side effects never start.
     if stopped is not None or not all(o is Next.GO_ON for o in outcomes):
         await batch.flush()
         if stopped is not None:

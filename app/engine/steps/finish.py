@@ -35,7 +35,9 @@ def _ending(
         outcome = settle(call, Outcome.UNKNOWN, preview=preview)
         return outcome, {**about, "tool": call.tool, **UNKNOWN.as_dict(), "ends_run": True}
     error = ErrorValue(decision.error_code or decision.reason.value, decision.message or "")
-    outcome = settle(call, Outcome.CANCELLED, preview=preview, error=error)
+    # A call in flight (read-only: cancelled) may have reached its backend.
+    sent = call.status is CallStatus.EXECUTING
+    outcome = settle(call, Outcome.CANCELLED, preview=preview, error=error, sent=sent)
     return outcome, {**about, "code": decision.reason.value}
 
 

@@ -14,7 +14,7 @@ from app.domain.ids import operation_id
 from app.domain.moves import CALL_PARK, CALL_START, PREVIEW_SUPERSEDE
 from app.domain.records import Call, Preview, add_cost
 from app.domain.run_patch import RunPatch
-from app.domain.settle import OUTCOME_UNKNOWN, UNKNOWN, Outcome, refusal, settle
+from app.domain.settle import UNKNOWN, Outcome, refusal, settle
 from app.domain.status import (
     CallStatus,
     PreviewStatus,
@@ -25,6 +25,7 @@ from app.domain.tools import ToolError, ToolResult
 from app.engine.process.lease import Lease
 from app.engine.steps.commit import Change, commit
 from app.engine.steps.state import RunState
+from app.engine.steps.tool_attempt import OUTCOME_UNKNOWN
 
 
 @dataclass
@@ -75,7 +76,7 @@ class Round:
         )
 
     def fail(self, call: Call, error: ToolError, *, ends: bool = True) -> None:
-        if error.code == OUTCOME_UNKNOWN:
+        if error is OUTCOME_UNKNOWN:  # ours, not a backend's code of that name
             self.unknown(call)
             return
         value = ErrorValue(error.code, error.message, error.retryable)
