@@ -1,37 +1,64 @@
 """Decisions on a preview, made outside any lease — approve, reject, the claim (or the
-refusal) of a commit — each a conditional write on the preview's, the run's and the call's
-status, so that two deciders can never both win; their guards and written statuses come
-from `domain.moves`."""
+refusal) of a commit — each a typed `domain.decisions.Decision` applied as conditional
+writes on the run's, the preview's and the call's status, so that two deciders can never
+both win; their guards and written statuses come from `domain.moves`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.clock import DbTime
 from app.db.previews_repo import to_preview
 from app.db.runs_repo import Event, insert_events, to_run
 from app.db.tables import preview, run, tool_call
-from app.domain.events import EventType, preview_event
-from app.domain.moves import (
-    CALL_APPROVE,
-    CALL_REFUSE_COMMIT,
-    CALL_REJECT,
-    PREVIEW_APPROVE,
-    PREVIEW_COMMIT,
-    PREVIEW_REFUSE_COMMIT,
-    PREVIEW_REJECT,
-    RUN_PARKED,
-    RUN_WAKE,
-)
+from app.domain.decisions import CallChange, Decision, PreviewChange
+from app.domain.moves import RUN_PARKED, RUN_WAKE
 from app.domain.records import Preview, Run
-from app.domain.settle import Settlement
-from app.domain.status import InvalidTransition, Move
+
+
+@dataclass(frozen=True)
+class Lease:
+    """The lease a decision gives the deciding process (its expiry on the database's
+    clock)."""
+
+    owner: str
+    token: str
+    expires_at: Any
+
+
+# Every decision locks the run first, then the preview, then the call: the order a lease
+# holder's step write takes them in, so the two never deadlock.
+
+
+async def apply(
+    session: AsyncSession,
+    *,
+    record: Preview,
+    decision: Decision,
+    now: datetime,
+    lease: Lease | None = None,
+) -> tuple[Preview, Run]:
+    """The decision's conditional writes, in its transaction: DecisionLost (and nothing
+    kept) when one of its conditions no longer holds — the run moved on, the preview was
+    decided, expired or committed meanwhile, or its call moved."""
+    run_values: dict[str, Any] = {}
+    if decision.wake:
+        run_values["status"] = RUN_WAKE.target
+    if decision.leased:
+        assert lease is not None, "a decision that leases the run needs the lease"
+        run_values.update(
+            lease_owner=lease.owner, lease_token=lease.token, lease_expires_at=lease.expires_at
+        )
+    woken = await _touch_run(session, record, decision.events, now, **run_values)
+    decided = await _decide(session, record, decision.preview, now)
+    if decision.call is not None:
+        await _move_call(session, record, decision.call, now)
+    return decided, woken
 
 
 async def _touch_run(
@@ -72,28 +99,14 @@ async def _touch_run(
     return to_run(row)
 
 
-async def _move_call(
-    session: AsyncSession, record: Preview, made: Move, now: datetime, **values: Any
-) -> None:
-    """The preview's call, still where the decision found it (`made`'s sources), follows
-    it."""
-    moved = await session.execute(
-        update(tool_call)
-        .where(
-            tool_call.c.tenant_id == record.tenant_id,
-            tool_call.c.id == record.call_row_id,
-            tool_call.c.status.in_(made.guard),
-        )
-        .values(status=made.target, updated_at=now, version=tool_call.c.version + 1, **values)
-        .returning(tool_call.c.id)
-    )
-    if moved.first() is None:  # its events must not tell of a move that did not happen
-        raise DecisionLost()
-
-
 async def _decide(
-    session: AsyncSession, record: Preview, now: datetime, *conditions: Any, **values: Any
+    session: AsyncSession, record: Preview, change: PreviewChange, now: datetime
 ) -> Preview:
+    conditions = [preview.c.status.in_(change.guard)]
+    if change.content_hash is not None:
+        conditions.append(preview.c.content_hash == change.content_hash)
+    if change.uncommitted:
+        conditions.append(preview.c.commit_key.is_(None))
     # Expiry is judged on the service's clock, like the run's deadline it derives from.
     result = await session.execute(
         update(preview)
@@ -103,7 +116,7 @@ async def _decide(
             preview.c.expires_at > now,
             *conditions,
         )
-        .values(version=preview.c.version + 1, **values)
+        .values(version=preview.c.version + 1, **change.values)
         .returning(preview)
     )
     row = result.mappings().one_or_none()
@@ -112,188 +125,32 @@ async def _decide(
     return to_preview(row)
 
 
-def _made(made: Move, target: StrEnum) -> str:
-    """`target`, which the settle rule chose, as the status `made` writes: a rule and a
-    statement that disagree are a bug, refused before the statement is built."""
-    if target not in made.targets:
-        raise InvalidTransition(made.kind, "|".join(made.guard), target)
-    return target.value
+async def _move_call(
+    session: AsyncSession, record: Preview, change: CallChange, now: datetime
+) -> None:
+    """The preview's call, still where the decision found it (its move's sources),
+    follows it."""
+    values: dict[str, Any] = {}
+    if change.error is not None:
+        values["error"] = change.error.as_dict()
+    if change.ends_run is not None:
+        values["ends_run"] = change.ends_run
+    moved = await session.execute(
+        update(tool_call)
+        .where(
+            tool_call.c.tenant_id == record.tenant_id,
+            tool_call.c.id == record.call_row_id,
+            tool_call.c.status.in_(change.move.guard),
+        )
+        .values(
+            status=change.move.target, updated_at=now, version=tool_call.c.version + 1, **values
+        )
+        .returning(tool_call.c.id)
+    )
+    if moved.first() is None:  # its events must not tell of a move that did not happen
+        raise DecisionLost()
 
 
 class DecisionLost(Exception):
     """The decision's conditions no longer held (another decision, the run moved on): its
     transaction is rolled back; the caller reads the preview to say why."""
-
-
-# Every decision locks the run first, then the preview, then the call: the order a lease
-# holder's step write takes them in, so the two never deadlock.
-
-
-async def approve(
-    session: AsyncSession, *, record: Preview, content_hash: str, by: str, now: datetime
-) -> Preview:
-    """Pending, unexpired, with this content hash → approved, its call too."""
-    events = [
-        _about(record, EventType.PREVIEW_APPROVED, by=by, content_hash=content_hash),
-        _about(record, EventType.CALL_APPROVED, by=by),
-    ]
-    await _touch_run(session, record, events, now)
-    approved = await _decide(
-        session,
-        record,
-        now,
-        preview.c.status.in_(PREVIEW_APPROVE.guard),
-        preview.c.content_hash == content_hash,
-        status=PREVIEW_APPROVE.target,
-        decided_by=by,
-        decided_at=now,
-    )
-    await _move_call(session, record, CALL_APPROVE, now)
-    return approved
-
-
-async def reject(
-    session: AsyncSession,
-    *,
-    record: Preview,
-    settled: Settlement,
-    reason: str,
-    by: str,
-    now: datetime,
-) -> Preview:
-    """Pending and unexpired → rejected; its call settles as `settled` says (rejected
-    `rejected_by_approver`, fed back to the model) and the run becomes runnable again,
-    with no lease."""
-    if settled.preview is None or settled.error is None:
-        raise DecisionLost()  # the preview as read is no longer open
-    events = [
-        _about(record, preview_event(settled.preview), by=by, reason=settled.error.message),
-        _about(record, settled.event, by=by, **settled.error.as_dict()),
-    ]
-    await _touch_run(session, record, events, now, status=RUN_WAKE.target)
-    rejected = await _decide(
-        session,
-        record,
-        now,
-        preview.c.status.in_(PREVIEW_REJECT.guard),
-        status=_made(PREVIEW_REJECT, settled.preview),
-        decided_by=by,
-        decided_at=now,
-        reason=reason,
-    )
-    _made(CALL_REJECT, settled.status)
-    await _move_call(session, record, CALL_REJECT, now, error=settled.error.as_dict())
-    return rejected
-
-
-async def _lease_run(
-    session: AsyncSession,
-    record: Preview,
-    events: Sequence[Event],
-    now: datetime,
-    *,
-    owner: str,
-    token: str,
-    expires_at: Any,
-) -> Run:
-    """The parked run, running again and leased to this process (which goes on with it)."""
-    return await _touch_run(
-        session,
-        record,
-        events,
-        now,
-        status=RUN_WAKE.target,
-        lease_owner=owner,
-        lease_token=token,
-        lease_expires_at=expires_at,
-    )
-
-
-async def claim_commit(
-    session: AsyncSession,
-    *,
-    record: Preview,
-    key: str,
-    by: str,
-    owner: str,
-    token: str,
-    lease_s: float,
-    now: datetime,
-    db_time: DbTime,
-) -> tuple[Preview, Run]:
-    """An approved, unexpired preview nobody has committed yet: marks the commit (who, and
-    under which Idempotency-Key) and takes the run's lease, so that this process executes
-    the call."""
-    claimed = await _lease_run(
-        session,
-        record,
-        [_about(record, EventType.PREVIEW_COMMIT_REQUESTED, by=by)],
-        now,
-        owner=owner,
-        token=token,
-        expires_at=db_time.after(lease_s),
-    )
-    marked = await _decide(
-        session,
-        record,
-        now,
-        preview.c.status.in_(PREVIEW_COMMIT.guard),  # only what can be committed
-        preview.c.commit_key.is_(None),
-        commit_key=key,
-        committed_by=by,
-    )
-    return marked, claimed
-
-
-async def refuse_commit(
-    session: AsyncSession,
-    *,
-    record: Preview,
-    settled: Settlement,
-    by: str,
-    owner: str,
-    token: str,
-    lease_s: float,
-    now: datetime,
-    db_time: DbTime,
-) -> Run:
-    """A commit its gates refuse (the tool switched off, or no longer allowed): the
-    approved preview and its call settle as `settled` says (the preview expires unused,
-    the call fails with the gate's code, fed back to the model), and the run is leased
-    to this process to go on."""
-    if settled.preview is None or settled.error is None:
-        raise DecisionLost()  # the preview as read is no longer open
-    error = settled.error.as_dict()
-    events = [
-        _about(record, preview_event(settled.preview)),
-        _about(record, settled.event, tool=record.tool, **error, ends_run=settled.ends_run, by=by),
-    ]
-    claimed = await _lease_run(
-        session, record, events, now, owner=owner, token=token, expires_at=db_time.after(lease_s)
-    )
-    await _decide(
-        session,
-        record,
-        now,
-        preview.c.status.in_(PREVIEW_REFUSE_COMMIT.guard),
-        preview.c.commit_key.is_(None),
-        status=_made(PREVIEW_REFUSE_COMMIT, settled.preview),
-    )
-    _made(CALL_REFUSE_COMMIT, settled.status)
-    await _move_call(
-        session, record, CALL_REFUSE_COMMIT, now, error=error, ends_run=settled.ends_run
-    )
-    return claimed
-
-
-def _about(record: Preview, kind: EventType, **data: Any) -> Event:
-    return (
-        kind,
-        {
-            "preview_id": record.id,
-            "step": record.step,
-            "call_id": record.call_id,
-            "tool": record.tool,
-            **data,
-        },
-    )

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -18,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import decisions_repo, previews_repo, tool_switch_repo, turns_repo
 from app.db.session import retrying
+from app.domain import decisions
 from app.domain.approvals import self_approval
 from app.domain.budget import seconds_left
 from app.domain.errors import DomainError, ErrorCode, ErrorValue, ObservationCode
@@ -104,10 +104,8 @@ async def approve(
         raise DomainError(
             ErrorCode.PREVIEW_MISMATCH, "the content hash is not the preview's as stored"
         )
-    approving = functools.partial(
-        decisions_repo.approve, record=record, content_hash=content_hash, by=principal.subject
-    )
-    return await _decide_pending(rt, principal, record, approving, now)
+    decision = decisions.approval(record, content_hash=content_hash, by=principal.subject, now=now)
+    return await _decide_pending(rt, principal, record, decision, now)
 
 
 async def reject(rt: Runtime, *, principal: Principal, preview_id: str, reason: str) -> Preview:
@@ -117,24 +115,30 @@ async def reject(rt: Runtime, *, principal: Principal, preview_id: str, reason: 
     error = ErrorValue(ObservationCode.REJECTED_BY_APPROVER, reason)
     found = Found(CallStatus.AWAITING_APPROVAL)
     settled = settle(found, Outcome.REJECTED, preview=record, error=error)
-    rejecting = functools.partial(
-        decisions_repo.reject, record=record, settled=settled, reason=reason, by=principal.subject
-    )
-    return await _decide_pending(rt, principal, record, rejecting, rt.clock.now())
+    now = rt.clock.now()
+    try:
+        decision = decisions.rejection(
+            record, settled, reason=reason, by=principal.subject, now=now
+        )
+    except decisions.NotOpen:
+        raise _refusal(record, now, wanted=PreviewStatus.PENDING) from None
+    return await _decide_pending(rt, principal, record, decision, now)
 
 
 async def _decide_pending(
     rt: Runtime,
     principal: Principal,
     record: Preview,
-    decide: Callable[..., Awaitable[Preview]],
+    decision: decisions.Decision,
     now: datetime,
 ) -> Preview:
     """A decision on a pending preview, in one transaction; when its conditions no longer
     held, the preview as it is now says why."""
     try:
         async with rt.sessions.begin() as session:
-            decided = await decide(session, now=now)
+            decided, _ = await decisions_repo.apply(
+                session, record=record, decision=decision, now=now
+            )
     except decisions_repo.DecisionLost:
         latest = await get_preview(rt, principal=principal, preview_id=record.id)
         raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.PENDING) from None
@@ -194,25 +198,24 @@ async def _claim(
     commit, whatever the approver saw — then the claim of the commit, or its refusal
     (the call failed with the gates' code, the preview expired). Either way the run is
     leased to this process. DecisionLost when the preview is no longer approved."""
-    lease_of = {
-        "owner": rt.settings.instance_id,
-        "token": new_lease_token(),
-        "lease_s": rt.settings.lease_s,
-        "now": rt.clock.now(),
-        "db_time": rt.db_time,
-    }
+    lease = decisions_repo.Lease(
+        rt.settings.instance_id, new_lease_token(), rt.db_time.after(rt.settings.lease_s)
+    )
     async with rt.sessions.begin() as session:
         refused = await _gate_refusal(rt, session, record)
         if refused is None:
-            marked, run = await decisions_repo.claim_commit(
-                session, record=record, key=key, by=by, **lease_of
-            )
-            return _Claimed(marked, run), None
-        settled = settle(Found(CallStatus.APPROVED), Outcome.FAILED, preview=record, error=refused)
-        run = await decisions_repo.refuse_commit(
-            session, record=record, settled=settled, by=by, **lease_of
+            decision = decisions.commit_claim(record, key=key, by=by)
+        else:
+            found = Found(CallStatus.APPROVED)
+            settled = settle(found, Outcome.FAILED, preview=record, error=refused)
+            try:
+                decision = decisions.commit_refusal(record, settled, by=by)
+            except decisions.NotOpen:
+                raise decisions_repo.DecisionLost() from None
+        decided, run = await decisions_repo.apply(
+            session, record=record, decision=decision, now=rt.clock.now(), lease=lease
         )
-        return _Claimed(record, run), refused
+        return _Claimed(decided, run), refused
 
 
 async def _adopt(rt: Runtime, driver: Driver, run: Run, sent: float) -> None:
