@@ -93,7 +93,7 @@ async def page(
     return [to_preview(r) for r in result.mappings()]
 
 
-async def creator_scopes(session: AsyncSession, *, record: Preview) -> tuple[str, ...] | None:
+async def creator_scopes(session: AsyncSession, *, record: Preview) -> frozenset[str] | None:
     """The scopes of the run's creator (None: every scope), whom the tool acts for."""
     result = await session.execute(
         select(run.c.creator_scopes).where(
@@ -101,7 +101,7 @@ async def creator_scopes(session: AsyncSession, *, record: Preview) -> tuple[str
         )
     )
     scopes = result.scalar_one_or_none()
-    return None if scopes is None else tuple(scopes)
+    return None if scopes is None else frozenset(scopes)
 
 
 def sweep(now: datetime, limit: int) -> Any:

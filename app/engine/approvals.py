@@ -15,13 +15,12 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import decisions_repo, previews_repo, tool_switch_repo, turns_repo
+from app.db import decisions_repo, previews_repo, turns_repo
 from app.db.session import retrying
 from app.domain import decisions
 from app.domain.approvals import self_approval
 from app.domain.budget import seconds_left
 from app.domain.errors import DomainError, ErrorCode, ErrorValue, ObservationCode
-from app.domain.gates import gate_refusal
 from app.domain.records import Call, Preview, Run
 from app.domain.settle import Found, Outcome, settle
 from app.domain.status import CallStatus, PreviewStatus, RunStatus
@@ -30,6 +29,7 @@ from app.engine.process.driver import POLL_FLOOR_S, Driver
 from app.engine.process.runtime import Runtime
 from app.engine.runs import by_created, created_position, not_found, page_of
 from app.engine.steps.stepper import lease_for, load_state, new_lease_token
+from app.engine.tool_gates import refusal_in
 
 
 @dataclass(frozen=True)
@@ -234,16 +234,8 @@ async def _gate_refusal(rt: Runtime, session: AsyncSession, record: Preview) -> 
     if tool is None:
         return None
     scopes = await previews_repo.creator_scopes(session, record=record)
-    creator = Principal(record.tenant_id, record.requested_by, frozenset(), _scopes(scopes))
-    refused = gate_refusal(tool.spec, principal=creator, disabled=False)
-    if refused is not None:
-        return refused
-    off = await tool_switch_repo.is_disabled(session, tenant_id=record.tenant_id, tool=record.tool)
-    return gate_refusal(tool.spec, principal=creator, disabled=off)
-
-
-def _scopes(scopes: tuple[str, ...] | None) -> frozenset[str] | None:
-    return None if scopes is None else frozenset(scopes)
+    creator = Principal(record.tenant_id, record.requested_by, frozenset(), scopes)
+    return await refusal_in(session, tool.spec, principal=creator)
 
 
 async def _outcome(rt: Runtime, driver: Driver, record: Preview, wait_s: float) -> Committed:

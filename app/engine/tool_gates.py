@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from app.db import tool_switch_repo
 from app.domain.errors import DomainError, ErrorCode, ErrorValue, ObservationCode
 from app.domain.gates import gate_refusal
@@ -103,19 +105,23 @@ async def apply_rate_limits(
     return result
 
 
+async def refusal_in(
+    session: AsyncSession, spec: ToolSpec, *, principal: Principal
+) -> ErrorValue | None:
+    """The gates, with the tenant's switch read in `session` (only when the others pass)."""
+    refused = gate_refusal(spec, principal=principal, disabled=False)
+    if refused is not None:
+        return refused
+    off = await tool_switch_repo.is_disabled(session, tenant_id=principal.tenant_id, tool=spec.name)
+    return gate_refusal(spec, principal=principal, disabled=off)
+
+
 async def refusal_now(rt: Runtime, run: Run, spec: ToolSpec, *, fresh: bool) -> ErrorValue | None:
     """The gates again, right before an attempt. A side effect reads the tenant's switch
     in the database (this process's copy may lag a switch thrown on another one by up to
     a NOTIFY); a read trusts the copy, which is never older than `MAX_AGE_S`."""
-    refused = gate_refusal(spec, principal=run.creator, disabled=False)
-    if refused is not None:
-        return refused
     if fresh:
         async with rt.reads() as session:
-            off = await tool_switch_repo.is_disabled(
-                session, tenant_id=run.tenant_id, tool=spec.name
-            )
-        return gate_refusal(spec, principal=run.creator, disabled=off)
-    return gate_refusal(
-        spec, principal=run.creator, disabled=await rt.disabled_tools.of(run.tenant_id)
-    )
+            return await refusal_in(session, spec, principal=run.creator)
+    disabled = await rt.disabled_tools.of(run.tenant_id)
+    return gate_refusal(spec, principal=run.creator, disabled=disabled)

@@ -21,7 +21,7 @@ from app.domain.budget import seconds_left
 from app.domain.ids import new_id
 from app.domain.ports import Previewer, Tool
 from app.domain.records import Call, Preview
-from app.domain.retry import backoff_s, ends_run
+from app.domain.retry import backoff_s
 from app.domain.status import CallStatus, PreviewStatus
 from app.domain.steps import Next
 from app.domain.tools import ToolError
@@ -84,15 +84,14 @@ async def _stopped(batch: Round, call: Call, tool: Tool) -> bool:
     refused = await refusal_now(batch.lease.rt, batch.state.run, tool.spec, fresh=True)
     if refused is None:
         return False
-    batch.fail(call, ToolError(refused.code, refused.message), ends=False)
-    await batch.flush()
+    await batch.failed(call, ToolError(refused.code, refused.message))  # the model hears it
     return True
 
 
 async def _preview_and_park(batch: Round, call: Call, tool: Tool) -> Next:
     body = await _ask(batch, call, tool)
     if isinstance(body, ToolError):
-        return await _no_preview(batch, call, tool, body)
+        return await batch.failed(call, body)
     batch.park(call, _new_preview(batch, call, body))
     await batch.wait_for_approval()
     return Next.PARK
@@ -106,19 +105,10 @@ async def _supersede(batch: Round, call: Call, old: Preview, tool: Tool) -> Next
         # No new preview (the resource is gone, or already as asked): the approved one is
         # superseded all the same, and the call fails with the tool's word on why.
         batch.supersede_only(old)
-        return await _no_preview(batch, call, tool, body)
+        return await batch.failed(call, body)
     batch.supersede(call, old, _new_preview(batch, call, body, supersedes=old.id))
     await batch.wait_for_approval()
     return Next.PARK
-
-
-async def _no_preview(batch: Round, call: Call, tool: Tool, error: ToolError) -> Next:
-    """The tool could not make a preview: the call fails with its error (fed back to the
-    model, unless the error ends the run)."""
-    ends = ends_run(tool.spec, error)
-    batch.fail(call, error, ends=ends)
-    await batch.flush()
-    return Next.unless(ends)
 
 
 def _new_preview(

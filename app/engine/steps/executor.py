@@ -17,7 +17,7 @@ from enum import Enum
 from app.domain.budget import seconds_left
 from app.domain.ports import OperationStatus, Tool
 from app.domain.records import Call
-from app.domain.retry import backoff_s, ends_run, may_retry
+from app.domain.retry import backoff_s, may_retry
 from app.domain.status import CallStatus
 from app.domain.steps import Next
 from app.domain.tools import OutputRefused, ToolError, ToolResult, ToolSpec
@@ -167,7 +167,9 @@ async def _may_start(
     refused = await refusal_now(lease.rt, run, tool.spec, fresh=side_effect)
     if refused is not None:
         stopped = ToolError(refused.code, refused.message)  # the model hears it
-        return await _settle(batch, call, OUTCOME_UNKNOWN if maybe_sent else stopped, side_effect)
+        return await batch.failed(
+            call, OUTCOME_UNKNOWN if maybe_sent else stopped, flush=side_effect
+        )
     if call.attempts == 0 and not batch.affordable(tool.spec.cost_usd):
         batch.refuse(call, "the run's cost budget cannot pay for this call")
         if side_effect:
@@ -224,18 +226,7 @@ async def _after(
         raise VersionConflict(call) from None
     if maybe_sent and isinstance(error, Unanswered):
         error = OUTCOME_UNKNOWN  # its retries ran out unanswered: it may have happened
-    return await _settle(batch, call, error, side_effect)
-
-
-async def _settle(batch: Round, call: Call, error: ToolError, side_effect: bool) -> Next:
-    """The call fails with `error` (a side effect's failure committed at once); whether
-    the run goes on."""
-    tool = batch.lease.rt.tools[call.tool]
-    ends = ends_run(tool.spec, error)
-    batch.fail(call, error, ends=ends)
-    if side_effect:
-        await batch.flush()
-    return Next.unless(ends)
+    return await batch.failed(call, error, flush=side_effect)
 
 
 async def _held_back(batch: Round, call: Call, maybe_sent: bool) -> None:
@@ -287,7 +278,7 @@ async def _settle_unknown(batch: Round, tool: Tool, call: Call) -> Next | Resend
         batch.succeed(call, outcome)
         await batch.flush()
         return Next.GO_ON
-    return await _settle(batch, call, outcome or OUTCOME_UNKNOWN, side_effect=True)
+    return await batch.failed(call, outcome or OUTCOME_UNKNOWN)
 
 
 async def _look_up(batch: Round, tool: Tool, call: Call) -> OperationStatus | None:

@@ -13,6 +13,7 @@ from app.domain.events import EventType, preview_event
 from app.domain.ids import operation_id
 from app.domain.moves import CALL_PARK, CALL_START, PREVIEW_SUPERSEDE
 from app.domain.records import Call, Preview, add_cost
+from app.domain.retry import ends_run
 from app.domain.run_patch import RunPatch
 from app.domain.settle import UNKNOWN, Outcome, refusal, settle
 from app.domain.status import (
@@ -21,6 +22,7 @@ from app.domain.status import (
     RunStatus,
     check_preview_transition,
 )
+from app.domain.steps import Next
 from app.domain.tools import ToolError, ToolResult
 from app.engine.process.lease import Lease
 from app.engine.steps.commit import Change, commit
@@ -83,6 +85,15 @@ class Round:
         self._settle(
             call, Outcome.FAILED, {**value.as_dict(), "ends_run": ends}, error=value, ends=ends
         )
+
+    async def failed(self, call: Call, error: ToolError, *, flush: bool = True) -> Next:
+        """The call fails with `error` (committed at once when `flush`: a side effect's
+        is); the run goes on unless the error ends it."""
+        ends = ends_run(self.lease.rt.tools[call.tool].spec, error)
+        self.fail(call, error, ends=ends)
+        if flush:
+            await self.flush()
+        return Next.unless(ends)
 
     def unknown(self, call: Call) -> None:
         """It may have taken effect, and nobody can tell: it ends the run."""
