@@ -90,6 +90,19 @@ async def finished(h: Harness, headers: dict[str, str], run_id: str) -> dict[str
     return (await h.client.get(f"/v1/runs/{run_id}", headers=headers)).json()
 
 
+async def switched_mid_run(
+    a: Harness, b: Harness, backend: FakeBackend, *script: dict[str, Any], sent: str, off: str
+) -> tuple[str, dict[str, Any]]:
+    """Starts a run on `a`; once `sent` is in flight, `off` is switched off on the other
+    replica `b`: the run's id and the run as it finished."""
+    headers = await a.key()
+    body = {**run_body(*script), "wait_s": 0}
+    run_id = (await a.client.post("/v1/runs", headers=headers, json=body)).json()["id"]
+    await backend.wait_sent(sent)
+    await switch_off(b, off)
+    return run_id, await finished(a, headers, run_id)
+
+
 # -- 1. switches and permissions hold until the request leaves ---------------------------
 
 
@@ -172,17 +185,11 @@ async def test_a_later_call_of_the_turn_is_stopped_by_a_switch_thrown_meanwhile(
         b = await desk(harness_factory, backend)
         headers = await a.key()
         backend.answer("lookup", Answer(200, {"output": {"found": 1}}, delay_s=1.0))
-        script = [
-            tool_calls(("r1", "lookup", {"q": "x"}), ("w1", "note", {"q": "x"})),
-            final("ok"),
-        ]
-        body = run_body(*script)
-        body["wait_s"] = 0
-        created = await a.client.post("/v1/runs", headers=headers, json=body)
-        run_id = created.json()["id"]
-        await backend.wait_sent("lookup")  # the read is in flight: the note waits behind it
-        await switch_off(b, "note")  # thrown on the other replica
-        done = await finished(a, headers, run_id)
+        calls = tool_calls(("r1", "lookup", {"q": "x"}), ("w1", "note", {"q": "x"}))
+        # The read is in flight, the note waits behind it: the switch is thrown on b.
+        run_id, done = await switched_mid_run(
+            a, b, backend, calls, final("ok"), sent="lookup", off="note"
+        )
         assert done["termination_reason"] == "final"
         calls = await calls_of(a, headers, run_id)
         assert calls["r1"]["status"] == "succeeded"
@@ -454,12 +461,16 @@ async def test_a_side_effect_unanswered_once_is_not_reported_stopped_by_a_switch
         b = await desk(harness_factory, backend)
         headers = await a.key()
         backend.answer("note", Answer(200, {"output": {"id": "N-1"}}, delay_s=1.5))
-        body = run_body(tool_calls(("w1", "note", {"q": "a"})), final("ok"))
-        body["wait_s"] = 0
-        run_id = (await a.client.post("/v1/runs", headers=headers, json=body)).json()["id"]
-        await backend.wait_sent("note")
-        await switch_off(b, "note")  # before the retry: the first attempt may have happened
-        done = await finished(a, headers, run_id)
+        # Switched off before the retry: the first attempt may have happened.
+        run_id, done = await switched_mid_run(
+            a,
+            b,
+            backend,
+            tool_calls(("w1", "note", {"q": "a"})),
+            final("ok"),
+            sent="note",
+            off="note",
+        )
         assert done["termination_reason"] == "tool_failed"
         call = (await calls_of(a, headers, run_id))["w1"]
         assert call["status"] == "failed" and call["error"]["code"] == "outcome_unknown"
@@ -474,16 +485,10 @@ async def test_a_later_approval_call_of_the_turn_is_not_previewed_once_switched_
         b = await desk(harness_factory, backend)
         headers = await a.key()
         backend.answer("lookup", Answer(200, {"output": {"found": 1}}, delay_s=1.0))
-        script = [
-            tool_calls(("r1", "lookup", {"q": "x"}), ("t1", "ticket", {"q": "x"})),
-            final("ok"),
-        ]
-        body = run_body(*script)
-        body["wait_s"] = 0
-        run_id = (await a.client.post("/v1/runs", headers=headers, json=body)).json()["id"]
-        await backend.wait_sent("lookup")
-        await switch_off(b, "ticket")
-        done = await finished(a, headers, run_id)
+        calls = tool_calls(("r1", "lookup", {"q": "x"}), ("t1", "ticket", {"q": "x"}))
+        run_id, done = await switched_mid_run(
+            a, b, backend, calls, final("ok"), sent="lookup", off="ticket"
+        )
         assert done["termination_reason"] == "final"
         call = (await calls_of(a, headers, run_id))["t1"]
         assert call["status"] == "failed" and call["error"]["code"] == "tool_disabled"

@@ -9,9 +9,11 @@ import pytest
 
 from app.domain.errors import ErrorValue
 from app.domain.events import EventType
-from app.domain.records import Preview
+from app.domain.records import Call, Preview
 from app.domain.settle import UNKNOWN, Found, Outcome, settle
-from app.domain.status import CallStatus, InvalidTransition, PreviewStatus
+from app.domain.status import CallStatus, InvalidTransition, PreviewStatus, TerminationReason
+from app.domain.steps import finish
+from app.engine.steps.finish import finish_change
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 PREVIEW = Preview(
@@ -145,11 +147,6 @@ def test_an_edge_the_tables_lack_is_refused() -> None:
 
 
 def test_a_finishing_run_commits_the_preview_of_a_call_in_flight() -> None:
-    from app.domain.records import Call
-    from app.domain.status import TerminationReason
-    from app.domain.steps import finish
-    from app.engine.steps.finish import finish_change
-
     def call(status: CallStatus, attempts: int) -> Call:
         return Call(
             tenant_id="acme",
