@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db.guards import status_in
 from app.db.previews_repo import to_preview
 from app.db.runs_repo import Event, insert_events, to_run
 from app.db.tables import preview, run, tool_call
@@ -75,7 +76,7 @@ async def _touch_run(
         .where(
             run.c.tenant_id == record.tenant_id,
             run.c.id == record.run_id,
-            run.c.status.in_(sorted(RUN_PARKED)),
+            status_in(run.c.status, RUN_PARKED),
         )
         .values(
             version=run.c.version + 1,
@@ -102,7 +103,7 @@ async def _touch_run(
 async def _decide(
     session: AsyncSession, record: Preview, change: PreviewChange, now: datetime
 ) -> Preview:
-    conditions = [preview.c.status.in_(change.guard)]
+    conditions = [status_in(preview.c.status, change.guard)]
     if change.content_hash is not None:
         conditions.append(preview.c.content_hash == change.content_hash)
     if change.uncommitted:
@@ -140,7 +141,7 @@ async def _move_call(
         .where(
             tool_call.c.tenant_id == record.tenant_id,
             tool_call.c.id == record.call_row_id,
-            tool_call.c.status.in_(change.move.guard),
+            status_in(tool_call.c.status, change.move.guard),
         )
         .values(
             status=change.move.target, updated_at=now, version=tool_call.c.version + 1, **values

@@ -14,6 +14,7 @@ from sqlalchemy.types import String
 
 from app.db import previews_repo
 from app.db.clock import DbTime
+from app.db.guards import status_in
 from app.db.runs_repo import INSERT_EVENT, event_rows, to_run
 from app.db.tables import run
 from app.domain.events import EventType
@@ -27,7 +28,7 @@ Claimed = tuple[Run, float]
 def _claimable(db_time: DbTime) -> Any:
     # Served by ix_run_runnable: a run without a lease sorts as -infinity.
     return and_(
-        run.c.status.in_(RUN_CLAIM.guard),
+        status_in(run.c.status, RUN_CLAIM.guard),
         func.coalesce(run.c.lease_expires_at, text("'-infinity'::timestamptz")) < db_time.now(),
     )
 
@@ -83,7 +84,7 @@ async def claim(
         .where(
             run.c.tenant_id == tenant_id,
             run.c.id == run_id,
-            run.c.status.in_(RUN_CLAIM.guard),
+            status_in(run.c.status, RUN_CLAIM.guard),
             or_(run.c.lease_token.is_(None), run.c.lease_expires_at < db_time.now()),
         )
         .with_for_update()

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import and_, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db.guards import status_in
 from app.db.tables import preview, run
 from app.domain.moves import RUN_WAKE
 from app.domain.records import Preview
@@ -113,7 +114,7 @@ def sweep(now: datetime, limit: int) -> Any:
     return (
         update(run)
         .where(
-            run.c.status.in_(RUN_WAKE.guard),
+            status_in(run.c.status, RUN_WAKE.guard),
             or_(
                 run.c.deadline_at <= now,
                 # A cancel that landed while the run was parking: the run must still end.

@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.types import String
 
 from app.db.clock import DbTime
+from app.db.guards import status_in
 from app.db.idempotency_repo import Binding, binding_cte, binding_params
 from app.db.tables import event, run, run_script
 from app.domain.budget import Limits
@@ -232,13 +233,15 @@ async def mark_cancel_requested(
         .where(
             run.c.tenant_id == tenant_id,
             run.c.id == run_id,
-            run.c.status.in_(sorted(RUN_UNFINISHED)),
+            status_in(run.c.status, RUN_UNFINISHED),
             run.c.cancel_requested_at.is_(None),
         )
         .values(
             cancel_requested_at=now,
             # A parked run becomes runnable, for a driver to finish it `cancelled`.
-            status=case((run.c.status.in_(RUN_WAKE.guard), RUN_WAKE.target), else_=run.c.status),
+            status=case(
+                (status_in(run.c.status, RUN_WAKE.guard), RUN_WAKE.target), else_=run.c.status
+            ),
             version=run.c.version + 1,
             event_seq=run.c.event_seq + 1,
             updated_at=now,

@@ -5,7 +5,7 @@ taken from the run's counter), a new turn, new calls, call outcomes — goes to 
 a single statement of data-modifying CTEs, each of the others joined to the run's update:
 
     WITH changed  AS (UPDATE run SET ... WHERE <run> AND lease_token = :token
-                      AND lease_expires_at > now() AND status IN ('running')
+                      AND lease_expires_at > now() AND status = 'running'
                       RETURNING version, event_seq, ...),
          appended AS (INSERT INTO event     SELECT ... FROM changed, <events>),
          turned   AS (INSERT INTO turn      SELECT ... FROM changed),
@@ -35,6 +35,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.db.clock import DbTime
+from app.db.guards import status_in
 from app.db.runs_repo import Event, StaleWrite, appended_events, events_param
 from app.db.tables import preview, run, tool_call, turn
 from app.domain.moves import RUN_STEP
@@ -169,7 +170,7 @@ def _changed(names: tuple[str, ...]) -> Any:
             # A lease past its expiry (on the database's clock) writes nothing, even before
             # another process takes it: nothing is started on a lapsed lease.
             run.c.lease_expires_at > DbTime.after_param("w_clock"),
-            run.c.status.in_(RUN_STEP.guard),
+            status_in(run.c.status, RUN_STEP.guard),
         )
         .values(
             {

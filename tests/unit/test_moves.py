@@ -68,8 +68,8 @@ def _sql(statement: object) -> str:
 
 def test_the_statements_guards_are_the_moves() -> None:
     step = _sql(step_writes._statement(("status",), False, False, False, False))
-    assert "run.status IN ('running')" in step
+    assert "run.status = 'running'" in step
     sweep = _sql(previews_repo.sweep(previews_repo.datetime(2026, 1, 1), 10))
-    assert "run.status IN ('awaiting_approval')" in sweep and "SET status='running'" in sweep
+    assert "run.status = 'awaiting_approval'" in sweep and "SET status='running'" in sweep
     claimable = _sql(leases_repo._claimable(leases_repo.DbTime()))
     assert "run.status IN ('queued', 'running')" in claimable
