@@ -39,19 +39,8 @@ class Outcome(StrEnum):
 #: Outcomes after which the call's request may have left.
 _SENT = frozenset({Outcome.SUCCEEDED, Outcome.WITHHELD, Outcome.UNKNOWN})
 
-_CALL_STATUS = {
-    Outcome.SUCCEEDED: CallStatus.SUCCEEDED,
-    Outcome.WITHHELD: CallStatus.SUCCEEDED,
-    Outcome.FAILED: CallStatus.FAILED,
-    Outcome.UNKNOWN: CallStatus.FAILED,
-    Outcome.CANCELLED: CallStatus.CANCELLED,
-    Outcome.REFUSED: CallStatus.CANCELLED,
-    Outcome.EXPIRED: CallStatus.REJECTED,
-    Outcome.REJECTED: CallStatus.REJECTED,
-}
-
-#: The move each outcome makes of a call (`domain.moves`): a call it does not start from
-#: is refused.
+#: The move each outcome makes of a call (`domain.moves`), and so the status it writes;
+#: a call it does not start from is refused.
 _MOVE = {
     Outcome.SUCCEEDED: moves.CALL_SUCCEED,
     Outcome.WITHHELD: moves.CALL_SUCCEED,
@@ -125,8 +114,9 @@ def settle(
     cancelled or refused (an unknown outcome always has `UNKNOWN`, and ends the run).
     A failure counts as sent when an attempt of it is in flight (`executing`); `sent`
     says otherwise where the caller knows (a run that finishes with a call in flight)."""
-    status = _CALL_STATUS[outcome]
-    _MOVE[outcome].check(call.status, status)
+    made = _MOVE[outcome]
+    status = CallStatus(made.target)
+    made.check(call.status, status)
     if outcome is Outcome.UNKNOWN:
         error, ends_run = UNKNOWN, True
     if sent is None:
