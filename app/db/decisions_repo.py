@@ -15,9 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.guards import status_in
 from app.db.previews_repo import to_preview
-from app.db.runs_repo import Event, insert_events, to_run
+from app.db.runs_repo import insert_events, to_run
 from app.db.tables import preview, run, tool_call
 from app.domain.decisions import CallChange, Decision, PreviewChange
+from app.domain.events import Event
 from app.domain.moves import RUN_PARKED, RUN_WAKE
 from app.domain.records import Preview, Run
 

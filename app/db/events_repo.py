@@ -9,23 +9,24 @@ has reached. A transaction left open delays the feed; it never makes it skip.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.domain.records import FeedEvent, FeedPosition
 
 #: The channel every process listens on for other processes' events (see engine.events.event_hub).
 CHANNEL = "toolgate_events"
 
 #: A position in the feed: (xid, run_id, seq); ("", 0) sorts before every real event.
-Position = tuple[int, str, int]
+Position = FeedPosition
 
 
 @dataclass(frozen=True)
 class FeedPage:
-    rows: list[Mapping[str, Any]]
+    rows: list[FeedEvent]
     #: Every event under this xid has been looked at (matching the filters or not).
     horizon: int
 
@@ -82,6 +83,7 @@ async def page(
             "limit": limit,
         },
     )
-    rows = list(result.mappings())
-    horizon = int(rows[0]["horizon"])
-    return FeedPage([r for r in rows if r["run_id"] is not None], horizon)
+    rows = result.all()
+    # The horizon comes with every row; a page with no event is one row of NULLs but it.
+    events = [FeedEvent(*row[1:]) for row in rows if row.run_id is not None]
+    return FeedPage(events, int(rows[0].horizon))

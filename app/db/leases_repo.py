@@ -20,6 +20,7 @@ from app.db.tables import run
 from app.domain.events import EventType
 from app.domain.moves import RUN_CLAIM
 from app.domain.records import Run
+from app.domain.run_changes import Sweep
 
 #: A claimed run, and the seconds it waited to be taken up (runnable → claimed).
 Claimed = tuple[Run, float]
@@ -112,12 +113,13 @@ async def claim_runnable(
     limit: int,
     lease_s: float,
     db_time: DbTime,
-    now: datetime,
+    sweep: Sweep,
 ) -> list[Claimed]:
     """Claims up to `limit` runs nobody advances (no lease, or an expired one), oldest
     lease first, in one statement; rows other drivers are claiming are skipped. Each comes
-    with how long it waited to be taken up. The same statement makes parked runs that are
-    due (deadline passed, preview expired) runnable, for the next poll to claim."""
+    with how long it waited to be taken up. The same statement makes the parked runs that
+    are due runnable (`sweep`), for the next poll to claim."""
+    now = sweep.at
     pick = (
         select(run.c.tenant_id, run.c.id, _runnable_since())
         .where(_claimable(db_time))
@@ -128,9 +130,7 @@ async def claim_runnable(
     )
     token = func.replace(func.gen_random_uuid().cast(String), "-", "")
     # Parked runs that are due come along in the same statement (for the next poll).
-    statement = _take(pick, token, owner, lease_s, db_time, now).add_cte(
-        previews_repo.sweep(now, limit)
-    )
+    statement = _take(pick, token, owner, lease_s, db_time, now).add_cte(previews_repo.sweep(sweep))
     claimed = _claimed(await session.execute(statement))
     await _claimed_events(session, [r for r, _ in claimed], now)
     return claimed

@@ -13,8 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.guards import status_in
 from app.db.tables import preview, run
-from app.domain.moves import RUN_WAKE
 from app.domain.records import Preview
+from app.domain.run_changes import Due, Sweep
 from app.domain.status import OPEN_PREVIEW_STATUSES, PreviewStatus
 
 _FIELDS = tuple(f.name for f in fields(Preview))
@@ -105,24 +105,21 @@ async def creator_scopes(session: AsyncSession, *, record: Preview) -> frozenset
     return None if scopes is None else frozenset(scopes)
 
 
-def sweep(now: datetime, limit: int) -> Any:
-    """A CTE (for the driver's claim poll, which it rides along with): parked runs whose
-    deadline passed, whose open preview expired, or that were asked to cancel, become
-    runnable. The poll after next
-    claims them; the run then ends `deadline`, or tells its model `approval_expired`."""
-    expired = select(preview.c.tenant_id, preview.c.run_id).where(_lapsed(now)).limit(limit)
+def sweep(change: Sweep) -> Any:
+    """A CTE (for the driver's claim poll, which it rides along with) making the parked
+    runs that are due runnable, as `change` says: the poll after next claims them; the run
+    then ends `deadline` or `cancelled`, or tells its model `approval_expired`."""
+    now = change.at
+    expired = select(preview.c.tenant_id, preview.c.run_id).where(_lapsed(now))
+    due = {
+        Due.DEADLINE: run.c.deadline_at <= now,
+        Due.CANCEL: run.c.cancel_requested_at.is_not(None),
+        Due.PREVIEW_LAPSED: tuple_(run.c.tenant_id, run.c.id).in_(expired.limit(change.limit)),
+    }
     return (
         update(run)
-        .where(
-            status_in(run.c.status, RUN_WAKE.guard),
-            or_(
-                run.c.deadline_at <= now,
-                # A cancel that landed while the run was parking: the run must still end.
-                run.c.cancel_requested_at.is_not(None),
-                tuple_(run.c.tenant_id, run.c.id).in_(expired),
-            ),
-        )
-        .values(status=RUN_WAKE.target, version=run.c.version + 1, updated_at=now)
+        .where(status_in(run.c.status, change.move.guard), or_(*(due[d] for d in change.due)))
+        .values(status=change.move.target, version=run.c.version + 1, updated_at=now)
         .returning(run.c.id)
         .cte("swept")
     )

@@ -35,9 +35,9 @@ from app.db.guards import status_in
 from app.db.idempotency_repo import Binding, binding_cte, binding_params
 from app.db.tables import event, run, run_script
 from app.domain.budget import Limits
-from app.domain.events import EventType
-from app.domain.moves import RUN_UNFINISHED, RUN_WAKE
-from app.domain.records import Run
+from app.domain.events import Event
+from app.domain.records import EventRecord, Run
+from app.domain.run_changes import CancelRequest, Creation, ScriptItem
 from app.domain.status import RunStatus
 
 #: The channel a cancel request is announced on; the payload is "tenant_id run_id".
@@ -48,8 +48,6 @@ class StaleWrite(Exception):
     """The run changed under us: the lease was lost or the run left `running`."""
 
 
-#: One event of a change: its type and its data.
-Event = tuple[EventType, dict[str, Any]]
 _RUN_FIELDS = tuple(f.name for f in fields(Run))
 
 
@@ -108,28 +106,28 @@ async def insert_events(
 
 async def create(
     connection: AsyncConnection | AsyncSession,
-    record: Run,
-    events: Sequence[Event],
+    creation: Creation,
     *,
-    script: Sequence[Mapping[str, Any]] | None,
-    lease_s: float | None,
     db_time: DbTime,
     binding: Binding | None = None,
 ) -> Run | None:
     """A new run with its first events, its script (if scripted) and its request's key
-    binding, in one statement; with `lease_s`, already leased to its creator (expiring on
-    the database's clock). None when the binding did not take hold: nothing was made."""
+    binding, in one statement; a leased creation's lease expires on the database's clock.
+    None when the binding did not take hold: nothing was made."""
+    record, events = creation.run, creation.events
     params = {f"r_{name}": value for name, value in _row(record).items()}
     params["r_event_seq"] = len(events)
     params["r_events"] = events_param(events)
-    if lease_s is not None:
-        params["r_lease"] = db_time.interval(lease_s)
-    if script is not None:
-        params["r_script"] = list(script)
+    if creation.lease_s is not None:
+        params["r_lease"] = db_time.interval(creation.lease_s)
+    if creation.script is not None:
+        params["r_script"] = list(creation.script)
     if binding is not None:
         params.update(binding_params(binding, db_time))
     statement = _create_statement(
-        None if binding is None else binding.kind, lease_s is not None, script is not None
+        None if binding is None else binding.kind,
+        creation.lease_s is not None,
+        creation.script is not None,
     )
     row = (await connection.execute(statement, params)).one_or_none()
     if row is None:
@@ -195,9 +193,7 @@ def appended_events(
     return sa_insert(event).from_select(columns, rows).cte("appended")
 
 
-async def script_of(
-    session: AsyncSession, tenant_id: str, run_id: str
-) -> list[dict[str, Any]] | None:
+async def script_of(session: AsyncSession, tenant_id: str, run_id: str) -> list[ScriptItem] | None:
     result = await session.execute(
         select(run_script.c.script).where(
             run_script.c.tenant_id == tenant_id, run_script.c.run_id == run_id
@@ -222,48 +218,49 @@ async def exists_run(session: AsyncSession, tenant_id: str, run_id: str) -> bool
     return bool((await session.execute(query)).scalar_one())
 
 
-async def mark_cancel_requested(
-    session: AsyncSession, *, tenant_id: str, run_id: str, now: datetime, by: str
-) -> Run | None:
-    """Records a cancel request on an unfinished run not yet asked to cancel, and announces
-    it (delivered on commit) so its holder, in any process, stops at once. None when the
-    run is finished, already asked, or absent."""
-    result = await session.execute(
-        update(run)
-        .where(
-            run.c.tenant_id == tenant_id,
-            run.c.id == run_id,
-            status_in(run.c.status, RUN_UNFINISHED),
-            run.c.cancel_requested_at.is_(None),
-        )
-        .values(
-            cancel_requested_at=now,
-            # A parked run becomes runnable, for a driver to finish it `cancelled`.
-            status=case(
-                (status_in(run.c.status, RUN_WAKE.guard), RUN_WAKE.target), else_=run.c.status
-            ),
-            version=run.c.version + 1,
-            event_seq=run.c.event_seq + 1,
-            updated_at=now,
-        )
-        .returning(run)
-    )
+async def mark_cancel_requested(session: AsyncSession, request: CancelRequest) -> Run | None:
+    """Records a cancel request on a run in the request's guard not yet asked to cancel,
+    and announces it (delivered on commit) so its holder, in any process, stops at once.
+    None when the run is finished, already asked, or absent."""
+    result = await session.execute(cancel_statement(request))
     row = result.mappings().one_or_none()
     if row is None:
         return None
     record = to_run(row)
     await insert_events(
         session,
-        tenant_id=tenant_id,
-        run_id=run_id,
+        tenant_id=request.tenant_id,
+        run_id=request.run_id,
         last_seq=record.event_seq,
-        events=[(EventType.RUN_CANCEL_REQUESTED, {"by": by})],
-        now=now,
+        events=request.events,
+        now=request.at,
     )
-    await session.execute(
-        select(func.pg_notify(CANCEL_CHANNEL, literal(f"{tenant_id} {run_id}", String())))
-    )
+    announced = literal(f"{request.tenant_id} {request.run_id}", String())
+    await session.execute(select(func.pg_notify(CANCEL_CHANNEL, announced)))
     return record
+
+
+def cancel_statement(request: CancelRequest) -> Any:
+    """UPDATE run ... RETURNING run: the request's mark, if the run is in its guard and was
+    not asked before; a parked run is woken by the request's wake move."""
+    wake = request.wake
+    return (
+        update(run)
+        .where(
+            run.c.tenant_id == request.tenant_id,
+            run.c.id == request.run_id,
+            status_in(run.c.status, request.guard),
+            run.c.cancel_requested_at.is_(None),
+        )
+        .values(
+            cancel_requested_at=request.at,
+            status=case((status_in(run.c.status, wake.guard), wake.target), else_=run.c.status),
+            version=run.c.version + 1,
+            event_seq=run.c.event_seq + len(request.events),
+            updated_at=request.at,
+        )
+        .returning(run)
+    )
 
 
 async def list_page(
@@ -291,11 +288,11 @@ async def list_page(
 
 async def events_page(
     session: AsyncSession, *, tenant_id: str, run_id: str, after: int, limit: int
-) -> list[Mapping[str, Any]]:
+) -> list[EventRecord]:
     result = await session.execute(
         select(event.c.seq, event.c.type, event.c.at, event.c.data)
         .where(event.c.tenant_id == tenant_id, event.c.run_id == run_id, event.c.seq > after)
         .order_by(event.c.seq)
         .limit(limit)
     )
-    return list(result.mappings())
+    return [EventRecord(*row) for row in result]

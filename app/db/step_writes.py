@@ -36,8 +36,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.db.clock import DbTime
 from app.db.guards import status_in
-from app.db.runs_repo import Event, StaleWrite, appended_events, events_param
+from app.db.runs_repo import StaleWrite, appended_events, events_param
 from app.db.tables import preview, run, tool_call, turn
+from app.domain.events import Event
 from app.domain.moves import RUN_STEP
 from app.domain.records import Call, Preview, Turn
 from app.domain.run_patch import RunPatch

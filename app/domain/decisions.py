@@ -12,13 +12,10 @@ from typing import Any
 
 from app.domain import moves
 from app.domain.errors import ErrorValue
-from app.domain.events import EventType, preview_event
+from app.domain.events import Event, EventType, preview_event
 from app.domain.records import Preview
 from app.domain.settle import Settlement
 from app.domain.status import Move
-
-#: One event of a decision: its type and data.
-DecisionEvent = tuple[EventType, dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -45,7 +42,7 @@ class CallChange:
 
 @dataclass(frozen=True)
 class Decision:
-    events: tuple[DecisionEvent, ...]
+    events: tuple[Event, ...]
     preview: PreviewChange
     #: None: the call stays where it is (a claimed commit is moved by its first attempt).
     call: CallChange | None
@@ -59,7 +56,7 @@ class NotOpen(Exception):
     """The preview as read can no longer take this decision."""
 
 
-def _about(record: Preview, kind: EventType, **data: Any) -> DecisionEvent:
+def _about(record: Preview, kind: EventType, **data: Any) -> Event:
     about = {"preview_id": record.id, "step": record.step, "call_id": record.call_id}
     return kind, {**about, "tool": record.tool, **data}
 

@@ -4,6 +4,7 @@ as one enum, and a test checks that the code emits no other."""
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 
 class EventType(StrEnum):
@@ -37,3 +38,7 @@ class EventType(StrEnum):
 def preview_event(status: str) -> EventType:
     """The event that records a preview reaching `status` (`preview.<status>`)."""
     return EventType(f"preview.{status}")
+
+
+#: One event of a change (a step's, a decision's, a creation's): its type and its data.
+Event = tuple[EventType, dict[str, Any]]

@@ -1,4 +1,5 @@
-"""The engine's typed values for a run, a turn and a call, as persisted.
+"""The engine's typed values for a run, a turn, a call, a preview and an event, as
+persisted.
 
 Repositories map rows to these and back; the engine never handles raw rows. They are
 frozen: a change is a new value (`dataclasses.replace`), written under the run's lease.
@@ -17,7 +18,7 @@ from app.domain.status import OPEN_PREVIEW_STATUSES, CallStatus, PreviewStatus, 
 from app.domain.tools import Principal
 
 #: `add_cost` lives with the budgets; it is still imported from here.
-__all__ = ["Call", "Preview", "Run", "Turn", "add_cost"]
+__all__ = ["Call", "EventRecord", "FeedEvent", "Preview", "Run", "Turn", "add_cost"]
 
 
 @dataclass(frozen=True)
@@ -181,3 +182,37 @@ class Preview:
     def committing(self) -> bool:
         """Approved and its commit claimed (in time): the clock no longer expires it."""
         return self.status is PreviewStatus.APPROVED and self.commit_key is not None
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    """One event of a run's timeline, as stored."""
+
+    seq: int
+    type: str
+    at: datetime
+    data: dict[str, Any]
+
+    def as_item(self) -> dict[str, Any]:
+        return {"seq": self.seq, "type": self.type, "at": self.at, "data": self.data}
+
+
+#: A place in a tenant's feed: (xid of the writing transaction, run id, seq).
+FeedPosition = tuple[int, str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class FeedEvent:
+    """One event of a tenant's feed, with the id of the transaction that wrote it: its
+    place in the feed's gap-free order is (xid, run_id, seq)."""
+
+    xid: int
+    run_id: str
+    seq: int
+    type: str
+    at: datetime
+    data: dict[str, Any]
+
+    @property
+    def position(self) -> FeedPosition:
+        return (self.xid, self.run_id, self.seq)

@@ -15,9 +15,10 @@ from app.config.files import AgentConfig
 from app.db import runs_repo, turns_repo
 from app.domain.budget import Limits, deadline_at, narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
-from app.domain.events import EventType
+from app.domain.events import Event, EventType
 from app.domain.ids import new_id
-from app.domain.records import Call, Preview, Run
+from app.domain.records import Call, EventRecord, Preview, Run
+from app.domain.run_changes import CancelRequest, Creation, ScriptItem
 from app.domain.status import RunStatus
 from app.domain.tools import Principal, exposed_tools, first_path, unstorable
 from app.engine import idempotency
@@ -35,7 +36,7 @@ class CreateRun:
     tools: Sequence[str] | None = None
     limits: Mapping[str, Any] | None = None
     metadata: Mapping[str, Any] | None = None
-    script: Sequence[Mapping[str, Any]] | None = None
+    script: Sequence[ScriptItem] | None = None
     data_policy: Sequence[str] = ()
 
 
@@ -89,27 +90,27 @@ async def start_run(
     )
     now = rt.clock.now()
     token = new_lease_token() if lease else None
-    script = [dict(i) for i in request.script] if request.script is not None else None
+    script = tuple(dict(i) for i in request.script) if request.script is not None else None
     record = _new_run(
         rt, principal, request, agent.model, tools, limits, policy, token=token, now=now
     )
-    events: list[runs_repo.Event] = [
-        (
-            EventType.RUN_CREATED,
-            {"agent": request.agent, "tools": tools, "limits": limits.as_dict()},
-        )
-    ]
-    if lease:
-        events.append((EventType.RUN_CLAIMED, {"after_step": 0}))
+    created_event: Event = (
+        EventType.RUN_CREATED,
+        {"agent": request.agent, "tools": tools, "limits": limits.as_dict()},
+    )
+    claimed: tuple[Event, ...] = ((EventType.RUN_CLAIMED, {"after_step": 0}),) if lease else ()
+    creation = Creation(
+        record,
+        (created_event, *claimed),
+        script=script,
+        lease_s=rt.settings.lease_s if lease else None,
+    )
     sent = asyncio.get_running_loop().time()
     # One statement: the key's binding, the run, its script and its first events.
     async with rt.single.connect() as connection:
         created = await runs_repo.create(
             connection,
-            record,
-            events,
-            script=script,
-            lease_s=rt.settings.lease_s if lease else None,
+            creation,
             db_time=rt.db_time,
             binding=None if claim is None else idempotency.binding(rt, claim),
         )
@@ -268,7 +269,7 @@ def seq_of_cursor(cursor: str) -> int:
 
 async def list_events(
     rt: Runtime, *, principal: Principal, run_id: str, after: int, limit: int, cursor: str | None
-) -> tuple[list[Mapping[str, Any]], str | None]:
+) -> tuple[list[EventRecord], str | None]:
     if cursor:
         after = max(after, seq_of_cursor(cursor))
     async with rt.sessions() as session:
@@ -278,7 +279,7 @@ async def list_events(
         # Rows prove the run is there; only an empty page needs asking.
         if not rows and not await runs_repo.exists_run(session, principal.tenant_id, run_id):
             raise not_found()
-    return page_of(rows, limit, lambda r: r["seq"])
+    return page_of(rows, limit, lambda r: r.seq)
 
 
 async def list_calls(
@@ -307,13 +308,10 @@ async def request_cancel(rt: Runtime, *, principal: Principal, run_id: str) -> R
     """Marks the run cancelled-on-request; its stepper (in any process) ends it as soon as
     in-flight work can stop. Cancelling a finished run is `invalid_state`."""
     async with rt.sessions.begin() as session:
-        asked = await runs_repo.mark_cancel_requested(
-            session,
-            tenant_id=principal.tenant_id,
-            run_id=run_id,
-            now=rt.clock.now(),
-            by=principal.subject,
+        request = CancelRequest(
+            tenant_id=principal.tenant_id, run_id=run_id, by=principal.subject, at=rt.clock.now()
         )
+        asked = await runs_repo.mark_cancel_requested(session, request)
         record = asked or await runs_repo.get(session, principal.tenant_id, run_id)
     if asked is not None:
         rt.events.committed(asked.tenant_id, asked.id)

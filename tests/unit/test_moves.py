@@ -4,11 +4,16 @@ the statements that change a status take their guards from the moves."""
 
 from __future__ import annotations
 
+import ast
+from datetime import UTC, datetime
+from pathlib import Path
+
 import pytest
 from sqlalchemy.dialects import postgresql
 
 import app.domain.moves as moves
-from app.db import leases_repo, previews_repo, step_writes
+from app.db import leases_repo, previews_repo, runs_repo, step_writes
+from app.domain.run_changes import CancelRequest, Sweep
 from app.domain.status import (
     CALL_TRANSITIONS,
     MOVES,
@@ -20,6 +25,7 @@ from app.domain.status import (
     move,
 )
 
+AT = datetime(2026, 1, 1, tzinfo=UTC)
 TABLES = {"run": RUN_TRANSITIONS, "call": CALL_TRANSITIONS, "preview": PREVIEW_TRANSITIONS}
 EDGES = sorted(
     (kind, current, target)
@@ -69,7 +75,39 @@ def _sql(statement: object) -> str:
 def test_the_statements_guards_are_the_moves() -> None:
     step = _sql(step_writes._statement(("status",), False, False, False, False))
     assert "run.status = 'running'" in step
-    sweep = _sql(previews_repo.sweep(previews_repo.datetime(2026, 1, 1), 10))
+    sweep = _sql(previews_repo.sweep(Sweep(at=AT, limit=10)))
     assert "run.status = 'awaiting_approval'" in sweep and "SET status='running'" in sweep
     claimable = _sql(leases_repo._claimable(leases_repo.DbTime()))
     assert "run.status IN ('queued', 'running')" in claimable
+    cancel = _sql(runs_repo.cancel_statement(CancelRequest("t", "r", "u", AT)))
+    assert "run.status IN ('awaiting_approval', 'queued', 'running')" in cancel
+    assert "WHEN (run.status = 'awaiting_approval') THEN 'running'" in cancel
+
+
+def _moves_used_in(path: Path) -> set[str]:
+    """The names of `domain.moves` a module uses: `moves.X`, or imported from it."""
+    tree = ast.parse(path.read_text())
+    used = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "moves"
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "app.domain.moves":
+            used |= {alias.name for alias in node.names}
+    return used
+
+
+def test_every_declared_move_is_made_by_the_code() -> None:
+    """Each edge of the tables has its move (above); each move has code that makes it, so
+    every edge is walked from its table row to the statement or rule that performs it."""
+    app = Path(moves.__file__).parents[1]
+    used: set[str] = set()
+    for path in app.rglob("*.py"):
+        if path != Path(moves.__file__):
+            used |= _moves_used_in(path)
+    declared = {name for name, value in vars(moves).items() if value in MOVES.values()}
+    assert declared, "no move found"
+    assert declared <= used, f"declared but made by no code: {sorted(declared - used)}"

@@ -227,7 +227,7 @@ async def list_run_events(
     rows, next_cursor = await runs.list_events(
         rt, principal=principal, run_id=run_id, after=after, limit=limit, cursor=cursor
     )
-    return {"items": [dict(r) for r in rows], "next_cursor": next_cursor}
+    return {"items": [r.as_item() for r in rows], "next_cursor": next_cursor}
 
 
 @router.get("/{run_id}/calls", response_model=CallPage, responses=problems(400, 401, 403, 404, 422))

@@ -5,15 +5,16 @@ alike), so a reader resuming from an id it was given misses and repeats nothing.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from app.db import events_repo, runs_repo
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.events import EventType
+from app.domain.records import FeedEvent
 from app.domain.status import RunStatus
 from app.domain.tools import Principal
-from app.engine.events.tenant_tail import PAGE, TenantTail, event_id, position
+from app.engine.events.tenant_tail import PAGE, Listed, TenantTail, listed
 from app.engine.process.runtime import Runtime
 from app.engine.runs import decode_cursor, not_found
 
@@ -45,14 +46,15 @@ def position_of(event_id: str, field: str) -> events_repo.Position:
     )
 
 
-def tenant_item(row: Mapping[str, Any]) -> dict[str, Any]:
+def tenant_item(listed: Listed) -> dict[str, Any]:
+    event = listed.event
     return {
-        "id": row.get("id") or event_id(row),
-        "run_id": row["run_id"],
-        "seq": row["seq"],
-        "type": row["type"],
-        "at": row["at"],
-        "data": row["data"],
+        "id": listed.id,
+        "run_id": event.run_id,
+        "seq": event.seq,
+        "type": event.type,
+        "at": event.at,
+        "data": event.data,
     }
 
 
@@ -89,11 +91,10 @@ class RunFeed:
         rows = await runs_repo.events_page(
             session, tenant_id=self.tenant_id, run_id=self.run_id, after=self.after, limit=PAGE
         )
-        items = [dict(r) for r in rows]
-        if items:
-            self.after = items[-1]["seq"]
-            self.finished = any(i["type"] == FINISHED for i in items)
-        return items
+        if rows:
+            self.after = rows[-1].seq
+            self.finished = any(r.type == FINISHED for r in rows)
+        return [r.as_item() for r in rows]
 
 
 class Snapshot:
@@ -143,11 +144,11 @@ class TenantFeed:
             return []
         return await self.read(asyncio.get_running_loop().time())
 
-    def _wants(self, row: Mapping[str, Any]) -> bool:
+    def _wants(self, event: FeedEvent) -> bool:
         return (
-            (self.types is None or row["type"] in self.types)
-            and (self.run_id is None or row["run_id"] == self.run_id)
-            and (self._since is None or not self._since.saw(row["xid"]))
+            (self.types is None or event.type in self.types)
+            and (self.run_id is None or event.run_id == self.run_id)
+            and (self._since is None or not self._since.saw(event.xid))
         )
 
     async def read(self, fresh_from: float) -> list[dict[str, Any]]:
@@ -159,7 +160,7 @@ class TenantFeed:
             shared = self.tail.after(self.after)
             if shared is not None:
                 rows, reached = shared
-                items = [tenant_item(r) for r in rows if self._wants(r)]
+                items = [tenant_item(r) for r in rows if self._wants(r.event)]
                 self._move_to(reached)
                 return items
         async with self.rt.reads() as session:
@@ -172,13 +173,13 @@ class TenantFeed:
                 run_id=self.run_id,
                 since=self._since.text if self._since else None,
             )
-        reached = position(page.rows[-1]) if page.rows else self.after
+        reached = page.rows[-1].position if page.rows else self.after
         if len(page.rows) < PAGE:
             # Everything under the horizon was looked at: filtered-out events are not read
             # again next time.
             reached = max(reached, (page.horizon, "", 0))
         self._move_to(reached)
-        return [tenant_item(r) for r in page.rows]
+        return [tenant_item(listed(r)) for r in page.rows]
 
     def _move_to(self, reached: events_repo.Position) -> None:
         self.after = reached
@@ -206,5 +207,5 @@ async def tenant_events(
             types=types,
             run_id=run_id,
         )
-    items = [tenant_item(r) for r in page.rows[:limit]]
+    items = [tenant_item(listed(r)) for r in page.rows[:limit]]
     return items, items[-1]["id"] if len(page.rows) > limit else None

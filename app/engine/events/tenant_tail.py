@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
 
 from app.db import events_repo
 from app.db.events_repo import Position
+from app.domain.records import FeedEvent
 from app.engine.process.runtime import Runtime
 from app.engine.runs import encode_cursor
 
@@ -21,16 +21,22 @@ PAGE = 200
 #: Recent events a tail keeps for streams a little behind.
 KEEP = 2000
 
-Row = Mapping[str, Any]
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """A tenant's event with its tenant-wide id: its position in the feed, as an opaque
+    cursor (made once, however many streams send it)."""
+
+    id: str
+    event: FeedEvent
 
 
-def position(row: Row) -> Position:
-    return (row["xid"], row["run_id"], row["seq"])
+def listed(event: FeedEvent) -> Listed:
+    return Listed(encode_cursor(list(event.position)), event)
 
 
-def event_id(row: Row) -> str:
-    """An event's tenant-wide id: its position in the feed, as an opaque cursor."""
-    return encode_cursor(list(position(row)))
+def position(item: Listed) -> Position:
+    return item.event.position
 
 
 class TenantTail:
@@ -41,7 +47,7 @@ class TenantTail:
         #: Every event after `start` and under `horizon` is in `_rows`, in order.
         self.start: Position | None = None
         self.horizon = 0
-        self._rows: list[Row] = []
+        self._rows: list[Listed] = []
         self._lock = asyncio.Lock()
         self._last_read_at = float("-inf")
 
@@ -67,7 +73,7 @@ class TenantTail:
                         session, tenant_id=self.tenant_id, after=self.end, limit=PAGE
                     )
                     # Each event's id made once, for every stream.
-                    self._rows += [{**r, "id": event_id(r)} for r in page.rows]
+                    self._rows += [listed(r) for r in page.rows]
                     if len(page.rows) < PAGE:
                         self.horizon = max(self.horizon, page.horizon)
                         break
@@ -84,7 +90,7 @@ class TenantTail:
         """Whether its window holds everything after `since`."""
         return self.start is not None and since >= self.start
 
-    def after(self, since: Position) -> tuple[list[Row], Position] | None:
+    def after(self, since: Position) -> tuple[list[Listed], Position] | None:
         """The events after `since` that this tail has read, and the position they reach
         (everything before it was looked at); None when its window does not reach back to
         `since`."""

@@ -15,6 +15,7 @@ from app.db import events_repo, leases_repo, runs_repo, tool_switch_repo
 from app.db.errors import is_unavailable
 from app.db.session import retrying
 from app.domain.records import Run
+from app.domain.run_changes import Sweep
 from app.domain.status import ACTIVE_RUN_STATUSES
 from app.engine import idempotency
 from app.engine.events.listener import Listener
@@ -274,7 +275,7 @@ class Driver:
             limit=free,
             lease_s=rt.settings.lease_s,
             db_time=rt.db_time,
-            now=rt.clock.now(),
+            sweep=Sweep(at=rt.clock.now(), limit=free),
         )
         for run, queued_s in claimed:
             rt.events.committed(run.tenant_id, run.id)

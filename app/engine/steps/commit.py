@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.db import runs_repo, step_writes
+from app.db import step_writes
 from app.domain.budget import Spend
+from app.domain.events import Event
 from app.domain.moves import RUN_STEP
 from app.domain.records import Call, Preview, Run, Turn, add_cost
 from app.domain.run_patch import RunPatch
@@ -25,7 +26,7 @@ class Change:
     calls and previews of the step."""
 
     run: RunPatch = field(default_factory=RunPatch)
-    events: Sequence[runs_repo.Event] = ()
+    events: Sequence[Event] = ()
     turn: Turn | None = None
     new_calls: Sequence[Call] = ()
     updated_calls: Sequence[Call] = ()

@@ -7,9 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from app.db.runs_repo import Event
 from app.domain.errors import ErrorValue
-from app.domain.events import EventType, preview_event
+from app.domain.events import Event, EventType, preview_event
 from app.domain.records import Call, Preview, Turn
 from app.domain.run_patch import RunPatch
 from app.domain.settle import UNKNOWN, Outcome, Settlement, settle

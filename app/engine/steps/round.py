@@ -6,10 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.db.runs_repo import Event
 from app.domain.citations import number_sources
 from app.domain.errors import ErrorValue, ObservationCode
-from app.domain.events import EventType, preview_event
+from app.domain.events import Event, EventType, preview_event
 from app.domain.ids import operation_id
 from app.domain.moves import CALL_PARK, CALL_START, PREVIEW_SUPERSEDE
 from app.domain.records import Call, Preview, add_cost

@@ -15,6 +15,7 @@ from app.db import previews_repo, runs_repo, turns_repo
 from app.domain.budget import Spend, Usage, call_would_exceed, least_input_tokens
 from app.domain.context import CallRecord, TurnRecord, opening_messages, turn_messages
 from app.domain.records import Call, Preview, Run, Turn
+from app.domain.run_changes import ScriptItem
 from app.domain.status import SETTLED_CALL_STATUSES, CallStatus
 from app.domain.steps import CallState, NextStep, decide
 
@@ -63,7 +64,7 @@ class RunState:
     run: Run
     instructions: str
     #: A scripted run's script (SPEC: the scripted model reads its items from it).
-    script: Sequence[Mapping[str, Any]] | None = None
+    script: Sequence[ScriptItem] | None = None
     #: The latest turn and its calls; earlier turns live on only as model messages.
     turn: Turn | None = None
     calls: list[Call] = field(default_factory=list)
@@ -82,7 +83,7 @@ class RunState:
 
     @classmethod
     def fresh(
-        cls, run: Run, instructions: str, script: Sequence[Mapping[str, Any]] | None = None
+        cls, run: Run, instructions: str, script: Sequence[ScriptItem] | None = None
     ) -> RunState:
         opening = opening_messages(instructions=instructions, user_input=run.input)
         return cls(run, instructions, script, _messages=opening)

@@ -9,11 +9,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from app.db.runs_repo import Event
 from app.domain.budget import Spend, spend_of, spent_budget, tool_calls_that_fit
 from app.domain.citations import cited_ids, unknown_citations
 from app.domain.errors import ErrorValue, ObservationCode
-from app.domain.events import EventType
+from app.domain.events import Event, EventType
 from app.domain.ids import new_id, operation_id
 from app.domain.model import FinalAnswer, ModelError, ModelReply, TokenUsage, clean_text
 from app.domain.moves import CALL_PROPOSAL_REJECTED
