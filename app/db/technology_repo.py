@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Integer, String, bindparam, column, func, or_, select, text
@@ -11,6 +12,25 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.tables import technology, technology_operation
+
+#: What a move of a ring did, as its ledger keeps it: {id, name, ring, version}.
+MoveResult = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Technology:
+    """One technology of a tenant's radar."""
+
+    id: str
+    name: str
+    category: str
+    ring: str
+    description: str
+    version: int
+    updated_at: datetime
+
+
+_COLUMNS = [technology.c[f.name] for f in fields(Technology)]
 
 
 def _contains(column: Any, needle: Any) -> Any:
@@ -32,7 +52,7 @@ def _search_statement(with_ring: bool) -> Any:
         condition.append(technology.c.ring == bindparam("ring", type_=String()))
     # The total over all matches comes with the page: one statement, not two.
     return (
-        select(technology, func.count().over().label("total"))
+        select(*_COLUMNS, func.count().over().label("total"))
         .where(*condition)
         .order_by(technology.c.name)
         .limit(bindparam("limit", type_=Integer()))
@@ -44,19 +64,20 @@ _SEARCH = {with_ring: _search_statement(with_ring) for with_ring in (False, True
 
 async def search(
     session: AsyncSession, *, tenant_id: str, query: str, ring: str | None, limit: int
-) -> tuple[list[Mapping[str, Any]], int]:
+) -> tuple[list[Technology], int]:
     params = {"tenant_id": tenant_id, "needle": query, "limit": limit}
     if ring:
         params["ring"] = ring
-    rows = list((await session.execute(_SEARCH[bool(ring)], params)).mappings())
-    return rows, int(rows[0]["total"]) if rows else 0
+    rows = (await session.execute(_SEARCH[bool(ring)], params)).all()
+    return [Technology(*row[:-1]) for row in rows], int(rows[0].total) if rows else 0
 
 
-async def get(session: AsyncSession, *, tenant_id: str, tech_id: str) -> Mapping[str, Any] | None:
+async def get(session: AsyncSession, *, tenant_id: str, tech_id: str) -> Technology | None:
     result = await session.execute(
-        select(technology).where(technology.c.tenant_id == tenant_id, technology.c.id == tech_id)
+        select(*_COLUMNS).where(technology.c.tenant_id == tenant_id, technology.c.id == tech_id)
     )
-    return result.mappings().one_or_none()
+    row = result.one_or_none()
+    return None if row is None else Technology(*row)
 
 
 async def insert_missing(session: AsyncSession, rows: list[dict[str, Any]]) -> int:
@@ -113,7 +134,7 @@ async def move(
     expected_version: int,
     operation_id: str,
     now: Any,
-) -> tuple[Mapping[str, Any] | None, bool]:
+) -> tuple[MoveResult | None, bool]:
     """(result, done now): the operation's result and whether this call made it; (None,
     False) when the row is absent or its version is not `expected_version` anymore."""
     row = (
@@ -136,7 +157,7 @@ async def move(
 
 async def operation(
     session: AsyncSession, *, tenant_id: str, operation_id: str
-) -> Mapping[str, Any] | None:
+) -> MoveResult | None:
     """What an operation did, from the ledger; None when it never took effect."""
     result = await session.execute(
         select(technology_operation.c.result).where(

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import technology_repo
+from app.db.technology_repo import Technology
 from app.domain.approvals import PreviewBody
 from app.domain.ports import Clock, OperationStatus, Tool, ToolContext
 from app.domain.tools import Risk, ToolError, ToolResult, ToolSpec
@@ -144,7 +145,7 @@ class _RadarTool:
         return self._clock.now().isoformat().replace("+00:00", "Z")
 
 
-async def _technology(session: AsyncSession, tenant_id: str, tech_id: str) -> Mapping[str, Any]:
+async def _technology(session: AsyncSession, tenant_id: str, tech_id: str) -> Technology:
     """The technology's row, or the tool's `not_found` refusal."""
     row = await technology_repo.get(session, tenant_id=tenant_id, tech_id=tech_id)
     if row is None:
@@ -171,15 +172,15 @@ class SearchTechnologies(_RadarTool):
             )
         items = [
             {
-                "id": r["id"],
-                "name": r["name"],
-                "category": r["category"],
-                "ring": r["ring"],
-                "summary": _summary(r["description"]),
+                "id": r.id,
+                "name": r.name,
+                "category": r.category,
+                "ring": r.ring,
+                "summary": _summary(r.description),
             }
             for r in rows
         ]
-        version = str(max(r["version"] for r in rows)) if rows else None
+        version = str(max(r.version for r in rows)) if rows else None
         return ToolResult({"items": items, "total": total}, version, self._observed())
 
 
@@ -190,15 +191,15 @@ class GetTechnology(_RadarTool):
         async with self._sessions() as session:
             row = await _technology(session, context.tenant_id, arguments["technology_id"])
         output = {
-            "id": row["id"],
-            "name": row["name"],
-            "category": row["category"],
-            "ring": row["ring"],
-            "description": row["description"],
-            "version": row["version"],
-            "updated_at": row["updated_at"].isoformat().replace("+00:00", "Z"),
+            "id": row.id,
+            "name": row.name,
+            "category": row.category,
+            "ring": row.ring,
+            "description": row.description,
+            "version": row.version,
+            "updated_at": row.updated_at.isoformat().replace("+00:00", "Z"),
         }
-        return ToolResult(output, str(row["version"]), self._observed())
+        return ToolResult(output, str(row.version), self._observed())
 
 
 class MoveTechnologyRing(_RadarTool):
@@ -212,18 +213,18 @@ class MoveTechnologyRing(_RadarTool):
         async with self._sessions() as session:
             row = await _technology(session, context.tenant_id, arguments["technology_id"])
         target = arguments["ring"]
-        if row["ring"] == target:
-            raise ToolError("no_change", f"{row['name']} is already in {target}")
+        if row.ring == target:
+            raise ToolError("no_change", f"{row.name} is already in {target}")
         return PreviewBody(
-            summary=f"Move {row['name']} from {row['ring']} to {target}",
+            summary=f"Move {row.name} from {row.ring} to {target}",
             impact={
-                "technology_id": row["id"],
-                "name": row["name"],
-                "ring": {"before": row["ring"], "after": target},
+                "technology_id": row.id,
+                "name": row.name,
+                "ring": {"before": row.ring, "after": target},
                 "rationale": arguments["rationale"],
             },
             cost_usd=0.0,
-            resource_version=str(row["version"]),
+            resource_version=str(row.version),
         )
 
     async def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
