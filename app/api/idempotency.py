@@ -36,9 +36,18 @@ _KEY_DOC = (
 )
 # Typed `str` with a None default, not `str | None`: optional without a `null` union in the
 # document (generated clients choke on nullable header parameters).
-IdempotencyKey = Annotated[str, Header(alias="Idempotency-Key", description=_KEY_DOC)]
+#: The key's syntax, declared in the document but checked by `parse_key` (a bad key is a
+#: `400 bad-request` problem, as SPEC §3.6 says, not a field-validation error): bare, or
+#: quoted, visible ASCII without `"`.
+_KEY_SCHEMA = {"minLength": 1, "maxLength": 257, "pattern": '^([!#-~]{1,255}|"[!#-~]{1,255}")$'}
+IdempotencyKey = Annotated[
+    str, Header(alias="Idempotency-Key", description=_KEY_DOC, json_schema_extra=_KEY_SCHEMA)
+]
 RequiredIdempotencyKey = Annotated[
-    str, Header(alias="Idempotency-Key", description="Required. " + _KEY_DOC)
+    str,
+    Header(
+        alias="Idempotency-Key", description="Required. " + _KEY_DOC, json_schema_extra=_KEY_SCHEMA
+    ),
 ]
 
 

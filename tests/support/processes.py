@@ -72,6 +72,11 @@ async def wait_healthy(base: str, timeout_s: float = 60) -> None:
     raise AssertionError(f"{base} never became healthy")
 
 
+def wait_healthy_sync(base: str, timeout_s: float = 60) -> None:
+    """`wait_healthy` for a test that is not a coroutine."""
+    asyncio.run(wait_healthy(base, timeout_s))
+
+
 async def wait_finished(
     base: str, headers: dict[str, str], run_id: str, timeout_s: float = 60
 ) -> dict:

@@ -4,6 +4,7 @@ reads it)."""
 from __future__ import annotations
 
 import functools
+import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -19,6 +20,11 @@ from app.engine.events import event_feeds
 router = APIRouter(prefix="/v1/events", tags=["events"])
 
 _TYPES = {t.value for t in EventType}
+
+
+#: `types=` as the document declares it (checked by `_types_of`, which also takes spaces).
+_ONE_TYPE = "|".join(re.escape(t) for t in sorted(_TYPES))
+_TYPES_PATTERN = f"^(({_ONE_TYPE})(,({_ONE_TYPE}))*)?$"
 
 
 def _types_of(types: str | None) -> list[str] | None:
@@ -55,7 +61,12 @@ async def list_events(
     still_valid: KeyRecheckDep,
     request: Request,
     types: Annotated[
-        str | None, Query(max_length=2000, description="Event types, comma-separated.")
+        str | None,
+        Query(
+            max_length=2000,
+            description="Event types, comma-separated.",
+            json_schema_extra={"pattern": _TYPES_PATTERN},
+        ),
     ] = None,
     run_id: Annotated[str | None, Query(max_length=64, description="One run's only.")] = None,
     after: Annotated[
