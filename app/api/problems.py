@@ -184,6 +184,7 @@ _BY_CODE: dict[ErrorCode, str] = {
     ErrorCode.PREVIEW_NOT_APPROVED: "preview-not-approved",
     ErrorCode.VERSION_CONFLICT: "version-conflict",
     ErrorCode.PREVIEW_EXPIRED: "preview-expired",
+    ErrorCode.QUOTA_EXCEEDED: "quota-exceeded",
 }
 
 
@@ -208,7 +209,10 @@ class ProblemError(Exception):
 
 
 def from_domain(error: DomainError) -> ProblemError:
-    return ProblemError(_BY_CODE[error.code], error.message, errors=error.errors, extra=error.extra)
+    headers = {} if error.retry_after_s is None else {"Retry-After": str(error.retry_after_s)}
+    return ProblemError(
+        _BY_CODE[error.code], error.message, errors=error.errors, extra=error.extra, headers=headers
+    )
 
 
 def problem_type_uri(base_url: str, slug: str) -> str:

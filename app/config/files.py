@@ -267,8 +267,6 @@ def _routes_used(name: str, routes: Mapping[str, ModelRouteConfig]) -> list[str]
 
 
 def _unsupported(config: AppConfig, builtin: Mapping[str, ToolSpec]) -> Iterator[Issue]:
-    if config.quotas is not None:
-        yield "quotas", f"quotas are {NOT_SUPPORTED}"
     for name, agent in config.agents.items():
         if agent.limits.context_tokens is not None:
             yield f"agents.{name}.limits.context_tokens", f"context_tokens is {NOT_SUPPORTED}"

@@ -254,6 +254,17 @@ tool_rate = Table(
     PrimaryKeyConstraint("tenant_id", "tool", "window_start"),
 )
 
+# Runs created per tenant and minute, for the `runs_per_minute` quota: counted in the
+# database so that every replica shares them (like `tool_rate`).
+run_rate = Table(
+    "run_rate",
+    metadata,
+    Column("tenant_id", String(64), nullable=False),
+    _ts("window_start"),
+    Column("runs", Integer, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "window_start"),
+)
+
 technology = Table(
     "technology",
     metadata,

@@ -21,6 +21,7 @@ class ErrorCode(StrEnum):
     PREVIEW_NOT_APPROVED = "preview_not_approved"
     VERSION_CONFLICT = "version_conflict"
     PREVIEW_EXPIRED = "preview_expired"
+    QUOTA_EXCEEDED = "quota_exceeded"
 
 
 @dataclass
@@ -42,6 +43,9 @@ class DomainError(Exception):
     #: conflict that superseded the preview): its answer is stored under the request's
     #: Idempotency-Key and replayed, like a success's.
     settled: bool = False
+    #: Seconds after which the same request may succeed (`Retry-After`), for a refusal
+    #: that time lifts (a quota).
+    retry_after_s: int | None = None
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"

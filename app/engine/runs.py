@@ -25,6 +25,7 @@ from app.engine import idempotency
 from app.engine.idempotency import Claim
 from app.engine.process.lease import Lease
 from app.engine.process.runtime import Runtime
+from app.engine.quotas import admit_run
 from app.engine.steps.state import RunState
 from app.engine.steps.stepper import lease_for, new_lease_token
 
@@ -79,6 +80,7 @@ async def start_run(
     already leased to this process (`run.claimed`), so stepping it needs no claim of
     its own; else it is queued for the driver."""
     agent, policy = _checked(rt, request)
+    await admit_run(rt, principal.tenant_id)
     agent_limits = agent.limits.model_dump(exclude_none=True) if agent.limits else {}
     limits = narrow_limits(caps(rt), agent_limits, dict(request.limits or {}))
     tools = exposed_tools(

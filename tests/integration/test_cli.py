@@ -175,11 +175,11 @@ def test_the_demo_key_is_kept_private_and_renewed_when_it_no_longer_opens_the_da
             ["agents.a.limits.context_tokens", "not supported"],
         ),
         (
-            "models:\n  scripted: {provider: scripted}\nquotas: {runs_per_minute: 5}\n",
-            ["quotas", "not supported"],
+            "models:\n  scripted: {provider: scripted}\nquotas: {runs_per_minute: 0}\n",
+            ["quotas.runs_per_minute"],
         ),
     ],
-    ids=["bad-limit", "context-tokens", "quotas"],
+    ids=["bad-limit", "context-tokens", "bad-quota"],
 )
 def test_a_refused_config_stops_start_up_naming_the_key_path(
     tmp_path: Path, database_url: str, yaml_text: str, expected: list[str]

@@ -32,10 +32,13 @@ def make_config(
     limits: dict[str, Any] | None = None,
     tools: dict[str, Any] | None = None,
     approvals: dict[str, Any] | None = None,
+    quotas: dict[str, Any] | None = None,
+    scripted: dict[str, Any] | None = None,
 ):  # type: ignore[no-untyped-def]
-    """`tools`: the config's HTTP tools section."""
+    """`tools`: the config's HTTP tools section; `scripted`: more of the scripted route
+    (its prices)."""
     data: dict[str, Any] = {
-        "models": {"scripted": {"provider": "scripted"}},
+        "models": {"scripted": {"provider": "scripted", **(scripted or {})}},
         "agents": agents or {"tech-radar": DEFAULT_AGENT},
     }
     if limits:
@@ -44,6 +47,8 @@ def make_config(
         data["tools"] = tools
     if approvals:
         data["approvals"] = approvals
+    if quotas:
+        data["quotas"] = quotas
     return parse_config(data, builtin_tools={**SPECS, **(extra_specs or {})})
 
 

@@ -174,11 +174,13 @@ def test_tools_requiring_approval_are_accepted_with_a_preview() -> None:
     assert config.agents["radar"].tools == tools
 
 
-def test_quotas_are_refused() -> None:
-    error = _refused(_config(quotas={"runs_per_minute": 10}))
+def test_quotas_are_taken_and_checked() -> None:
+    config = parse_config(_config(quotas={"runs_per_minute": 10}), builtin_tools=BUILTIN)
+    assert config.quotas is not None
+    assert config.quotas.runs_per_minute == 10 and config.quotas.daily_cost_usd is None
 
-    assert error.path == "quotas"
-    assert NOT_SUPPORTED in error.message
+    error = _refused(_config(quotas={"daily_cost_usd": 0}))
+    assert error.path == "quotas.daily_cost_usd"
 
 
 def test_context_tokens_is_refused() -> None:

@@ -80,7 +80,7 @@ async def run_answer(rt: Runtime, record: Run) -> dict[str, Any]:
     "",
     status_code=201,
     response_model=RunOut,
-    responses=problems(400, 401, 403, 409, 413, 415, 422),
+    responses=problems(400, 401, 403, 409, 413, 415, 422, 429),
 )
 async def create_run(
     body: CreateRunIn,

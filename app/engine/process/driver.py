@@ -11,7 +11,7 @@ import logging
 from collections.abc import Coroutine, Iterator
 from typing import Any
 
-from app.db import events_repo, leases_repo, runs_repo, tool_switch_repo
+from app.db import events_repo, leases_repo, quotas_repo, runs_repo, tool_switch_repo
 from app.db.errors import is_unavailable
 from app.db.session import retrying
 from app.domain.records import Run
@@ -252,6 +252,7 @@ class Driver:
                     await idempotency.purge_expired(self.rt)
                     async with self.rt.reads() as session:
                         await tool_switch_repo.purge_rates(session, db_time=self.rt.db_time)
+                        await quotas_repo.purge(session, db_time=self.rt.db_time)
                     next_purge = loop.time() + PURGE_EVERY_S
             except Exception as exc:
                 if is_unavailable(exc):

@@ -1,0 +1,85 @@
+"""A tenant's quotas (`quotas: {runs_per_minute, daily_cost_usd}`), shared by every
+replica: past one, a run is refused `429 quota-exceeded` with `Retry-After`, nothing is
+made, and the tenant's other runs and other tenants go on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+
+from app.db.tables import run
+from tests.support.factories import final, run_body
+from tests.support.harness import Harness, make_config
+
+PROBLEM_JSON = "application/problem+json"
+
+
+async def _runs(h: Harness, tenant: str) -> int:
+    async with h.runtime.sessions() as session:
+        query = select(func.count()).select_from(run).where(run.c.tenant_id == tenant)
+        return int((await session.execute(query)).scalar_one())
+
+
+def _assert_quota_refusal(response: Any, *, at_most_s: int) -> int:
+    assert response.status_code == 429, response.text
+    assert response.headers["content-type"].startswith(PROBLEM_JSON)
+    assert response.json()["code"] == "quota-exceeded"
+    retry_after = int(response.headers["Retry-After"])
+    assert 1 <= retry_after <= at_most_s
+    return retry_after
+
+
+async def test_runs_per_minute_is_shared_by_two_replicas(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    config = make_config(quotas={"runs_per_minute": 3})
+    first = await harness_factory(config=config)
+    second = await harness_factory(config=config)
+    headers = await first.key()
+    other = await first.key(tenant="globex")
+    body = run_body(final("ok"), wait_s=0)
+
+    keyed = {**headers, "Idempotency-Key": "quota-first"}
+    answers = [
+        await h.client.post("/v1/runs", json=body, headers=k)
+        for h, k in ((first, keyed), (second, headers), (first, headers))
+    ]
+    assert [a.status_code for a in answers] == [201, 201, 201]
+    # A replay of an accepted request is answered from its key: it takes no slot.
+    replayed = await second.client.post("/v1/runs", json=body, headers=keyed)
+    assert replayed.status_code == 201 and replayed.headers["Idempotent-Replayed"] == "true"
+    key = {**headers, "Idempotency-Key": "quota-refused"}
+    refused = await second.client.post("/v1/runs", json=body, headers=key)
+    _assert_quota_refusal(refused, at_most_s=60)
+    assert await _runs(first, "acme") == 3  # nothing made
+    refused = await first.client.post("/v1/runs", json=body, headers=headers)
+    _assert_quota_refusal(refused, at_most_s=60)
+
+    # Another tenant has its own quota.
+    assert (await second.client.post("/v1/runs", json=body, headers=other)).status_code == 201
+
+    # The next minute has room again (on the database's clock, the one both share); a
+    # refused request's key was not kept, so the same request now goes through.
+    first.travel(61)
+    again = await first.client.post("/v1/runs", json=body, headers=key)
+    assert again.status_code == 201, again.text
+    assert await _runs(first, "acme") == 4
+
+
+async def test_a_days_cost_refuses_new_runs_until_tomorrow(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    # 0.1 USD per input token: a run whose model reads 4 tokens costs 0.4 USD.
+    config = make_config(quotas={"daily_cost_usd": 0.7}, scripted={"input_cost_per_mtok": 100_000})
+    first = await harness_factory(config=config)
+    second = await harness_factory(config=config)
+    headers = await first.key()
+    body = run_body(final("ok", usage=(4, 0)), wait_s=10)
+
+    done = await first.client.post("/v1/runs", json=body, headers=headers)
+    assert done.json()["usage"]["cost_usd"] == 0.4, done.text
+    # 0.4 spent, under 0.7: one more may start (a run's cost is known only as it goes).
+    assert (await second.client.post("/v1/runs", json=body, headers=headers)).status_code == 201
+    refused = await second.client.post("/v1/runs", json=body, headers=headers)
+    waited = _assert_quota_refusal(refused, at_most_s=24 * 3600)
+    assert await _runs(first, "acme") == 2
+
+    first.travel(waited + 1)  # tomorrow, on the service's clock
+    assert (await first.client.post("/v1/runs", json=body, headers=headers)).status_code == 201
