@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from app.domain.diagnosis_taxonomy import ENDINGS, MODEL_CODES, TOOL_CODES, Category
+from app.domain.diagnosis_taxonomy import ENDINGS, MODEL_CODES, TOOL_CODES, DiagnosisCategory
 from app.domain.events import EventType
 from app.domain.status import TerminationReason
 
-C = Category
+C = DiagnosisCategory
 
 #: Steps in a row without progress that make a `no_progress` anomaly.
 NO_PROGRESS_STEPS = 3
@@ -43,7 +43,7 @@ class RunEvent:
 @dataclass(frozen=True)
 class Finding:
     seq: int
-    category: Category
+    category: DiagnosisCategory
     explanation: str
 
 
@@ -116,7 +116,9 @@ class Trail:
         if handler is not None:
             handler(self, event)
 
-    def add(self, event: RunEvent, category: Category, text: str, mend: Mend, **of: Any) -> None:
+    def add(
+        self, event: RunEvent, category: DiagnosisCategory, text: str, mend: Mend, **of: Any
+    ) -> None:
         self.anomalies.append(Anomaly(Finding(event.seq, category, one_line(text)), mend, **of))
 
     def key_of(self, data: Mapping[str, Any]) -> Key:

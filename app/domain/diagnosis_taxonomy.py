@@ -9,7 +9,7 @@ from enum import StrEnum
 from app.domain.status import TerminationReason
 
 
-class Category(StrEnum):
+class DiagnosisCategory(StrEnum):
     # The model
     RATE_LIMITED = "rate_limited"
     AUTH = "auth"
@@ -49,9 +49,9 @@ class Category(StrEnum):
     FINAL = "final"
 
 
-C = Category
+C = DiagnosisCategory
 #: The taxonomy by family, as the docs list it.
-GROUPS: Mapping[str, tuple[Category, ...]] = {
+GROUPS: Mapping[str, tuple[DiagnosisCategory, ...]] = {
     "model": (
         C.RATE_LIMITED,
         C.AUTH,
@@ -82,7 +82,7 @@ GROUPS: Mapping[str, tuple[Category, ...]] = {
 
 #: A model error's code → its category; any other code is `unavailable` (the model gave
 #: no usable answer).
-MODEL_CODES: Mapping[str, Category] = {
+MODEL_CODES: Mapping[str, DiagnosisCategory] = {
     "rate_limited": C.RATE_LIMITED,
     "auth": C.AUTH,
     "unavailable": C.UNAVAILABLE,
@@ -100,7 +100,7 @@ MODEL_CODES: Mapping[str, Category] = {
 }
 
 #: A call's error code → its category; any other code (a backend's own) is `failed`.
-TOOL_CODES: Mapping[str, Category] = {
+TOOL_CODES: Mapping[str, DiagnosisCategory] = {
     "unknown_tool": C.UNKNOWN_TOOL,
     "tool_unavailable": C.UNKNOWN_TOOL,
     "invalid_arguments": C.INVALID_ARGUMENTS,
@@ -119,7 +119,7 @@ TOOL_CODES: Mapping[str, Category] = {
 
 #: Termination reasons that name their own category; `tool_failed` and `model_failed`
 #: take their error's code instead.
-ENDINGS: Mapping[str, Category] = {
+ENDINGS: Mapping[str, DiagnosisCategory] = {
     TerminationReason.FINAL: C.FINAL,
     TerminationReason.MAX_STEPS: C.MAX_STEPS,
     TerminationReason.DEADLINE: C.DEADLINE,

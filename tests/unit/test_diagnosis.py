@@ -20,7 +20,8 @@ from app.domain.diagnosis import (
     anomalies,
     diagnose,
 )
-from app.domain.diagnosis_taxonomy import GROUPS, Category
+from app.domain.diagnosis_taxonomy import GROUPS
+from app.domain.diagnosis_taxonomy import DiagnosisCategory as Category
 from app.domain.events import EventType as E
 
 C = Category
