@@ -69,7 +69,7 @@ DIAGNOSIS_EXAMPLE: dict[str, Any] = {
         "seq": 5,
         "category": "invalid_arguments",
         "explanation": "call c1 to search_technologies was refused (invalid_arguments): "
-        "'query' is a required property",
+        "query: 5 is not of type 'string'",
     },
     "root_cause": {
         "seq": 31,
