@@ -33,8 +33,11 @@ def console_module(document: dict[str, Any]) -> str:
 
 
 def _constant(name: str) -> str:
-    """`RunStatus` → `RUN_STATUSES`, `EventType` → `EVENT_TYPES`."""
+    """`RunStatus` → `RUN_STATUSES`, `EventType` → `EVENT_TYPES`, `DiagnosisCategory` →
+    `DIAGNOSIS_CATEGORIES`."""
     snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper()
+    if re.search(r"[^AEIOU]Y$", snake):
+        return snake[:-1] + "IES"
     return snake + ("ES" if snake.endswith("S") else "S")
 
 

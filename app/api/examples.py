@@ -61,3 +61,25 @@ RUN_OUT_EXAMPLE: dict[str, Any] = {
     "deadline_at": "2026-11-29T10:00:30Z",
     "version": 9,
 }
+
+
+#: A run that corrected a refused call, then spent its steps without an answer.
+DIAGNOSIS_EXAMPLE: dict[str, Any] = {
+    "first_deviation": {
+        "seq": 5,
+        "category": "invalid_arguments",
+        "explanation": "call c1 to search_technologies was refused (invalid_arguments): "
+        "query: 5 is not of type 'string'",
+    },
+    "root_cause": {
+        "seq": 31,
+        "category": "needs_review",
+        "explanation": "the run ended max_steps with no recorded fault; whether the model "
+        "chose the wrong tools cannot be told without a reference: review the run",
+    },
+    "terminal_cause": {
+        "seq": 31,
+        "category": "max_steps",
+        "explanation": "the run ended max_steps: the step limit was reached without a final answer",
+    },
+}

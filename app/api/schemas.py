@@ -7,9 +7,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from app.api.examples import RUN_EXAMPLE, RUN_OUT_EXAMPLE
+from app.api.examples import DIAGNOSIS_EXAMPLE, RUN_EXAMPLE, RUN_OUT_EXAMPLE
 from app.api.hygiene import RequestBody
 from app.api.script_items import ScriptItem, StrictIn
+from app.domain.diagnosis_taxonomy import DiagnosisCategory
 from app.domain.events import EventType
 from app.domain.status import CallStatus, PreviewStatus, RunStatus, TerminationReason
 from app.domain.tools import canonical_json, json_depth
@@ -249,6 +250,30 @@ class CallOut(BaseModel):
 class CallPage(BaseModel):
     items: list[CallOut]
     next_cursor: str | None
+
+
+class FindingOut(BaseModel):
+    seq: int = Field(
+        description="The event that records it (`run.finished` for the terminal cause)."
+    )
+    category: DiagnosisCategory
+    explanation: str = Field(description="One line, for people; not a contract to match on.")
+
+
+class DiagnosisOut(BaseModel):
+    """Why the run went as it did, computed from its own records (null: nothing to say)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [DIAGNOSIS_EXAMPLE]})
+
+    first_deviation: FindingOut | None = Field(
+        description="The earliest anomaly, even one the run recovered from."
+    )
+    root_cause: FindingOut | None = Field(
+        description="The earliest anomaly the run never recovered from (so far, while it runs)."
+    )
+    terminal_cause: FindingOut | None = Field(
+        description="Why the run ended; null while it has not."
+    )
 
 
 class ToolOut(BaseModel):

@@ -1,4 +1,4 @@
-"""Runs: create, read, list, timeline, calls, advance, cancel."""
+"""Runs: create, read, list, timeline, calls, diagnosis, advance, cancel."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import functools
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -26,6 +27,7 @@ from app.api.schemas import (
     AdvanceIn,
     CallPage,
     CreateRunIn,
+    DiagnosisOut,
     EventOut,
     EventPage,
     RunOut,
@@ -37,6 +39,7 @@ from app.domain.records import Preview, Run
 from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
 from app.domain.tools import Principal
 from app.engine import approvals, runs
+from app.engine.diagnosis import diagnose_run
 from app.engine.events.event_feeds import RunFeed
 from app.engine.idempotency import Claim
 from app.engine.process.driver import Driver
@@ -242,6 +245,16 @@ async def list_run_calls(
         rt, principal=principal, run_id=run_id, limit=limit, cursor=cursor
     )
     return {"items": [call_view(r) for r in rows], "next_cursor": next_cursor}
+
+
+@router.get("/{run_id}/diagnosis", response_model=DiagnosisOut, responses=problems(401, 403, 404))
+async def get_run_diagnosis(run_id: str, principal: ReaderDep, rt: RuntimeDep) -> Any:
+    """Why the run went as it did, from its own events: the first deviation (even one it
+    recovered from), the root cause (the earliest anomaly never recovered from) and the
+    terminal cause (its termination reason, at `run.finished`). Each is an event's `seq`,
+    a category of a fixed taxonomy and a one-line explanation, or null."""
+    found = await diagnose_run(rt, principal=principal, run_id=run_id)
+    return asdict(found)
 
 
 @router.post(

@@ -161,11 +161,16 @@ function signInPage(main, problem) {
   input.focus();
 }
 
+/** The address the page shows: a link within it (`#event-7`) changes only the fragment, and
+ * the page stays as it is. */
+let shown = "";
+
 /**
  * Shows the page of the address (or the sign-in form).
  * @param {{focus?: boolean}} [options] focus: move the focus to the new page's heading
  */
 async function render({ focus = false } = {}) {
+  shown = location.pathname + location.search;
   const main = shell("main");
   state.context?.dispose();
   state.context = null;
@@ -220,5 +225,8 @@ document.addEventListener("click", (event) => {
   navigate(url.pathname + url.search);
 });
 
-window.addEventListener("popstate", () => render({ focus: true }));
+window.addEventListener("popstate", () => {
+  if (location.pathname + location.search === shown) return;
+  render({ focus: true });
+});
 render();

@@ -15,6 +15,41 @@ export const CALL_STATUSES = Object.freeze([
   "cancelled",
 ]);
 
+/** @typedef {"rate_limited" | "auth" | "unavailable" | "rejected" | "content_filtered" | "truncated" | "malformed_output" | "unknown_tool" | "invalid_arguments" | "permission_denied" | "budget_denied" | "approval_rejected" | "approval_expired" | "timeout" | "failed" | "invalid_output" | "outcome_unknown" | "repeated_call" | "ignored_feedback" | "no_progress" | "stopped_early" | "max_steps" | "deadline" | "budget" | "context_exhausted" | "cancelled" | "policy_denied" | "internal" | "needs_review" | "final"} DiagnosisCategory */
+/** @type {readonly DiagnosisCategory[]} */
+export const DIAGNOSIS_CATEGORIES = Object.freeze([
+  "rate_limited",
+  "auth",
+  "unavailable",
+  "rejected",
+  "content_filtered",
+  "truncated",
+  "malformed_output",
+  "unknown_tool",
+  "invalid_arguments",
+  "permission_denied",
+  "budget_denied",
+  "approval_rejected",
+  "approval_expired",
+  "timeout",
+  "failed",
+  "invalid_output",
+  "outcome_unknown",
+  "repeated_call",
+  "ignored_feedback",
+  "no_progress",
+  "stopped_early",
+  "max_steps",
+  "deadline",
+  "budget",
+  "context_exhausted",
+  "cancelled",
+  "policy_denied",
+  "internal",
+  "needs_review",
+  "final",
+]);
+
 /** @typedef {"run.created" | "run.claimed" | "run.cancel_requested" | "run.finished" | "turn.completed" | "turn.failed" | "final.rejected" | "step.failed" | "sources.assigned" | "call.proposed" | "call.rejected" | "call.awaiting_approval" | "call.approved" | "call.rejected_by_approver" | "call.started" | "call.succeeded" | "call.failed" | "call.cancelled" | "preview.created" | "preview.approved" | "preview.rejected" | "preview.commit_requested" | "preview.committed" | "preview.superseded" | "preview.expired"} EventType */
 /** @type {readonly EventType[]} */
 export const EVENT_TYPES = Object.freeze([
@@ -173,6 +208,13 @@ export const TERMINATION_REASONS = Object.freeze([
  */
 
 /**
+ * @typedef {object} DiagnosisOut
+ * @property {FindingOut | null} first_deviation
+ * @property {FindingOut | null} root_cause
+ * @property {FindingOut | null} terminal_cause
+ */
+
+/**
  * @typedef {object} EventOut
  * @property {number} seq
  * @property {EventType} type
@@ -184,6 +226,13 @@ export const TERMINATION_REASONS = Object.freeze([
  * @typedef {object} EventPage
  * @property {Array<EventOut>} items
  * @property {string | null} next_cursor
+ */
+
+/**
+ * @typedef {object} FindingOut
+ * @property {number} seq
+ * @property {DiagnosisCategory} category
+ * @property {string} explanation
  */
 
 /**

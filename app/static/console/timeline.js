@@ -28,7 +28,7 @@ function describe(data) {
 function item(event) {
   const li = h(
     "li",
-    { class: "event", "data-seq": event.seq, "data-type": event.type },
+    { class: "event", id: `event-${event.seq}`, "data-seq": event.seq, "data-type": event.type },
     h("span", { class: "seq" }, `#${event.seq}`),
     " ",
     h("strong", { class: "type" }, event.type),

@@ -1,8 +1,9 @@
 // @ts-check
-// One run's page: its status, output with its citations, usage against limits, calls,
-// and the timeline, live until the run finishes.
+// One run's page: its status, its diagnosis, output with its citations, usage against
+// limits, calls, and the timeline, live until the run finishes.
 
 import { announce, columnHeads, consolePath, details, h, jsonBlock, link, replace, usd, when } from "../dom.js";
+import { diagnosisView } from "../diagnosis.js";
 import { attempt, clearProblem } from "../problems.js";
 import { timeline } from "../timeline.js";
 import { coalesce, debounce } from "../util.js";
@@ -10,6 +11,7 @@ import { coalesce, debounce } from "../util.js";
 /** @typedef {import("../context.js").PageContext} PageContext */
 /** @typedef {import("../schema.js").CallOut} CallOut */
 /** @typedef {import("../schema.js").CallPage} CallPage */
+/** @typedef {import("../schema.js").DiagnosisOut} DiagnosisOut */
 /** @typedef {import("../schema.js").RunOut} RunOut */
 
 /**
@@ -153,6 +155,7 @@ export async function runPage(ctx, id) {
   const path = `/v1/runs/${encodeURIComponent(id)}`;
   const slot = h("div", { class: "alerts" });
   const facts = h("div", {});
+  const diagnosis = h("div", {}, h("p", { class: "hint" }, "Loading…"));
   const output = h("div", {});
   const usage = h("div", {});
   const calls = h("div", {});
@@ -160,6 +163,7 @@ export async function runPage(ctx, id) {
     h("h1", { tabindex: "-1" }, "Run ", h("code", {}, id)),
     slot,
     facts,
+    h("section", {}, h("h2", { id: "diagnosis-title" }, "Diagnosis"), diagnosis),
     h("section", {}, h("h2", {}, "Output"), output),
     h("section", {}, h("h2", { id: "usage-title" }, "Usage against limits"), usage),
     h("section", {}, h("h2", { id: "calls-title" }, "Calls"), calls),
@@ -167,17 +171,25 @@ export async function runPage(ctx, id) {
   let run = /** @type {RunOut} */ (await ctx.api(path));
   let lastStatus = run.status;
 
-  /** @param {CallOut[] | null} callItems */
-  const paint = (callItems) => {
+  /**
+   * @param {CallOut[] | null} callItems
+   * @param {DiagnosisOut | null} [found]
+   */
+  const paint = (callItems, found = null) => {
     replace(facts, factsView(run));
     replace(output, outputView(run));
     replace(usage, usageView(run));
     if (callItems) replace(calls, callsView(callItems));
+    if (found) replace(diagnosis, diagnosisView(found));
   };
   const read = async () => {
-    const [fresh, page] = await Promise.all([ctx.api(path), ctx.api(`${path}/calls?limit=200`)]);
+    const [fresh, page, found] = await Promise.all([
+      ctx.api(path),
+      ctx.api(`${path}/calls?limit=200`),
+      ctx.api(`${path}/diagnosis`),
+    ]);
     run = /** @type {RunOut} */ (fresh);
-    paint(/** @type {CallPage} */ (page).items);
+    paint(/** @type {CallPage} */ (page).items, /** @type {DiagnosisOut} */ (found));
     clearProblem(slot);
     if (run.status !== lastStatus) {
       lastStatus = run.status;
