@@ -64,6 +64,9 @@ def cmd_keys_create(settings: Settings, args: argparse.Namespace) -> int:
     if not args.tenant.strip() or not args.subject.strip():
         print("error: --tenant and --subject must not be empty", file=sys.stderr)
         return 2
+    if args.name is not None and not (args.name.strip() and len(args.name) <= 100):
+        print("error: --name must be 1-100 characters, not blank", file=sys.stderr)
+        return 2
 
     async def work(_engine, sessions):  # type: ignore[no-untyped-def]
         return await create_key(
@@ -73,6 +76,7 @@ def cmd_keys_create(settings: Settings, args: argparse.Namespace) -> int:
             subject=args.subject,
             roles=roles,
             scopes=scopes,
+            name=args.name,
         )
 
     try:
@@ -85,6 +89,7 @@ def cmd_keys_create(settings: Settings, args: argparse.Namespace) -> int:
             {
                 "id": key_id,
                 "key": key,
+                "name": args.name or args.subject,
                 "tenant": args.tenant,
                 "subject": args.subject,
                 "roles": sorted(set(roles)),
@@ -266,6 +271,7 @@ def parser() -> argparse.ArgumentParser:
     create.add_argument("--subject", required=True)
     create.add_argument("--roles", required=True, help="comma-separated: caller,approver,admin")
     create.add_argument("--scopes", default=None, help="comma-separated; default: all scopes")
+    create.add_argument("--name", default=None, help="shown in key lists; default: the subject")
     create.set_defaults(func=cmd_keys_create)
     demo = sub.add_parser("demo").add_subparsers(dest="demo_command", required=True)
     seed = demo.add_parser("seed", help="load the demo radar (idempotent)")

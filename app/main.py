@@ -29,7 +29,7 @@ from app.api import errors
 from app.api.concurrency import ConcurrencyLimitMiddleware
 from app.api.event_stream import Streams
 from app.api.middleware import TraceAndErrorsMiddleware
-from app.api.routes import approvals, catalog, console, docs, events, health, problems, runs
+from app.api.routes import approvals, catalog, console, docs, events, health, keys, problems, runs
 from app.config.files import DEMO_CONFIG_PATH, AppConfig, ModelRouteConfig, load_config
 from app.config.settings import Settings
 from app.db.clock import DbTime
@@ -220,7 +220,7 @@ def _runtime(
 def _install(app: FastAPI, settings: Settings) -> None:
     """Problems, routes, the docs' assets and the middleware."""
     errors.install(app)
-    for router in (runs, approvals, events, catalog, health, problems, docs, console):
+    for router in (runs, approvals, events, catalog, keys, health, problems, docs, console):
         app.include_router(router.router)
     # Only the docs' vendored assets: the console's are served with its policy (console.py).
     app.mount("/static/vendor", StaticFiles(directory=STATIC / "vendor"), name="vendor")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import bindparam, delete, select, tuple_, update
+from sqlalchemy import String, bindparam, delete, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -136,6 +136,16 @@ def binding_cte(kind: str, resource_id: Any) -> Any:
         .returning(table.c.key)
         .cte("bound")
     )
+
+
+async def bind(
+    session: AsyncSession, binding: Binding, resource_id: str, *, db_time: DbTime
+) -> bool:
+    """The binding on its own, for a creating transaction of several statements: False
+    when it did not take hold (the transaction must then make nothing)."""
+    bound = binding_cte(binding.kind, bindparam("b_resource", type_=String()))
+    params = {**binding_params(binding, db_time), "b_resource": resource_id}
+    return (await session.execute(select(bound.c.key), params)).first() is not None
 
 
 async def get(

@@ -1,13 +1,15 @@
-"""API keys, stored only as hashes: a key as written and as it authenticates."""
+"""API keys, stored only as hashes: a key as written, as it authenticates, as an admin
+lists it, and its revocation (a conditional write: the first revocation is the one kept)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 
-from sqlalchemy import insert, select
+from sqlalchemy import and_, insert, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db.clock import DbTime
 from app.db.tables import api_key
 
 
@@ -20,6 +22,9 @@ class NewKey:
     roles: list[str]
     scopes: list[str] | None
     created_at: datetime
+    name: str
+    prefix: str
+    created_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -32,15 +37,106 @@ class KeyOwner:
     scopes: list[str] | None
 
 
-async def insert_key(session: AsyncSession, key: NewKey) -> None:
-    await session.execute(insert(api_key).values(**asdict(key)))
+@dataclass(frozen=True)
+class KeyRecord:
+    """A key as an admin sees it: everything but its hash."""
+
+    id: str
+    name: str
+    prefix: str | None
+    subject: str
+    roles: list[str]
+    scopes: list[str] | None
+    created_at: datetime
+    created_by: str | None
+    last_used_at: datetime | None
+    revoked_at: datetime | None
 
 
-async def get_by_hash(session: AsyncSession, key_hash: str) -> KeyOwner | None:
+_RECORD_COLUMNS = [api_key.c[f.name] for f in fields(KeyRecord)]
+
+
+async def insert_key(session: AsyncSession, key: NewKey) -> KeyRecord:
     result = await session.execute(
-        select(api_key.c.tenant_id, api_key.c.subject, api_key.c.roles, api_key.c.scopes).where(
-            api_key.c.key_hash == key_hash, api_key.c.revoked_at.is_(None)
+        insert(api_key).values(**asdict(key)).returning(*_RECORD_COLUMNS)
+    )
+    return KeyRecord(**result.mappings().one())
+
+
+async def get_by_hash(
+    session: AsyncSession, key_hash: str, *, db_time: DbTime, touch_every_s: float
+) -> KeyOwner | None:
+    """The key's owner. Its `last_used_at` is written only when it is older than
+    `touch_every_s` (on the database's clock), so a busy key costs a write once a
+    minute, not once a request; a row another request is touching is skipped, never
+    waited for."""
+    stale = or_(
+        api_key.c.last_used_at.is_(None),
+        api_key.c.last_used_at < db_time.after(-touch_every_s),
+    )
+    result = await session.execute(
+        select(
+            api_key.c.tenant_id,
+            api_key.c.id,
+            api_key.c.subject,
+            api_key.c.roles,
+            api_key.c.scopes,
+            stale.label("stale"),
+        ).where(api_key.c.key_hash == key_hash, api_key.c.revoked_at.is_(None))
+    )
+    row = result.one_or_none()
+    if row is None:
+        return None
+    if row.stale:
+        ours = and_(api_key.c.tenant_id == row.tenant_id, api_key.c.id == row.id)
+        unlocked = select(api_key.c.id).where(ours, stale).with_for_update(skip_locked=True)
+        await session.execute(
+            update(api_key)
+            .where(ours, api_key.c.id.in_(unlocked.scalar_subquery()))
+            .values(last_used_at=db_time.now())
         )
+    return KeyOwner(row.tenant_id, row.subject, list(row.roles), row.scopes)
+
+
+async def get_record(session: AsyncSession, tenant_id: str, key_id: str) -> KeyRecord | None:
+    result = await session.execute(
+        select(*_RECORD_COLUMNS).where(api_key.c.tenant_id == tenant_id, api_key.c.id == key_id)
     )
     row = result.mappings().one_or_none()
-    return None if row is None else KeyOwner(**row)
+    return None if row is None else KeyRecord(**row)
+
+
+async def list_page(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    revoked: bool,
+    after: tuple[datetime, str] | None,
+    limit: int,
+) -> list[KeyRecord]:
+    """Newest first. `revoked`: revoked keys too, else only the keys that still open."""
+    query = select(*_RECORD_COLUMNS).where(api_key.c.tenant_id == tenant_id)
+    if not revoked:
+        query = query.where(api_key.c.revoked_at.is_(None))
+    if after:
+        query = query.where(tuple_(api_key.c.created_at, api_key.c.id) < tuple_(*after))
+    query = query.order_by(api_key.c.created_at.desc(), api_key.c.id.desc()).limit(limit)
+    return [KeyRecord(**row) for row in (await session.execute(query)).mappings()]
+
+
+async def revoke(
+    session: AsyncSession, *, tenant_id: str, key_id: str, by: str, now: datetime
+) -> bool | None:
+    """True: revoked now; False: it was revoked already (kept as it was); None: the tenant
+    has no such key."""
+    ours = and_(api_key.c.tenant_id == tenant_id, api_key.c.id == key_id)
+    result = await session.execute(
+        update(api_key)
+        .where(ours, api_key.c.revoked_at.is_(None))
+        .values(revoked_at=now, revoked_by=by)
+        .returning(api_key.c.id)
+    )
+    if result.first() is not None:
+        return True
+    found = await session.execute(select(api_key.c.id).where(ours))
+    return False if found.first() is not None else None

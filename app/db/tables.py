@@ -50,6 +50,14 @@ api_key = Table(
     Column("scopes", ARRAY(Text), nullable=True),  # NULL: every scope
     _ts("created_at"),
     _ts("revoked_at", nullable=True),
+    Column("name", String(100), nullable=False),
+    # The key's first characters, to tell keys apart in a list; NULL for keys made before
+    # it was kept (the key itself is never stored, so it cannot be filled in afterwards).
+    Column("prefix", String(16), nullable=True),
+    Column("created_by", String(200), nullable=True),  # NULL: made by the CLI
+    Column("revoked_by", String(200), nullable=True),
+    # On the database's clock, written at most once a minute per key (keys.TOUCH_EVERY_S).
+    _ts("last_used_at", nullable=True),
     PrimaryKeyConstraint("tenant_id", "id"),
     UniqueConstraint("key_hash"),
 )

@@ -89,6 +89,14 @@ class ToolResult:
         return cls(None, withheld=refused.code)
 
 
+class Role(StrEnum):
+    """What a key may do (SPEC §3): run agents, decide approvals, administer the tenant."""
+
+    CALLER = "caller"
+    APPROVER = "approver"
+    ADMIN = "admin"
+
+
 @dataclass(frozen=True)
 class Principal:
     """Who calls, resolved server-side from the API key."""

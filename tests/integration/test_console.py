@@ -6,6 +6,7 @@ response carries."""
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -547,6 +548,7 @@ async def test_every_console_response_has_the_policy_and_pages_open_directly(
         f"/console/runs/{run_id}",
         f"/console/previews/{preview_id}",
         "/console/tools",
+        "/console/keys",
         "/console/no/such/page",
     ):
         page = await api.get(path)
@@ -619,6 +621,61 @@ async def test_an_admin_disables_and_enables_a_tool(console: Console) -> None:
         await expect(row_.get_by_role("cell").nth(5)).to_have_text("yes", timeout=WAIT_MS)
         listed = (await console.api.get("/v1/tools", headers=console.admin)).json()["items"]
         assert {t["name"]: t["enabled"] for t in listed}["search_technologies"] is True
+
+
+async def test_an_admin_makes_a_key_sees_it_once_and_revokes_it(console: Console) -> None:
+    async with opened(console) as (context, page, seen):
+        await sign_in(page, console, console.approver, "/console/keys")
+        await expect(page.get_by_text("Only an admin key")).to_be_visible(timeout=WAIT_MS)
+        nav = page.get_by_role("navigation")
+        await expect(nav.get_by_role("link", name="Keys")).to_be_hidden()
+        await page.get_by_role("button", name="Sign out").click()
+        await page.get_by_label("API key").fill(key_of(console.admin))
+        await page.get_by_role("button", name="Sign in").click()
+        await expect(nav.get_by_role("link", name="Keys")).to_be_visible(timeout=WAIT_MS)
+        keys = page.get_by_role("table", name="Keys")
+        await expect(keys.get_by_role("row")).to_have_count(4, timeout=WAIT_MS)
+        await expect(keys.get_by_role("row").filter(has_text="(this key)")).to_contain_text("root")
+
+        await page.get_by_label("Name").fill("ci bot")
+        await page.get_by_role("checkbox", name="caller").check()
+        await page.get_by_role("checkbox", name="radar:read").check()
+        await page.get_by_role("button", name="Create key").click()
+        shown = page.get_by_label("The new API key")
+        await expect(shown).to_have_value(re.compile(r"^tg_"), timeout=WAIT_MS)
+        await expect(page.get_by_role("heading", name='Key "ci bot" made')).to_be_focused()
+        await expect(page.get_by_text("shown only this once")).to_be_visible()
+        key = await shown.input_value()
+        [post] = seen.sent("POST", "/v1/keys")
+        assert post.headers.get("idempotency-key")
+        me = (await console.api.get("/v1/me", headers={"Authorization": f"Bearer {key}"})).json()
+        assert me["roles"] == ["caller"] and me["scopes"] == ["radar:read"]
+        await context.grant_permissions(["clipboard-read", "clipboard-write"])
+        await page.get_by_role("button", name="Copy").click()
+        assert await page.evaluate("() => navigator.clipboard.readText()") == key
+        ci_row = keys.get_by_role("row").filter(has_text="ci bot")
+        await expect(ci_row).to_contain_text(key[:11] + "…", timeout=WAIT_MS)
+        assert key not in await keys.inner_text()
+        await page.get_by_role("button", name="Done, hide the key").click()
+        await expect(shown).to_have_count(0)
+        assert key not in await page.content()
+
+        await page.get_by_role("button", name="Revoke ci bot", exact=True).click()
+        await page.get_by_role("button", name="Revoke ci bot now").click()
+        await expect(ci_row).to_have_count(0, timeout=WAIT_MS)
+        refused = await console.api.get("/v1/me", headers={"Authorization": f"Bearer {key}"})
+        assert refused.status_code == 401
+        await page.get_by_label("Show revoked keys").check()
+        await expect(ci_row).to_contain_text("revoked", timeout=WAIT_MS)
+
+        # Revoking the key the console signed in with signs it out.
+        await page.get_by_role("button", name="Revoke root", exact=True).click()
+        await expect(page.get_by_text("This is the key you are signed in with")).to_be_visible()
+        await page.get_by_role("button", name="Revoke root now").click()
+        await expect(page.get_by_label("API key")).to_be_visible(timeout=WAIT_MS)
+        assert await page.evaluate("() => sessionStorage.length") == 0
+        answer = await console.api.get("/v1/me", headers=console.admin)
+        assert answer.status_code == 401
 
 
 async def test_the_runs_list_filters_and_a_runs_page_shows_output_usage_and_calls(

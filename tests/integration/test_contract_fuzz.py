@@ -39,7 +39,16 @@ ACCEPTED = {401, 403, 404, 409, 410, 429}
 #: `errors[].path`s): opaque tokens the service issues (cursors, event ids) and names that
 #: come from the operator's config, which the document does not list (it does not depend
 #: on the config, by contract).
-OPAQUE = {"cursor", "after", "Last-Event-ID", "agent", "tools", "script", "data_policy"}
+OPAQUE = {
+    "cursor",
+    "after",
+    "Last-Event-ID",
+    "agent",
+    "tools",
+    "script",
+    "data_policy",
+    "scopes",  # a new key's: each must be one some configured tool declares
+}
 #: Fields the document names for features of a later build: refused by this one, by name.
 NOT_YET = {"parent_run_id", "continue_from", "consistency"}
 #: Refusals of state that answer 422: a key used before for another request.
@@ -112,6 +121,8 @@ async def _store_key(url: str) -> None:
                     roles=["admin", "approver", "caller"],
                     scopes=None,
                     created_at=datetime.now(UTC),
+                    name="fuzz",
+                    prefix=KEY[:11],
                 ),
             )
     finally:

@@ -53,6 +53,7 @@ SHELL = f"""<!doctype html>
 <a href="/console">Queue</a>
 <a href="/console/runs">Runs</a>
 <a href="/console/tools">Tools</a>
+<a href="/console/keys" id="nav-keys" hidden>Keys</a>
 </nav>
 <div class="who" id="who"></div>
 </header>

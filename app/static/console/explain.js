@@ -7,7 +7,7 @@ import { consolePath } from "./dom.js";
 /** @typedef {import("./api.js").Problem} Problem */
 /** @typedef {import("./schema.js").PreviewOut} PreviewOut */
 /** @typedef {import("./schema.js").MeOut} MeOut */
-/** @typedef {"approve" | "reject" | "commit" | "sign-in" | "sign-in-again" | "load" | "switch"} Action */
+/** @typedef {"approve" | "reject" | "commit" | "sign-in" | "sign-in-again" | "load" | "switch" | "create-key" | "revoke-key"} Action */
 /**
  * What the user was doing when the problem came.
  * @typedef {object} ProblemContext
@@ -147,10 +147,13 @@ const BY_CODE = {
   }),
   "version-conflict": versionConflict,
   "invalid-state": invalidState,
-  "idempotency-key-in-flight": () => ({
-    what: "The same commit is still being processed.",
-    next: "Wait a moment and press Commit again: it reuses the same key.",
-  }),
+  "idempotency-key-in-flight": (_problem, { action }) => {
+    const verb = action === "create-key" ? "Create key" : "Commit";
+    return {
+      what: `The same ${action === "create-key" ? "key request" : "commit"} is still being processed.`,
+      next: `Wait a moment and press ${verb} again: it reuses the same Idempotency-Key.`,
+    };
+  },
   "validation-error": validationError,
   "rate-limited": tooMany,
   "quota-exceeded": tooMany,

@@ -91,6 +91,14 @@ export const PREVIEW_STATUSES = Object.freeze([
   "committed",
 ]);
 
+/** @typedef {"caller" | "approver" | "admin"} Role */
+/** @type {readonly Role[]} */
+export const ROLES = Object.freeze([
+  "caller",
+  "approver",
+  "admin",
+]);
+
 /** @typedef {"queued" | "running" | "awaiting_approval" | "finished"} RunStatus */
 /** @type {readonly RunStatus[]} */
 export const RUN_STATUSES = Object.freeze([
@@ -193,6 +201,14 @@ export const TERMINATION_REASONS = Object.freeze([
  */
 
 /**
+ * @typedef {object} CreateKeyIn
+ * @property {string} name
+ * @property {Array<Role>} roles
+ * @property {Array<string>} scopes
+ * @property {string} [subject]
+ */
+
+/**
  * @typedef {object} CreateRunIn
  * @property {string} agent
  * @property {string} input
@@ -233,6 +249,38 @@ export const TERMINATION_REASONS = Object.freeze([
  * @property {number} seq
  * @property {DiagnosisCategory} category
  * @property {string} explanation
+ */
+
+/**
+ * @typedef {object} KeyCreatedOut
+ * @property {string} id
+ * @property {string | null} key
+ * @property {string} prefix
+ * @property {string} name
+ * @property {string} subject
+ * @property {Array<string>} roles
+ * @property {Array<string> | null} scopes
+ * @property {string} created_at
+ */
+
+/**
+ * @typedef {object} KeyOut
+ * @property {string} id
+ * @property {string} name
+ * @property {string | null} prefix
+ * @property {string} subject
+ * @property {Array<string>} roles
+ * @property {Array<string> | null} scopes
+ * @property {string} created_at
+ * @property {string | null} created_by
+ * @property {string | null} last_used_at
+ * @property {string | null} revoked_at
+ */
+
+/**
+ * @typedef {object} KeyPage
+ * @property {Array<KeyOut>} items
+ * @property {string | null} next_cursor
  */
 
 /**
