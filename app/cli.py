@@ -34,10 +34,15 @@ def _resolve_database(settings: Settings) -> tuple[Settings, Any]:
     return settings.model_copy(update={"database_url": SecretStr(url)}), server
 
 
-async def _with_engine(settings: Settings, work) -> Any:  # type: ignore[no-untyped-def]
+async def _with_engine(settings: Settings, work, *, session: bool = False) -> Any:  # type: ignore[no-untyped-def]
+    """`session`: on the session URL (TOOLGATE_LISTEN_DATABASE_URL when set), not a pooler's."""
     from app.db.session import make_engine, make_sessionmaker
 
-    engine = make_engine(settings.database_url.get_secret_value())  # type: ignore[union-attr]
+    url = settings.database_url.get_secret_value()  # type: ignore[union-attr]
+    if session:
+        engine = make_engine(settings.session_url(url))
+    else:
+        engine = make_engine(url, cache_statements=settings.cache_statements)
     try:
         return await work(engine, make_sessionmaker(engine))
     finally:
@@ -47,7 +52,9 @@ async def _with_engine(settings: Settings, work) -> Any:  # type: ignore[no-unty
 def cmd_db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
     from app.db import migrate
 
-    asyncio.run(_with_engine(settings, lambda engine, _s: migrate.upgrade(engine)))
+    # On a session connection: a migration's DDL may hold its locks for long, which a
+    # pooler's transaction timeouts would cut short.
+    asyncio.run(_with_engine(settings, lambda engine, _s: migrate.upgrade(engine), session=True))
     print("database at head", file=sys.stderr)
     return 0
 

@@ -142,7 +142,10 @@ def _lifespan(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         url = database_url(settings)
         engine = make_engine(
-            url, pool_size=settings.pool_size, pool_timeout_s=settings.db_pool_timeout_s
+            url,
+            pool_size=settings.pool_size,
+            pool_timeout_s=settings.db_pool_timeout_s,
+            cache_statements=settings.cache_statements,
         )
         otel.instrument_engine(engine)
         # One client for every HTTP tool call, with explicit timeouts; each call also gets
@@ -154,7 +157,8 @@ def _lifespan(
         )
         otel.instrument_client(http_client)
         runtime = _runtime(settings, config, clock, tools, db_time, otel, engine, http_client)
-        driver = Driver(runtime, listen_url=url)
+        # LISTEN needs a session of its own, which a transaction pooler does not give.
+        driver = Driver(runtime, listen_url=settings.session_url(url))
         streams = Streams(
             runtime.events,
             settings.max_streams,
