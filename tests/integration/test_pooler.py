@@ -8,10 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import secrets
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -24,9 +21,9 @@ from app.db.session import make_engine, make_sessionmaker
 from tests.support.factories import final, run_body, tool_calls
 from tests.support.pgbouncer import pgbouncer, prepared_on_servers
 from tests.support.processes import (
-    ROOT,
     caller_key,
     free_port,
+    run_cli,
     server,
     wait_finished,
     wait_healthy,
@@ -37,19 +34,8 @@ RUNS = 40
 SEARCH = "search_technologies"
 
 
-def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 def cli_out(env: dict[str, str], *args: str) -> str:
-    done = cli(env, *args)
+    done = run_cli(*args, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
@@ -124,7 +110,6 @@ async def test_two_processes_through_a_transaction_pooler(
     key = await caller_key(make_sessionmaker(db))
     with pgbouncer(database_url, pool_size=POOL) as pooled:
         env = {
-            **os.environ,
             "TOOLGATE_DATABASE_URL": pooled,
             "TOOLGATE_DATABASE_POOLER": "transaction",
             "TOOLGATE_LISTEN_DATABASE_URL": database_url,
@@ -168,12 +153,11 @@ async def test_a_connection_keeping_statements_prepared_leaves_them_on_the_poole
 
 def test_a_transaction_pooler_without_a_listen_url_is_refused_in_words() -> None:
     env = {
-        **os.environ,
         "TOOLGATE_DATABASE_URL": "postgresql+asyncpg://app:s3cret@127.0.0.1:6432/app",
         "TOOLGATE_DATABASE_POOLER": "transaction",
     }
-    env.pop("TOOLGATE_LISTEN_DATABASE_URL", None)
-    done = cli(env, "serve", "--port", str(free_port()))
+    port = str(free_port())
+    done = run_cli("serve", "--port", port, env=env, unset=("TOOLGATE_LISTEN_DATABASE_URL",))
     assert done.returncode == 2, done.stderr
     assert "TOOLGATE_LISTEN_DATABASE_URL" in done.stderr and "Traceback" not in done.stderr
     assert "s3cret" not in done.stderr
