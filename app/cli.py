@@ -149,10 +149,11 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     from app.main import load_app_config
 
     # A bad config or OTEL_* setting stops start-up here, saying what is wrong.
-    from app.observability.otel_setup import check_env
+    from app.observability.otel_setup import check_env, check_workers
 
     load_app_config(settings)
     check_env()
+    check_workers(args.workers)
     # uvicorn re-raises the signal that stopped it; exiting through SystemExit instead
     # lets the embedded Postgres (if any) stop with us.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
