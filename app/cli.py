@@ -182,6 +182,12 @@ def cmd_worker(settings: Settings, _args: argparse.Namespace) -> int:
 
         config = load_app_config(settings)
         telemetry = telemetry_from_env(config)
+        if telemetry.scrape is not None:
+            # The runs a worker advances are counted here, and nothing serves them.
+            logging.getLogger("app.cli").warning(
+                "OTEL_METRICS_EXPORTER=prometheus: a worker serves no /metrics; "
+                "export its metrics with otlp"
+            )
         app = create_app(settings, config=config, run_driver=True, telemetry=telemetry)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -29,17 +29,8 @@ from app.api import errors
 from app.api.concurrency import ConcurrencyLimitMiddleware
 from app.api.event_stream import Streams
 from app.api.middleware import TraceAndErrorsMiddleware
-from app.api.routes import (
-    approvals,
-    catalog,
-    console,
-    docs,
-    events,
-    health,
-    metrics,
-    problems,
-    runs,
-)
+from app.api.routes import approvals, catalog, console, docs, events, health, problems, runs
+from app.api.routes import metrics as scrape_route
 from app.config.files import DEMO_CONFIG_PATH, AppConfig, ModelRouteConfig, load_config
 from app.config.settings import Settings
 from app.db.clock import DbTime
@@ -132,7 +123,7 @@ def create_app(
     )
     _install(app, settings)
     if otel.scrape is not None:
-        metrics.install(app, otel.scrape)
+        scrape_route.install(app, otel.scrape)
     openapi.install(app)
     otel.instrument_app(app)
     return app
