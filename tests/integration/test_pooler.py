@@ -69,19 +69,19 @@ async def cancel_reaches_the_holder(a: httpx.AsyncClient, b: httpx.AsyncClient) 
     cancelled = await a.post(f"/v1/runs/{run_id}/cancel")
     took = time.monotonic() - started
     assert cancelled.json()["termination_reason"] == "cancelled", cancelled.text
-    # Lease upkeep (every 40 s here) would take far longer; the cancel wait is 5 s.
-    assert took < 2.0, took
+    # Lease upkeep (every 40 s here) would take far longer; the cancel waits up to 5 s.
+    assert took < 3.0, took
 
 
 async def switch_reaches_the_other(
     a: httpx.AsyncClient, b: httpx.AsyncClient, admin: dict[str, str]
 ) -> None:
-    """b reads the tool as on, starts a run whose model proposes it 1.5 s later; the tool
-    is switched off on a meanwhile. Without the notification b would trust its copy for
-    5 s; with it the proposal is refused."""
+    """b reads the tool as on, starts a run whose model proposes it 3 s later; the tool is
+    switched off on a meanwhile. Without the notification b would trust its copy for 5 s;
+    with it the proposal is refused."""
     tools = {t["name"]: t for t in (await b.get("/v1/tools")).json()["items"]}
     assert tools[SEARCH]["enabled"] is True
-    script = [{**searching("db"), "delay_ms": 1500}, final("done")]
+    script = [{**searching("db"), "delay_ms": 3000}, final("done")]
     run_id = (await create(b, run_body(*script, wait_s=0))).json()["id"]
     switched = await a.post(f"/v1/tools/{SEARCH}/disable", headers=admin)
     assert switched.status_code == 200, switched.text
