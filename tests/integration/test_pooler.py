@@ -128,6 +128,7 @@ async def test_two_processes_through_a_transaction_pooler(
                 httpx.AsyncClient(base_url=base_b, headers=headers, timeout=30) as b,
             ):
                 await asyncio.sleep(1.0)  # both listeners connected
+                assert (await a.get("/readyz")).status_code == 200  # the schema read through it
                 await cancel_reaches_the_holder(a, b)
                 await switch_reaches_the_other(a, b, admin)
                 await many_runs(a, b)
