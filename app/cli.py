@@ -34,10 +34,15 @@ def _resolve_database(settings: Settings) -> tuple[Settings, Any]:
     return settings.model_copy(update={"database_url": SecretStr(url)}), server
 
 
-async def _with_engine(settings: Settings, work) -> Any:  # type: ignore[no-untyped-def]
+async def _with_engine(settings: Settings, work, *, session: bool = False) -> Any:  # type: ignore[no-untyped-def]
+    """`session`: on the session URL (TOOLGATE_LISTEN_DATABASE_URL when set), not a pooler's."""
     from app.db.session import make_engine, make_sessionmaker
 
-    engine = make_engine(settings.database_url.get_secret_value())  # type: ignore[union-attr]
+    url = settings.database_url.get_secret_value()  # type: ignore[union-attr]
+    if session:
+        engine = make_engine(settings.session_url(url))
+    else:
+        engine = make_engine(url, cache_statements=settings.cache_statements)
     try:
         return await work(engine, make_sessionmaker(engine))
     finally:
@@ -47,7 +52,9 @@ async def _with_engine(settings: Settings, work) -> Any:  # type: ignore[no-unty
 def cmd_db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
     from app.db import migrate
 
-    asyncio.run(_with_engine(settings, lambda engine, _s: migrate.upgrade(engine)))
+    # On a session connection: a migration's DDL may hold its locks for long, which a
+    # pooler's transaction timeouts would cut short.
+    asyncio.run(_with_engine(settings, lambda engine, _s: migrate.upgrade(engine), session=True))
     print("database at head", file=sys.stderr)
     return 0
 
@@ -147,10 +154,11 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     from app.main import load_app_config
 
     # A bad config or OTEL_* setting stops start-up here, saying what is wrong.
-    from app.observability.otel_setup import check_env
+    from app.observability.otel_setup import check_env, check_workers
 
     load_app_config(settings)
     check_env()
+    check_workers(args.workers)
     # uvicorn re-raises the signal that stopped it; exiting through SystemExit instead
     # lets the embedded Postgres (if any) stop with us.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -179,6 +187,12 @@ def cmd_worker(settings: Settings, _args: argparse.Namespace) -> int:
 
         config = load_app_config(settings)
         telemetry = telemetry_from_env(config)
+        if telemetry.scrape is not None:
+            # The runs a worker advances are counted here, and nothing serves them.
+            logging.getLogger("app.cli").warning(
+                "OTEL_METRICS_EXPORTER=prometheus: a worker serves no /metrics; "
+                "export its metrics with otlp"
+            )
         app = create_app(settings, config=config, run_driver=True, telemetry=telemetry)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -30,6 +30,7 @@ from app.api.concurrency import ConcurrencyLimitMiddleware
 from app.api.event_stream import Streams
 from app.api.middleware import TraceAndErrorsMiddleware
 from app.api.routes import approvals, catalog, console, docs, events, health, keys, problems, runs
+from app.api.routes import metrics as scrape_route
 from app.config.files import DEMO_CONFIG_PATH, AppConfig, ModelRouteConfig, load_config
 from app.config.settings import Settings
 from app.db.clock import DbTime
@@ -121,6 +122,8 @@ def create_app(
         redirect_slashes=False,
     )
     _install(app, settings)
+    if otel.scrape is not None:
+        scrape_route.install(app, otel.scrape)
     openapi.install(app)
     otel.instrument_app(app)
     return app
@@ -142,7 +145,10 @@ def _lifespan(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         url = database_url(settings)
         engine = make_engine(
-            url, pool_size=settings.pool_size, pool_timeout_s=settings.db_pool_timeout_s
+            url,
+            pool_size=settings.pool_size,
+            pool_timeout_s=settings.db_pool_timeout_s,
+            cache_statements=settings.cache_statements,
         )
         otel.instrument_engine(engine)
         # One client for every HTTP tool call, with explicit timeouts; each call also gets
@@ -154,7 +160,8 @@ def _lifespan(
         )
         otel.instrument_client(http_client)
         runtime = _runtime(settings, config, clock, tools, db_time, otel, engine, http_client)
-        driver = Driver(runtime, listen_url=url)
+        # LISTEN needs a session of its own, which a transaction pooler does not give.
+        driver = Driver(runtime, listen_url=settings.session_url(url))
         streams = Streams(
             runtime.events,
             settings.max_streams,

@@ -244,13 +244,19 @@ class Server:
 
 
 @contextlib.contextmanager
-def serving(url: str, config: Path, workers: int, max_active: int, log: Path) -> Iterator[Server]:
+def serving(
+    url: str, config: Path, workers: int, max_active: int, log: Path, pooler: str = "none"
+) -> Iterator[Server]:
     port = free_port()
     env = {
         **os.environ,
         "TOOLGATE_DATABASE_URL": url,
         "TOOLGATE_CONFIG": str(config),
         "TOOLGATE_MAX_ACTIVE_RUNS": str(max_active),
+        # Straight at Postgres all the same: what is measured is the cost of keeping no
+        # statement prepared, not a pooler's own.
+        "TOOLGATE_DATABASE_POOLER": pooler,
+        "TOOLGATE_LISTEN_DATABASE_URL": url,
     }
     command = [sys.executable, "-m", "app", "serve", "--port", str(port)]
     with log.open("wb") as out:
@@ -972,6 +978,12 @@ def parse_args() -> argparse.Namespace:
         help="serve --workers (default: one per core, as the README advises)",
     )
     add("--max-active-runs", type=int, default=512, help="TOOLGATE_MAX_ACTIVE_RUNS (512)")
+    add(
+        "--pooler",
+        choices=("none", "transaction"),
+        default="none",
+        help="TOOLGATE_DATABASE_POOLER (none): transaction measures statements kept unprepared",
+    )
     add("--only", default="1,2,3,4,5,6,7", help="workloads to run, e.g. 1,6 (default all)")
     add("--warmup", type=int, default=5, help="runs before workload 1, not measured (5)")
     add("--short-rounds", type=int, default=2, help="N of workloads 1, 4, 5 (2)")
@@ -1027,7 +1039,8 @@ def header(url: str, args: argparse.Namespace) -> None:
     print(f"postgres          {asyncio.run(version())} at {make_url(url).host or 'socket'}")
     print(
         f"server            serve --workers {args.workers}, "
-        f"TOOLGATE_MAX_ACTIVE_RUNS={args.max_active_runs}; {os.cpu_count()} CPUs"
+        f"TOOLGATE_MAX_ACTIVE_RUNS={args.max_active_runs}, "
+        f"TOOLGATE_DATABASE_POOLER={args.pooler}; {os.cpu_count()} CPUs"
     )
 
 
@@ -1046,7 +1059,7 @@ def main() -> None:
         longest = max(200, args.short_rounds, args.long_rounds, args.longest_rounds)
         config = write_config(Path(folder), longest)
         log = Path(folder) / "server.log"
-        with serving(url, config, args.workers, args.max_active_runs, log) as server:
+        with serving(url, config, args.workers, args.max_active_runs, log, args.pooler) as server:
             results = asyncio.run(run_workloads(server, url, key, args))
         print("\n== server log")
         print("\n".join(log_summary(log)))

@@ -6,6 +6,7 @@ import os
 import re
 import socket
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -24,6 +25,15 @@ class Settings(BaseSettings):
 
     #: postgresql+asyncpg://...; unset: an embedded Postgres under `data_dir`.
     database_url: SecretStr | None = None
+    #: What `database_url` points at. `transaction`: a pooler in transaction mode (PgBouncer's
+    #: `pool_mode = transaction`), where a server connection is ours for one transaction
+    #: only, so no statement is kept prepared. `none` (a direct connection) and `session` (a
+    #: session-mode pooler) keep statements prepared per connection, which saves a round
+    #: trip per statement.
+    database_pooler: Literal["none", "session", "transaction"] = "none"
+    #: A session connection for LISTEN and for migrations (straight to Postgres, or through a
+    #: session-mode pooler); unset: `database_url`. Required with a transaction pooler.
+    listen_database_url: SecretStr | None = None
     #: YAML config; unset: the demo config shipped in the package.
     config: Path | None = None
     data_dir: Path = Path(".data")
@@ -74,6 +84,18 @@ class Settings(BaseSettings):
         )
 
     @property
+    def cache_statements(self) -> bool:
+        """Whether database connections keep statements prepared (never through a
+        transaction pooler, where the next transaction may get another server connection)."""
+        return self.database_pooler != "transaction"
+
+    def session_url(self, database_url: str) -> str:
+        """Where LISTEN and migrations connect, given the main URL in force."""
+        if self.listen_database_url is not None:
+            return self.listen_database_url.get_secret_value()
+        return database_url
+
+    @property
     def tenant_stream_share(self) -> int:
         if self.max_streams_per_tenant is not None:
             return min(self.max_streams_per_tenant, self.max_streams)
@@ -94,6 +116,17 @@ class Settings(BaseSettings):
         if value is not None and not _PUBLIC_URL.fullmatch(value):
             raise ValueError("TOOLGATE_PUBLIC_URL must be http(s)://host[:port][/path]")
         return value
+
+    @model_validator(mode="after")
+    def _listen_beside_a_transaction_pooler(self) -> Settings:
+        # Through a transaction pooler LISTEN holds no server connection: cancels and kill
+        # switches would reach other processes only by polling. Refused rather than slow.
+        if self.database_pooler == "transaction" and self.listen_database_url is None:
+            raise ValueError(
+                "TOOLGATE_DATABASE_POOLER=transaction needs TOOLGATE_LISTEN_DATABASE_URL: "
+                "a session connection for LISTEN (straight to Postgres, or a session-mode pooler)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _key_outlives_its_lock(self) -> Settings:

@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 #: How the service's connections show in pg_stat_activity.
 APPLICATION_NAME = "toolgate"
+#: asyncpg's own statement cache, and SQLAlchemy's in its asyncpg adapter, both off.
+_UNCACHED = {"statement_cache_size": 0, "prepared_statement_cache_size": 0}
 
 
 def pool_size_for(*, max_active_runs: int, http_concurrency: int) -> int:
@@ -33,9 +35,23 @@ def pool_size_for(*, max_active_runs: int, http_concurrency: int) -> int:
     return max(4, -(-max_active_runs // 4) + -(-http_concurrency // 4) + 1)
 
 
-def make_engine(url: str, *, pool_size: int = 10, pool_timeout_s: float = 30.0) -> AsyncEngine:
+def make_engine(
+    url: str,
+    *,
+    pool_size: int = 10,
+    pool_timeout_s: float = 30.0,
+    cache_statements: bool = True,
+) -> AsyncEngine:
     """`pool_timeout_s`: how long a checkout waits for a free connection before its caller
-    sees an outage (a request: 503; a step: the run is handed back, never failed)."""
+    sees an outage (a request: 503; a step: the run is handed back, never failed).
+
+    `cache_statements=False` is for a pooler in transaction mode: neither SQLAlchemy nor
+    asyncpg keeps a prepared statement, so asyncpg uses the unnamed statement and parses it
+    again in the same message batch as its execution. Nothing named is left on a server
+    connection that the next transaction (ours or another client's) may get, and a
+    statement outside a transaction cannot be split across two server connections. The
+    cost: each statement is parsed and described every time (see docs/decisions.md)."""
+    uncached = {} if cache_statements else _UNCACHED
     return create_async_engine(
         url,
         pool_size=pool_size,
@@ -46,6 +62,7 @@ def make_engine(url: str, *, pool_size: int = 10, pool_timeout_s: float = 30.0) 
             "timeout": 5,
             "command_timeout": 30,
             "server_settings": {"application_name": APPLICATION_NAME},
+            **uncached,
         },
     )
 

@@ -2,12 +2,15 @@
 default, and the FastAPI, httpx and SQLAlchemy instrumentation.
 
 Off unless asked for: `OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER` = `otlp` or
-`console` (or an `OTEL_EXPORTER_OTLP_*ENDPOINT` is set, which means `otlp`), and never when
-`OTEL_SDK_DISABLED=true`. The OTLP exporter speaks http/protobuf and reads its endpoint,
-headers and timeouts from the standard variables itself; the SDK reads the sampler, batch
-and attribute limits (`OTEL_TRACES_SAMPLER`, `OTEL_BSP_*`, `OTEL_ATTRIBUTE_*`) and the
-resource (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`). The exporter packages are
-imported only when telemetry is on.
+`console`, or for metrics also `prometheus` (a comma-separated list names several; an
+`OTEL_EXPORTER_OTLP_*ENDPOINT` without one means `otlp`), and never when
+`OTEL_SDK_DISABLED=true`. `prometheus` is served by the app itself at `/metrics`
+(`Telemetry.scrape`), not on a port of its own: one process, one scrape target. The OTLP
+exporter speaks http/protobuf and reads its endpoint, headers and timeouts from the
+standard variables itself; the SDK reads the sampler, batch and attribute limits
+(`OTEL_TRACES_SAMPLER`, `OTEL_BSP_*`, `OTEL_ATTRIBUTE_*`) and the resource
+(`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`). The exporter packages are imported
+only when telemetry is on.
 
 Whatever the instrumentation records passes through `SafeSpanExporter` on its way out:
 SQL text, exception messages and stack traces, and URL query strings are dropped there,
@@ -58,6 +61,9 @@ class Telemetry:
     capture: Capture = field(default_factory=Capture)
     #: Also instrument FastAPI, httpx and SQLAlchemy (off in tests that count spans).
     instrument: bool = True
+    #: What `/metrics` serves (a prometheus_client registry) when the metrics exporters
+    #: include `prometheus`; None: no `/metrics`.
+    scrape: Any = None
 
     @classmethod
     def from_env(
@@ -67,20 +73,31 @@ class Telemetry:
         capture = Capture.from_env(environ, secret_envs)
         if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
             return cls(capture=capture)
-        traces = _exporter_name(environ, "TRACES")
-        metrics = _exporter_name(environ, "METRICS")
+        traces = _exporter_names(environ, "TRACES")
+        metrics = _exporter_names(environ, "METRICS")
         resource = _resource(environ)
-        tracer_provider = meter_provider = None
-        if traces != "none":
+        tracer_provider = meter_provider = scrape = None
+        if traces:
             tracer_provider = TracerProvider(resource=resource)
-            exporter = SafeSpanExporter(_span_exporter(traces))
-            tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
-        if metrics != "none":
-            reader = PeriodicExportingMetricReader(_metric_exporter(metrics))
-            meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+            for name in traces:
+                exporter = SafeSpanExporter(_span_exporter(name))
+                tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
+        if metrics:
+            readers: list[MetricReader] = []
+            for name in metrics:
+                if name == "prometheus":
+                    scrape, reader = _prometheus_reader()
+                    readers.append(reader)
+                else:
+                    readers.append(PeriodicExportingMetricReader(_metric_exporter(name)))
+            meter_provider = MeterProvider(resource=resource, metric_readers=readers)
         if tracer_provider or meter_provider:
-            log.info("telemetry on: traces to %s, metrics to %s", traces, metrics)
-        return cls(tracer_provider, meter_provider, capture)
+            log.info(
+                "telemetry on: traces to %s, metrics to %s",
+                ", ".join(traces) or "none",
+                ", ".join(metrics) or "none",
+            )
+        return cls(tracer_provider, meter_provider, capture, scrape=scrape)
 
     @classmethod
     def recording(
@@ -110,7 +127,7 @@ class Telemetry:
             app,
             tracer_provider=self.tracer_provider,
             meter_provider=self.meter_provider,
-            excluded_urls="health,ready",
+            excluded_urls="health,ready,metrics",  # probes and scrapes: no spans
             exclude_spans=["receive", "send"],
         )
 
@@ -153,22 +170,43 @@ class Telemetry:
 def check_env(environ: Mapping[str, str] | None = None) -> None:
     """Raises TelemetryConfigError for an `OTEL_*` exporter setting this build cannot use."""
     environ = os.environ if environ is None else environ
-    for signal in ("TRACES", "METRICS"):
-        _exporter_name(environ, signal)
+    for signal in _EXPORTERS:
+        _exporter_names(environ, signal)
 
 
-def _exporter_name(environ: Mapping[str, str], signal: str) -> str:
-    name = environ.get(f"OTEL_{signal}_EXPORTER", "").strip().lower()
-    if not name:
+def check_workers(workers: int, environ: Mapping[str, str] | None = None) -> None:
+    """Raises TelemetryConfigError when `prometheus` would be scraped from one of several
+    worker processes behind one port: each keeps its own counts, and a scraper would see
+    them jump from one worker's to another's."""
+    environ = os.environ if environ is None else environ
+    if workers > 1 and "prometheus" in _exporter_names(environ, "METRICS"):
+        raise TelemetryConfigError(
+            f"OTEL_METRICS_EXPORTER=prometheus with --workers {workers}: each worker counts "
+            "on its own and a scrape reaches one of them; run one worker per process "
+            "(more processes or replicas, each scraped), or export metrics with otlp"
+        )
+
+
+#: The exporters this build has, per signal.
+_EXPORTERS = {"TRACES": ("otlp", "console"), "METRICS": ("otlp", "console", "prometheus")}
+
+
+def _exporter_names(environ: Mapping[str, str], signal: str) -> list[str]:
+    """The exporters asked for (none: an empty list)."""
+    value = environ.get(f"OTEL_{signal}_EXPORTER", "").strip().lower()
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    if not names:
         endpoint = environ.get(f"OTEL_EXPORTER_OTLP_{signal}_ENDPOINT") or environ.get(
             "OTEL_EXPORTER_OTLP_ENDPOINT"
         )
-        name = "otlp" if endpoint else "none"
-    if name not in ("otlp", "console", "none"):
-        raise TelemetryConfigError(
-            f"OTEL_{signal}_EXPORTER={name!r} is not supported: use otlp, console or none"
-        )
-    if name == "otlp":
+        names = ["otlp"] if endpoint else []
+    known = _EXPORTERS[signal]
+    for name in names:
+        if name not in (*known, "none"):
+            raise TelemetryConfigError(
+                f"OTEL_{signal}_EXPORTER={name!r} is not supported: use {', '.join(known)} or none"
+            )
+    if "otlp" in names:
         protocol = environ.get(f"OTEL_EXPORTER_OTLP_{signal}_PROTOCOL") or environ.get(
             "OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"
         )
@@ -176,7 +214,7 @@ def _exporter_name(environ: Mapping[str, str], signal: str) -> str:
             raise TelemetryConfigError(
                 f"OTLP protocol {protocol!r} is not supported: use http/protobuf"
             )
-    return name
+    return [name for name in dict.fromkeys(names) if name != "none"]
 
 
 def _resource(environ: Mapping[str, str]) -> Resource:
@@ -194,6 +232,16 @@ def _span_exporter(name: str) -> SpanExporter:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
     return OTLPSpanExporter()
+
+
+def _prometheus_reader() -> tuple[Any, MetricReader]:
+    """A registry of this process's own (not prometheus_client's global one, which would
+    mix the metrics of two apps in one process) and the reader that fills it per scrape."""
+    from opentelemetry.exporter.prometheus import PrometheusMetricReader
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    return registry, PrometheusMetricReader(registry=registry)
 
 
 def _metric_exporter(name: str) -> Any:

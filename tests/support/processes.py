@@ -29,6 +29,21 @@ async def caller_key(sessions) -> str:  # type: ignore[no-untyped-def]
     return key
 
 
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, unset: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    """`python -m app ARGS` to its end, with `env` over this process's environment."""
+    environment = {k: v for k, v in os.environ.items() if k not in unset}
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**environment, **(env or {})},
+        timeout=120,
+    )
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

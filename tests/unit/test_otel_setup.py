@@ -29,6 +29,12 @@ def test_telemetry_is_off_by_default() -> None:
         ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"}, True, False),
         ({"OTEL_TRACES_EXPORTER": "otlp", "OTEL_METRICS_EXPORTER": "none"}, True, False),
         ({"OTEL_TRACES_EXPORTER": "console", "OTEL_SDK_DISABLED": "true"}, False, False),
+        ({"OTEL_METRICS_EXPORTER": "prometheus"}, False, True),
+        (
+            {"OTEL_METRICS_EXPORTER": "console, prometheus", "OTEL_TRACES_EXPORTER": "none"},
+            False,
+            True,
+        ),
     ],
 )
 def test_exporters_follow_the_standard_variables(
@@ -38,6 +44,19 @@ def test_exporters_follow_the_standard_variables(
     try:
         assert (telemetry.tracer_provider is not None) is traces
         assert (telemetry.meter_provider is not None) is metrics
+    finally:
+        telemetry.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("value", "scraped"), [("prometheus", True), ("console,prometheus", True), ("console", False)]
+)
+def test_metrics_are_scraped_only_when_prometheus_is_among_the_exporters(
+    value: str, scraped: bool
+) -> None:
+    telemetry = Telemetry.from_env({"OTEL_METRICS_EXPORTER": value})
+    try:
+        assert (telemetry.scrape is not None) is scraped
     finally:
         telemetry.shutdown()
 
@@ -53,7 +72,8 @@ def test_the_service_name_defaults_to_toolgate_and_follows_otel_service_name() -
     ("environ", "names"),
     [
         ({"OTEL_TRACES_EXPORTER": "zipkin"}, "OTEL_TRACES_EXPORTER"),
-        ({"OTEL_METRICS_EXPORTER": "prometheus"}, "OTEL_METRICS_EXPORTER"),
+        ({"OTEL_METRICS_EXPORTER": "otlp,statsd"}, "OTEL_METRICS_EXPORTER"),
+        ({"OTEL_TRACES_EXPORTER": "prometheus"}, "OTEL_TRACES_EXPORTER"),
         ({"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "http/protobuf"),
     ],
 )

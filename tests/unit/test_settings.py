@@ -44,3 +44,18 @@ def test_the_event_streams_cadence_is_read_from_the_environment(
     for name, value in zip(names, ("2", "0.5", "1"), strict=True):
         monkeypatch.setenv(name, value)
     assert _cadence(Settings()) == (2, 0.5, 1)
+
+
+def test_a_transaction_pooler_keeps_no_statements_and_needs_a_session_url_for_listen() -> None:
+    direct = Settings(database_url="postgresql+asyncpg://u@db/app")
+    assert direct.cache_statements and direct.session_url("main") == "main"
+    assert Settings(database_pooler="session").cache_statements
+    with pytest.raises(ValueError, match="TOOLGATE_LISTEN_DATABASE_URL"):
+        Settings(database_pooler="transaction")
+    pooled = Settings(
+        database_url="postgresql+asyncpg://u@pgbouncer:6432/app",
+        database_pooler="transaction",
+        listen_database_url="postgresql+asyncpg://u@db:5432/app",
+    )
+    assert not pooled.cache_statements
+    assert pooled.session_url("main") == "postgresql+asyncpg://u@db:5432/app"
