@@ -19,13 +19,16 @@ from app.engine.keys import authenticate, hash_key
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, env: dict[str, str] | None = None, unset: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if k not in unset}
     return subprocess.run(
         [sys.executable, "-m", "app", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env={**os.environ, **(env or {})},
+        env={**environ, **(env or {})},
         timeout=120,
     )
 
@@ -196,3 +199,16 @@ def test_a_refused_config_stops_start_up_naming_the_key_path(
     for text in expected:
         assert text in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_command_on_the_embedded_postgres_says_nothing_of_a_missing_runtime_dir(
+    tmp_path: Path,
+) -> None:
+    result = cli(
+        "db",
+        "upgrade",
+        env={"TOOLGATE_DATA_DIR": str(tmp_path)},
+        unset=("TOOLGATE_DATABASE_URL", "XDG_RUNTIME_DIR"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == "database at head"
