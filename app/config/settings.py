@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     public_url: str | None = None
     #: Whether this process also runs the driver (`serve --no-driver` turns it off).
     run_driver: bool = True
+    #: Whether the driver's background work (its poll, lease upkeep, purges, the listener)
+    #: makes database spans too. Off: an idle process would export spans every poll.
+    trace_background: bool = False
 
     @property
     def pool_size(self) -> int:
