@@ -34,14 +34,27 @@ def _resolve_database(settings: Settings) -> tuple[Settings, Any]:
     return settings.model_copy(update={"database_url": SecretStr(url)}), server
 
 
-async def _with_engine(settings: Settings, work) -> Any:  # type: ignore[no-untyped-def]
-    """`work(engine, sessions)` once the database has answered (else `urls.Unreachable`)."""
-    from app.db import urls
+class SchemaBehind(Exception):
+    """The database answers, but its schema is not at the newest migration."""
+
+
+async def _with_engine(settings: Settings, work, *, migrated: bool = False) -> Any:  # type: ignore[no-untyped-def]
+    """`work(engine, sessions)` once the database has answered (else `urls.Unreachable`)
+    and, with `migrated`, when its schema is at the newest migration (else SchemaBehind:
+    a missing table would otherwise be an error quoting SQL)."""
+    from app.db import migrate, urls
     from app.db.session import make_engine, make_sessionmaker
 
     engine = make_engine(settings.database_url.get_secret_value())  # type: ignore[union-attr]
     try:
         await urls.check(engine)
+        if migrated:
+            async with engine.connect() as connection:
+                if await migrate.current_revision(connection) != migrate.head_revision():
+                    raise SchemaBehind(
+                        f"the database at {urls.where(engine.url)} is not at the newest "
+                        "migration: run `python -m app db upgrade` first"
+                    )
         return await work(engine, make_sessionmaker(engine))
     finally:
         await engine.dispose()
@@ -89,7 +102,7 @@ def cmd_keys_create(settings: Settings, args: argparse.Namespace) -> int:
         )
 
     try:
-        key_id, key = asyncio.run(_with_engine(settings, work))
+        key_id, key = asyncio.run(_with_engine(settings, work, migrated=True))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -116,7 +129,7 @@ def cmd_demo_seed(settings: Settings, args: argparse.Namespace) -> int:
         async with sessions.begin() as session:
             return await seed(session, tenant_id=args.tenant, now=SystemClock().now())
 
-    added = asyncio.run(_with_engine(settings, work))
+    added = asyncio.run(_with_engine(settings, work, migrated=True))
     print(json.dumps({"tenant": args.tenant, "added": added}))
     return 0
 
@@ -332,6 +345,6 @@ def _said(exc: Exception) -> tuple[str, int] | None:
 
     if isinstance(exc, ConfigError | TelemetryConfigError):
         return f"config error: {exc}", 2
-    if isinstance(exc, urls.Unreachable):
+    if isinstance(exc, urls.Unreachable | SchemaBehind):
         return f"database error: TOOLGATE_DATABASE_URL: {exc}", 1
     return None

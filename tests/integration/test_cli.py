@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.db.session import make_sessionmaker
 from app.db.tables import api_key, technology
 from app.engine.keys import authenticate, hash_key
+from tests.support.dbserver import fresh_database
 from tests.support.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -256,3 +257,19 @@ def test_a_database_that_does_not_answer_is_said_in_words(command: list[str]) ->
     assert result.stderr.startswith("database error: TOOLGATE_DATABASE_URL: "), result.stderr
     assert f"127.0.0.1:{closed}/toolgate" in result.stderr and "refused" in result.stderr
     assert "Traceback" not in result.stderr and "s3cret" not in result.stderr
+
+
+def test_a_database_without_the_schema_says_to_upgrade_it_first(
+    db_server: tuple[str, str],
+) -> None:
+    with fresh_database(db_server[1]) as empty:
+        env = {"TOOLGATE_DATABASE_URL": empty}
+        seeded = cli("demo", "seed", "--tenant", "t", env=env)
+        created = cli(
+            "keys", "create", "--tenant", "t", "--subject", "s", "--roles", "caller", env=env
+        )
+    for result in (seeded, created):
+        assert result.returncode == 1
+        assert result.stderr.startswith("database error: TOOLGATE_DATABASE_URL: ")
+        assert "python -m app db upgrade" in result.stderr
+        assert "Traceback" not in result.stderr and "SELECT" not in result.stderr
