@@ -34,8 +34,18 @@ def _resolve_database(settings: Settings) -> tuple[Settings, Any]:
     return settings.model_copy(update={"database_url": SecretStr(url)}), server
 
 
-async def _with_engine(settings: Settings, work, *, session: bool = False) -> Any:  # type: ignore[no-untyped-def]
-    """`session`: on the session URL (TOOLGATE_LISTEN_DATABASE_URL when set), not a pooler's."""
+class SchemaBehind(Exception):
+    """The database answers, but its schema is not at the newest migration."""
+
+
+async def _with_engine(  # type: ignore[no-untyped-def]
+    settings: Settings, work, *, session: bool = False, migrated: bool = False
+) -> Any:
+    """`work(engine, sessions)` once the database has answered (else `urls.Unreachable`)
+    and, with `migrated`, when its schema is at the newest migration (else SchemaBehind:
+    a missing table would otherwise be an error quoting SQL). `session`: on the session
+    URL (TOOLGATE_LISTEN_DATABASE_URL when set), not a pooler's."""
+    from app.db import migrate, urls
     from app.db.session import make_engine, make_sessionmaker
 
     url = settings.database_url.get_secret_value()  # type: ignore[union-attr]
@@ -44,9 +54,27 @@ async def _with_engine(settings: Settings, work, *, session: bool = False) -> An
     else:
         engine = make_engine(url, cache_statements=settings.cache_statements)
     try:
+        await urls.check(engine)
+        if migrated:
+            async with engine.connect() as connection:
+                if await migrate.current_revision(connection) != migrate.head_revision():
+                    raise SchemaBehind(
+                        f"the database at {urls.where(engine.url)} is not at the newest "
+                        "migration: run `python -m app db upgrade` first"
+                    )
         return await work(engine, make_sessionmaker(engine))
     finally:
         await engine.dispose()
+
+
+def _check_database(settings: Settings) -> None:
+    """A server process stops at start-up when its database does not answer, saying so;
+    an outage later is ridden out (`503`s, runs handed back)."""
+
+    async def nothing(_engine, _sessions) -> None:  # type: ignore[no-untyped-def]
+        return None
+
+    asyncio.run(_with_engine(settings, nothing))
 
 
 def cmd_db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
@@ -87,7 +115,7 @@ def cmd_keys_create(settings: Settings, args: argparse.Namespace) -> int:
         )
 
     try:
-        key_id, key = asyncio.run(_with_engine(settings, work))
+        key_id, key = asyncio.run(_with_engine(settings, work, migrated=True))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -115,7 +143,7 @@ def cmd_demo_seed(settings: Settings, args: argparse.Namespace) -> int:
         async with sessions.begin() as session:
             return await seed(session, tenant_id=args.tenant, now=SystemClock().now())
 
-    added = asyncio.run(_with_engine(settings, work))
+    added = asyncio.run(_with_engine(settings, work, migrated=True))
     print(json.dumps({"tenant": args.tenant, "added": added}))
     return 0
 
@@ -123,6 +151,7 @@ def cmd_demo_seed(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
     from app.evaluation import DatasetError, run_cli
 
+    _check_database(settings)
     try:
         return run_cli(settings, Path(args.dataset), args.route, args.trials, args.out)
     except DatasetError as exc:
@@ -159,6 +188,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     load_app_config(settings)
     check_env()
     check_workers(args.workers)
+    _check_database(settings)
     # uvicorn re-raises the signal that stopped it; exiting through SystemExit instead
     # lets the embedded Postgres (if any) stop with us.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -181,6 +211,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_worker(settings: Settings, _args: argparse.Namespace) -> int:
     logging.config.dictConfig(logs.config())
     settings, server = _resolve_database(settings)
+    _check_database(settings)
 
     async def work() -> None:
         from app.main import create_app, load_app_config, telemetry_from_env
@@ -312,17 +343,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         for error in exc.errors():
             where = ".".join(str(p) for p in error["loc"]) or "settings"
             name = f"TOOLGATE_{where.upper()}" if error["loc"] else where
-            print(f"settings error: {name}: {error['msg']}", file=sys.stderr)
+            message = error["msg"].removeprefix("Value error, ")
+            print(f"settings error: {name}: {message}", file=sys.stderr)
         return 2
     if args.command not in ("openapi", "console-schema", "serve", "quickstart", "worker"):
         settings, server = _resolve_database(settings)
     try:
         return int(args.func(settings, args))
     except Exception as exc:  # a config error and the like: say it, no traceback
-        from app.config.files import ConfigError
-        from app.observability.otel_setup import TelemetryConfigError
+        said = _said(exc)
+        if said is None:
+            raise
+        message, code = said
+        print(message, file=sys.stderr)
+        return code
 
-        if isinstance(exc, ConfigError | TelemetryConfigError):
-            print(f"config error: {exc}", file=sys.stderr)
-            return 2
-        raise
+
+def _said(exc: Exception) -> tuple[str, int] | None:
+    """What to print for an error an operator can fix, and the exit code; None: a bug."""
+    from app.config.files import ConfigError
+    from app.db import urls
+    from app.observability.otel_setup import TelemetryConfigError
+
+    if isinstance(exc, ConfigError | TelemetryConfigError):
+        return f"config error: {exc}", 2
+    if isinstance(exc, urls.Unreachable | SchemaBehind):
+        return f"database error: TOOLGATE_DATABASE_URL: {exc}", 1
+    return None

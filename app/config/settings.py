@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.db import urls
 from app.db.session import pool_size_for
 
 _PUBLIC_URL = re.compile(r"https?://[^/?#\s]+(?:/[^?#\s]*)?")
@@ -21,9 +22,13 @@ def _instance_id() -> str:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="TOOLGATE_", extra="ignore")
+    # Inputs are never repeated in errors: a database URL holds its password.
+    model_config = SettingsConfigDict(
+        env_prefix="TOOLGATE_", extra="ignore", hide_input_in_errors=True
+    )
 
-    #: postgresql+asyncpg://...; unset: an embedded Postgres under `data_dir`.
+    #: postgresql://... (taken as postgresql+asyncpg://...); unset: an embedded Postgres
+    #: under `data_dir`.
     database_url: SecretStr | None = None
     #: What `database_url` points at. `transaction`: a pooler in transaction mode (PgBouncer's
     #: `pool_mode = transaction`), where a server connection is ours for one transaction
@@ -74,6 +79,9 @@ class Settings(BaseSettings):
     public_url: str | None = None
     #: Whether this process also runs the driver (`serve --no-driver` turns it off).
     run_driver: bool = True
+    #: Whether the driver's background work (its poll, lease upkeep, purges, the listener)
+    #: makes database spans too. Off: an idle process would export spans every poll.
+    trace_background: bool = False
 
     @property
     def pool_size(self) -> int:
@@ -108,6 +116,13 @@ class Settings(BaseSettings):
         and answers past it with a bare 503, not a problem. The bounds that clients meet
         are the request bound and the stream limit, both well inside it."""
         return 2 * (self.http_concurrency + self.max_streams)
+
+    @field_validator("database_url", "listen_database_url")
+    @classmethod
+    def _asyncpg_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:
+            return None
+        return SecretStr(urls.normalized(value.get_secret_value()))
 
     @field_validator("public_url")
     @classmethod

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any
@@ -80,6 +80,18 @@ def narrow_limits(caps: Limits, *overrides: dict[str, Any] | None) -> Limits:
             if value is not None and name in current:
                 current[name] = min(current[name], value)
     return Limits.from_dict(current)
+
+
+def clamped(asked: Mapping[str, Any], granted: Limits) -> dict[str, dict[str, Any]]:
+    """The limits a request asked above what the run was granted (its agent's or the
+    server's cap), each with both values: `{"deadline_s": {"asked": 7200, "granted": 3600}}`.
+    Empty when every limit asked was granted."""
+    have = granted.as_dict()
+    return {
+        name: {"asked": value, "granted": have[name]}
+        for name, value in asked.items()
+        if value is not None and name in have and value > have[name]
+    }
 
 
 def model_cost(

@@ -27,7 +27,7 @@ from app.domain.status import CallStatus, PreviewStatus, RunStatus
 from app.domain.tools import Principal
 from app.engine.process.driver import POLL_FLOOR_S, Driver
 from app.engine.process.runtime import Runtime
-from app.engine.runs import by_created, created_position, not_found, page_of
+from app.engine.runs import by_created, created_position, page_of
 from app.engine.steps.stepper import lease_for, load_state, new_lease_token
 from app.engine.tool_gates import refusal_in
 
@@ -43,8 +43,8 @@ async def get_preview(rt: Runtime, *, principal: Principal, preview_id: str) -> 
     found = await retrying(
         rt.reads, previews_repo.get, tenant_id=principal.tenant_id, preview_id=preview_id
     )
-    if found is None:
-        raise not_found()
+    if found is None:  # another tenant's preview too: it does not exist for this key
+        raise DomainError(ErrorCode.NOT_FOUND, "no such preview")
     return found
 
 

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from app.config.files import AgentConfig
 from app.db import runs_repo, turns_repo
-from app.domain.budget import Limits, deadline_at, narrow_limits
+from app.domain.budget import Limits, clamped, deadline_at, narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.events import Event, EventType
 from app.domain.ids import new_id
@@ -82,7 +82,8 @@ async def start_run(
     agent, policy = _checked(rt, request)
     await admit_run(rt, principal.tenant_id)
     agent_limits = agent.limits.model_dump(exclude_none=True) if agent.limits else {}
-    limits = narrow_limits(caps(rt), agent_limits, dict(request.limits or {}))
+    asked = dict(request.limits or {})
+    limits = narrow_limits(caps(rt), agent_limits, asked)
     tools = exposed_tools(
         agent_tools=agent.tools,
         requested=request.tools,
@@ -96,10 +97,10 @@ async def start_run(
     record = _new_run(
         rt, principal, request, agent.model, tools, limits, policy, token=token, now=now
     )
-    created_event: Event = (
-        EventType.RUN_CREATED,
-        {"agent": request.agent, "tools": tools, "limits": limits.as_dict()},
-    )
+    created_data = {"agent": request.agent, "tools": tools, "limits": limits.as_dict()}
+    if lowered := clamped(asked, limits):  # said only when a cap lowered what was asked
+        created_data["clamped"] = lowered
+    created_event: Event = (EventType.RUN_CREATED, created_data)
     claimed: tuple[Event, ...] = ((EventType.RUN_CLAIMED, {"after_step": 0}),) if lease else ()
     creation = Creation(
         record,

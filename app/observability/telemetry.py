@@ -15,6 +15,7 @@ use an in-memory exporter), else the global one, a no-op unless the process conf
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from typing import Any
@@ -63,6 +64,18 @@ INTERNAL, CLIENT = SpanKind.INTERNAL, SpanKind.CLIENT
 
 def tracer(provider: trace.TracerProvider | None = None) -> trace.Tracer:
     return (provider or trace.get_tracer_provider()).get_tracer(SCOPE)
+
+
+def background(*, traced: bool) -> contextlib.AbstractContextManager[Any]:
+    """Where the instrumented libraries (the database's, the HTTP client's) make no spans,
+    unless `traced`: around the driver's housekeeping, which an idle process does every
+    poll, and which would otherwise be a steady stream of spans about no run. A task
+    created inside inherits it (tasks copy the context they are created in)."""
+    if traced:
+        return contextlib.nullcontext()
+    from opentelemetry.instrumentation.utils import suppress_instrumentation
+
+    return suppress_instrumentation()
 
 
 def digest(value: Any) -> tuple[str, int]:

@@ -50,3 +50,15 @@ async def test_a_console_address_with_dot_segments_is_not_found(
 async def test_the_console_and_its_assets_are_still_served(harness: Harness) -> None:
     for path in ("/console", "/console/runs/run_x", "/console/assets/app.js"):
         assert (await harness.client.get(path)).status_code == 200, path
+
+
+async def test_the_favicon_is_served_where_browsers_look_and_the_shell_links_it(
+    harness: Harness,
+) -> None:
+    shell = (await harness.client.get("/console")).text
+    assert '<link rel="icon" href="/console/assets/favicon.svg" type="image/svg+xml">' in shell
+    for path in ("/favicon.ico", "/console/assets/favicon.svg"):
+        response = await harness.client.get(path)
+        assert response.status_code == 200, path
+        assert response.headers["content-type"] == "image/svg+xml"
+        assert response.text.startswith("<svg") and response.headers["content-security-policy"]

@@ -74,6 +74,35 @@ async def test_limits_above_the_caps_are_clamped_and_below_one_refused(harness: 
         assert refused.json()["errors"][0]["path"] == f"limits.{field}"
 
 
+async def test_the_run_created_event_says_what_was_asked_and_granted_when_a_cap_lowered_it(
+    harness: Harness,
+) -> None:
+    headers = await harness.key()
+
+    async def created_with(**body: Any) -> dict[str, Any]:
+        response = await harness.client.post(
+            "/v1/runs", headers=headers, json=run_body(final("ok"), **body)
+        )
+        assert response.status_code == 201, response.text
+        events = await harness.client.get(
+            f"/v1/runs/{response.json()['id']}/events", headers=headers
+        )
+        first = events.json()["items"][0]
+        assert first["type"] == "run.created"
+        assert first["data"]["limits"] == response.json()["limits"]
+        return first["data"]
+
+    asked = {"max_steps": 1000, "deadline_s": 7200, "max_tool_calls": 5}
+    data = await created_with(limits=asked)
+    assert data["clamped"] == {
+        "max_steps": {"asked": 1000, "granted": 8},
+        "deadline_s": {"asked": 7200, "granted": 120.0},
+    }
+    assert data["agent"] == "tech-radar" and data["limits"]["max_tool_calls"] == 5
+    within = await created_with(limits={"deadline_s": 60})
+    assert set(within) == set(await created_with()) == {"agent", "tools", "limits"}
+
+
 async def test_a_tool_outside_the_agent_set_cannot_be_chosen(harness: Harness) -> None:
     headers = await harness.key()
     response = await harness.client.post(

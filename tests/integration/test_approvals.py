@@ -610,3 +610,37 @@ async def test_an_approved_call_whose_tool_left_the_config_expires_its_preview(
     stored = (await h.client.get(f"/v1/previews/{preview_id}", headers=approver)).json()
     assert stored["status"] == "expired" and stored["committed_at"] is None
     assert await ledger_size(h) == 0
+
+
+async def test_another_tenants_preview_is_no_such_preview_on_every_route(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    h = await approvals_harness(harness_factory)
+    caller, approver = await keys(h)
+    kafka = await row(h, "Kafka")
+    run = await parked_run(h, caller, tool_calls(move(kafka["id"])), final("Moved [source:s1]"))
+    [pending] = run["pending_approvals"]
+    preview = (await h.client.get(f"/v1/previews/{pending['preview_id']}", headers=approver)).json()
+    other = await h.key(tenant="globex", subject="bob", roles="caller,approver")
+
+    async def answers(preview_id: str) -> list[httpx.Response]:
+        url = f"/v1/previews/{preview_id}"
+        return [
+            await h.client.get(url, headers=other),
+            await h.client.post(
+                f"{url}/approve", headers=other, json={"content_hash": preview["content_hash"]}
+            ),
+            await h.client.post(f"{url}/reject", headers=other, json={"reason": "no"}),
+            await h.client.post(
+                f"{url}/commit", headers={**other, "Idempotency-Key": f"c-{preview_id}"}
+            ),
+        ]
+
+    foreign = await answers(preview["id"])
+    unknown = await answers("prv_doesnotexist")
+    for theirs, missing in zip(foreign, unknown, strict=True):
+        assert theirs.status_code == missing.status_code == 404, theirs.text
+        assert theirs.json()["code"] == "not-found"
+        assert theirs.json()["detail"] == missing.json()["detail"] == "no such preview"
+    still = (await h.client.get(f"/v1/previews/{preview['id']}", headers=approver)).json()
+    assert still["status"] == "pending" and await ledger_size(h) == 0

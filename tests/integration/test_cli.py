@@ -15,17 +15,22 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.db.session import make_sessionmaker
 from app.db.tables import api_key, technology
 from app.engine.keys import authenticate, hash_key
+from tests.support.dbserver import fresh_database
+from tests.support.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, env: dict[str, str] | None = None, unset: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if k not in unset}
     return subprocess.run(
         [sys.executable, "-m", "app", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env={**os.environ, **(env or {})},
+        env={**environ, **(env or {})},
         timeout=120,
     )
 
@@ -196,3 +201,75 @@ def test_a_refused_config_stops_start_up_naming_the_key_path(
     for text in expected:
         assert text in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_command_on_the_embedded_postgres_says_nothing_of_a_missing_runtime_dir(
+    tmp_path: Path,
+) -> None:
+    result = cli(
+        "db",
+        "upgrade",
+        env={"TOOLGATE_DATA_DIR": str(tmp_path)},
+        unset=("TOOLGATE_DATABASE_URL", "XDG_RUNTIME_DIR"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == "database at head"
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["not a url", "postgresql://app:s3cret@db:notaport/toolgate", "mysql://app:s3cret@db/toolgate"],
+)
+def test_an_unusable_database_url_stops_with_its_variable_and_exit_code_2(url: str) -> None:
+    result = cli("db", "upgrade", env={"TOOLGATE_DATABASE_URL": url})
+    assert result.returncode == 2
+    assert result.stderr.startswith("settings error: TOOLGATE_DATABASE_URL: ")
+    assert "postgresql://" in result.stderr  # what a usable one looks like
+    assert "Traceback" not in result.stderr and "s3cret" not in result.stderr
+
+
+async def test_a_plain_postgresql_url_is_taken_as_asyncpg_with_libpqs_sslmode(
+    db: AsyncEngine, database_url: str
+) -> None:
+    plain = database_url.replace("postgresql+asyncpg://", "postgresql://", 1)
+    plain += ("&" if "?" in plain else "?") + "sslmode=disable"
+    created = ["keys", "create", "--tenant", "acme", "--subject", "s", "--roles", "caller"]
+    result = cli(*created, env={"TOOLGATE_DATABASE_URL": plain})
+    assert result.returncode == 0, result.stderr
+    principal = await authenticate(make_sessionmaker(db), json.loads(result.stdout)["key"])
+    assert principal is not None and principal.tenant_id == "acme"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["db", "upgrade"],
+        ["keys", "create", "--tenant", "t", "--subject", "s", "--roles", "caller"],
+        ["serve", "--port", "1"],
+    ],
+    ids=lambda c: c[0],
+)
+def test_a_database_that_does_not_answer_is_said_in_words(command: list[str]) -> None:
+    closed = free_port()  # nothing listens there
+    url = f"postgresql://app:s3cret@127.0.0.1:{closed}/toolgate"
+    result = cli(*command, env={"TOOLGATE_DATABASE_URL": url})
+    assert result.returncode == 1
+    assert result.stderr.startswith("database error: TOOLGATE_DATABASE_URL: "), result.stderr
+    assert f"127.0.0.1:{closed}/toolgate" in result.stderr and "refused" in result.stderr
+    assert "Traceback" not in result.stderr and "s3cret" not in result.stderr
+
+
+def test_a_database_without_the_schema_says_to_upgrade_it_first(
+    db_server: tuple[str, str],
+) -> None:
+    with fresh_database(db_server[1]) as empty:
+        env = {"TOOLGATE_DATABASE_URL": empty}
+        seeded = cli("demo", "seed", "--tenant", "t", env=env)
+        created = cli(
+            "keys", "create", "--tenant", "t", "--subject", "s", "--roles", "caller", env=env
+        )
+    for result in (seeded, created):
+        assert result.returncode == 1
+        assert result.stderr.startswith("database error: TOOLGATE_DATABASE_URL: ")
+        assert "python -m app db upgrade" in result.stderr
+        assert "Traceback" not in result.stderr and "SELECT" not in result.stderr

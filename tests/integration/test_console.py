@@ -956,3 +956,25 @@ async def test_problems_are_explained_by_their_code_and_members_not_their_detail
     assert words["renamed"].startswith("This cannot be done in the current state")
     assert words["superseded"] == [["/console/previews/prv_2", "Review the new preview"]]
     assert words["failed"] == [["/console/runs/run_1", "Open the run"]]
+
+
+async def test_a_console_page_asks_for_nothing_it_does_not_get_and_shows_its_icon(
+    console: Console,
+) -> None:
+    async with opened(console) as (_, page, _seen):
+        failed: list[str] = []
+        logged: list[str] = []
+        page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
+        page.on("console", lambda message: logged.append(message.text))
+        await page.goto(f"{console.url}/console")
+        await expect(page.get_by_role("heading", name="Sign in")).to_be_visible(timeout=WAIT_MS)
+        icon = await page.evaluate(
+            """async () => {
+                const link = document.querySelector('link[rel="icon"]');
+                const answer = await fetch(link.href);
+                return [answer.status, answer.headers.get('content-type')];
+            }"""
+        )
+        assert icon == [200, "image/svg+xml"]
+        assert failed == []
+        assert not [text for text in logged if "404" in text or "Failed to load" in text]

@@ -276,3 +276,30 @@ async def test_an_approved_calls_span_says_how_long_it_waited_for_its_approval(
         s for s in exporter.get_finished_spans() if s.name == "execute_tool move_technology_ring"
     ]
     assert 42 <= span.attributes["toolgate.approval_wait_s"] < 60
+
+
+async def test_an_idle_process_exports_no_database_spans_unless_asked_while_requests_do(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    def database_spans(exporter: InMemorySpanExporter) -> list[Any]:
+        spans = exporter.get_finished_spans()
+        return [s for s in spans if s.attributes.get("db.system") == "postgresql"]
+
+    quiet, asked = InMemorySpanExporter(), InMemorySpanExporter()
+    polling = {"driver_poll_s": 0.05}
+    h = await harness_factory(telemetry=Telemetry.recording(spans=quiet), settings_override=polling)
+    await harness_factory(
+        telemetry=Telemetry.recording(spans=asked),
+        settings_override={**polling, "trace_background": True},
+    )
+    await asyncio.sleep(0.6)  # a dozen polls of each driver
+    assert database_spans(quiet) == []
+    assert len(database_spans(asked)) >= 5  # the same polls, traced when asked
+
+    headers = await h.key()
+    quiet.clear()  # the key was written by the test itself, outside any request
+    listed = await h.client.get("/v1/runs", headers=headers)
+    assert listed.status_code == 200
+    [server] = [s for s in quiet.get_finished_spans() if s.name == "GET /v1/runs"]
+    queries = database_spans(quiet)
+    assert queries and all(q.context.trace_id == server.context.trace_id for q in queries)

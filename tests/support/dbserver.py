@@ -60,8 +60,9 @@ def fresh_database(server_url: str) -> Iterator[str]:
 @contextlib.contextmanager
 def embedded_server() -> Iterator[str]:
     """A pgserver in a temporary folder; yields a server URL for `fresh_database`."""
-    import pgserver
+    from app.db.embedded import pgserver_module
 
+    pgserver = pgserver_module()
     folder = Path(tempfile.mkdtemp(prefix="toolgate-pg-"))
     server = pgserver.get_server(str(folder), cleanup_mode="delete")
     try:

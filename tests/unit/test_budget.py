@@ -12,6 +12,7 @@ from app.domain.budget import (
     Spend,
     Usage,
     call_would_exceed,
+    clamped,
     deadline_at,
     exhausted,
     least_input_tokens,
@@ -98,6 +99,17 @@ def test_narrow_limits_ignores_unknown_names() -> None:
 
 def test_narrow_limits_with_no_overrides_is_the_caps() -> None:
     assert narrow_limits(limits()) == limits()
+
+
+def test_clamped_names_each_limit_asked_above_what_was_granted_with_both_values() -> None:
+    asked = {"max_steps": 99, "deadline_s": 30.0, "max_tokens": 1000, "max_cost_usd": None}
+    granted = narrow_limits(limits(), asked)
+    assert clamped(asked, granted) == {"max_steps": {"asked": 99, "granted": 8}}
+
+
+def test_nothing_is_clamped_when_every_limit_asked_was_granted() -> None:
+    assert clamped({}, limits()) == {}
+    assert clamped({"max_steps": 3, "max_widgets": 9}, limits(max_steps=3)) == {}
 
 
 def test_narrow_limits_applies_several_overrides_in_turn() -> None:

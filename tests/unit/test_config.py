@@ -84,7 +84,7 @@ def test_demo_config_loads() -> None:
     config = load_config(DEMO_CONFIG_PATH, builtin_tools=BUILTIN)
 
     assert config.limits == LimitsConfig(
-        max_steps=50, deadline_s=3600, max_tokens=200000, max_cost_usd=10, max_tool_calls=200
+        max_steps=50, deadline_s=604800, max_tokens=200000, max_cost_usd=10, max_tool_calls=200
     )
     assert config.approvals.preview_ttl_s == 900
     assert config.approvals.allow_self_approval is False
@@ -95,7 +95,7 @@ def test_demo_config_loads() -> None:
     assert agent.tools == ["search_technologies", "get_technology", "move_technology_ring"]
     assert agent.limits.max_steps == 8
     assert agent.limits.resolve(config.limits) == LimitsConfig(
-        max_steps=8, deadline_s=120, max_tokens=50000, max_cost_usd=1, max_tool_calls=20
+        max_steps=8, deadline_s=3600, max_tokens=50000, max_cost_usd=1, max_tool_calls=20
     )
     assert config.tools == {} and config.quotas is None
 

@@ -42,6 +42,7 @@ SHELL = f"""<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>Toolgate console</title>
+<link rel="icon" href="{ASSETS_URL}/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="{ASSETS_URL}/console.css">
 <script type="module" src="{ASSETS_URL}/app.js"></script>
 </head>
@@ -73,6 +74,17 @@ def _shell() -> HTMLResponse:
 @router.get("/")
 async def root() -> Response:
     return RedirectResponse("/console", status_code=307, headers=_COMMON)
+
+
+@router.get("/favicon.ico")
+async def favicon() -> Response:
+    """The console's icon, also where browsers look for one unasked (the docs' pages, a
+    JSON answer opened in a tab): without it each of them logs a 404."""
+    return FileResponse(
+        ASSETS / "favicon.svg",
+        media_type=_MEDIA_TYPES[".svg"],
+        headers={**_COMMON, "Cache-Control": "max-age=86400"},
+    )
 
 
 @router.get(ASSETS_URL + "/{name:path}")

@@ -21,8 +21,13 @@ CHECK_EVERY_S = 2.0
 
 
 def asyncpg_dsn(url: str) -> str:
-    """The SQLAlchemy URL (postgresql+asyncpg://...) as a plain libpq DSN for asyncpg."""
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    """The SQLAlchemy URL (postgresql+asyncpg://...) as a plain libpq DSN for asyncpg, whose
+    DSN parser knows `sslmode`, not the `ssl` keyword the engine takes (`db.urls`)."""
+    parsed = make_url(url).set(drivername="postgresql")
+    if "ssl" in parsed.query:
+        mode = parsed.query["ssl"]
+        parsed = parsed.difference_update_query(["ssl"]).update_query_dict({"sslmode": mode})
+    return parsed.render_as_string(hide_password=False)
 
 
 class Listener:

@@ -24,6 +24,7 @@ from app.engine.process.outage import outage
 from app.engine.process.runtime import Runtime
 from app.engine.steps.state import RunState
 from app.engine.steps.stepper import claim, drive, lease_for, load_state
+from app.observability.telemetry import background
 
 log = logging.getLogger(__name__)
 Key = tuple[str, str]
@@ -212,20 +213,25 @@ class Driver:
         return record
 
     # -- polling ---------------------------------------------------------------------
+    def _quiet(self) -> contextlib.AbstractContextManager[Any]:
+        return background(traced=self.rt.settings.trace_background)
+
     def start(self, *, poll: bool = True) -> None:
         """Lease upkeep and the listener always run: a process holding runs (created or
-        kicked here) must renew them and hear their cancels. The poller is optional."""
+        kicked here) must renew them and hear their cancels. The poller is optional; it
+        is quiet only around its own statements, since the runs it starts are traced."""
         if poll:
             self._background.append(asyncio.create_task(self._poll_forever(), name="driver-poller"))
-        self._background.append(asyncio.create_task(self.keeper.run_forever(), name="leases"))
-        self._background.append(asyncio.create_task(self._pay_forever(), name="owed-writes"))
-        self._background.append(
-            asyncio.create_task(self.rt.events.publish_forever(self._announce), name="events")
-        )
-        if self.listener is not None:
+        with self._quiet():
+            self._background.append(asyncio.create_task(self.keeper.run_forever(), name="leases"))
+            self._background.append(asyncio.create_task(self._pay_forever(), name="owed-writes"))
             self._background.append(
-                asyncio.create_task(self.listener.run_forever(), name="listener")
+                asyncio.create_task(self.rt.events.publish_forever(self._announce), name="events")
             )
+            if self.listener is not None:
+                self._background.append(
+                    asyncio.create_task(self.listener.run_forever(), name="listener")
+                )
 
     async def _announce(self, payload: str) -> None:
         # Without a listener connection (or while it reconnects) other processes' streams
@@ -249,10 +255,11 @@ class Driver:
                     await self.poll_once()
                     outage.over()  # the database answered: runs waiting on it go on
                 if loop.time() >= next_purge:
-                    await idempotency.purge_expired(self.rt)
-                    async with self.rt.reads() as session:
-                        await tool_switch_repo.purge_rates(session, db_time=self.rt.db_time)
-                        await quotas_repo.purge(session, db_time=self.rt.db_time)
+                    with self._quiet():
+                        await idempotency.purge_expired(self.rt)
+                        async with self.rt.reads() as session:
+                            await tool_switch_repo.purge_rates(session, db_time=self.rt.db_time)
+                            await quotas_repo.purge(session, db_time=self.rt.db_time)
                     next_purge = loop.time() + PURGE_EVERY_S
             except Exception as exc:
                 if is_unavailable(exc):
@@ -269,15 +276,16 @@ class Driver:
         rt = self.rt
         sent = asyncio.get_running_loop().time()
 
-        claimed = await retrying(
-            rt.sessions,
-            leases_repo.claim_runnable,
-            owner=rt.settings.instance_id,
-            limit=free,
-            lease_s=rt.settings.lease_s,
-            db_time=rt.db_time,
-            sweep=Sweep(at=rt.clock.now(), limit=free),
-        )
+        with self._quiet():
+            claimed = await retrying(
+                rt.sessions,
+                leases_repo.claim_runnable,
+                owner=rt.settings.instance_id,
+                limit=free,
+                lease_s=rt.settings.lease_s,
+                db_time=rt.db_time,
+                sweep=Sweep(at=rt.clock.now(), limit=free),
+            )
         for run, queued_s in claimed:
             rt.events.committed(run.tenant_id, run.id)
             key = (run.tenant_id, run.id)
