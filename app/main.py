@@ -25,11 +25,22 @@ from app.adapters.http_tools import client_timeouts, http_tools
 from app.adapters.lazy_model import OnFirstCall
 from app.adapters.scripted_model import ScriptedModel
 from app.adapters.sdk_model import key_env_of
+from app.adapters.webhook_http import WebhookClient
 from app.api import errors
 from app.api.concurrency import ConcurrencyLimitMiddleware
 from app.api.event_stream import Streams
 from app.api.middleware import TraceAndErrorsMiddleware
-from app.api.routes import approvals, catalog, console, docs, events, health, problems, runs
+from app.api.routes import (
+    approvals,
+    catalog,
+    console,
+    docs,
+    events,
+    health,
+    problems,
+    runs,
+    webhooks,
+)
 from app.config.files import DEMO_CONFIG_PATH, AppConfig, ModelRouteConfig, load_config
 from app.config.settings import Settings
 from app.db.clock import DbTime
@@ -37,6 +48,7 @@ from app.db.session import make_engine, make_sessionmaker
 from app.domain.ports import Clock, ModelProvider, Tool
 from app.engine.process.driver import Driver
 from app.engine.process.runtime import Runtime
+from app.engine.process.webhook_sender import WebhookSender
 from app.observability import telemetry as tracing
 from app.observability.metrics import Metrics
 from app.observability.otel_setup import Telemetry
@@ -154,7 +166,11 @@ def _lifespan(
         )
         otel.instrument_client(http_client)
         runtime = _runtime(settings, config, clock, tools, db_time, otel, engine, http_client)
-        driver = Driver(runtime, listen_url=url)
+        # Its own client: no proxies from the environment, each request pinned to the
+        # address its destination was checked at (see adapters.webhook_http).
+        webhook_client = WebhookClient(max_connections=settings.webhook_concurrency)
+        sender = WebhookSender(runtime, webhook_client)
+        driver = Driver(runtime, listen_url=url, webhooks=sender)
         streams = Streams(
             runtime.events,
             settings.max_streams,
@@ -177,6 +193,7 @@ def _lifespan(
             restore_signals()
             streams.close_all()
             await driver.stop()
+            await webhook_client.aclose()
             await http_client.aclose()
             await engine.dispose()
             otel.shutdown()
@@ -220,7 +237,7 @@ def _runtime(
 def _install(app: FastAPI, settings: Settings) -> None:
     """Problems, routes, the docs' assets and the middleware."""
     errors.install(app)
-    for router in (runs, approvals, events, catalog, health, problems, docs, console):
+    for router in (runs, approvals, events, catalog, webhooks, health, problems, docs, console):
         app.include_router(router.router)
     # Only the docs' vendored assets: the console's are served with its policy (console.py).
     app.mount("/static/vendor", StaticFiles(directory=STATIC / "vendor"), name="vendor")

@@ -80,12 +80,14 @@ async def run_idempotent(
     required: bool,
     creates: bool = False,
     validated: BaseModel | None = None,
+    kept: Callable[[Any], Any] | None = None,
 ) -> Response:
     """`creates`: the operation creates its resource in one transaction that can bind a
     deferred claim, so a first request writes its key there and nowhere else.
     `validated`: the request's body as validated. The fingerprint is taken over it (defaults
     filled in, numbers by value), so that a client writing a default out, or `10.0` for
-    `10`, sends the same request (SPEC §3.6)."""
+    `10`, sends the same request (SPEC §3.6). `kept`: what of the answer's body the key's
+    record stores, and a replay answers (a secret shown once is left out)."""
     key = _key(request, required=required)
     if key is None:
         return await operation(None)
@@ -95,7 +97,7 @@ async def run_idempotent(
     if creates:
         claim = idempotency.defer(tenant_id=principal.tenant_id, key=key, fingerprint=request_print)
         try:
-            return await _run_claimed(rt, claim, operation, request)
+            return await _run_claimed(rt, claim, operation, request, kept)
         except KeyTaken:
             pass  # the key has a record: judge it the ordinary way
         except DomainError:
@@ -111,7 +113,7 @@ async def run_idempotent(
         rt, tenant_id=principal.tenant_id, key=key, fingerprint=request_print
     )
     if isinstance(outcome, Claim):
-        return await _run_claimed(rt, outcome, operation, request)
+        return await _run_claimed(rt, outcome, operation, request, kept)
     return _answer(outcome)
 
 
@@ -140,7 +142,11 @@ def _answer(outcome: Replay | Verdict) -> Response:
 
 
 async def _run_claimed(
-    rt: Runtime, claim: Claim, operation: Operation, request: Request
+    rt: Runtime,
+    claim: Claim,
+    operation: Operation,
+    request: Request,
+    kept: Callable[[Any], Any] | None = None,
 ) -> Response:
     try:
         response = await operation(claim)
@@ -165,6 +171,8 @@ async def _run_claimed(
         raise
     headers = {k: v for k, v in response.headers.items() if k.lower() in KEPT_HEADERS}
     body = json.loads(bytes(response.body))
+    if kept is not None:
+        body = kept(body)
 
     async def complete() -> None:
         await idempotency.complete(

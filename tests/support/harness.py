@@ -32,6 +32,7 @@ def make_config(
     limits: dict[str, Any] | None = None,
     tools: dict[str, Any] | None = None,
     approvals: dict[str, Any] | None = None,
+    webhooks: dict[str, Any] | None = None,
 ):  # type: ignore[no-untyped-def]
     """`tools`: the config's HTTP tools section."""
     data: dict[str, Any] = {
@@ -44,6 +45,8 @@ def make_config(
         data["tools"] = tools
     if approvals:
         data["approvals"] = approvals
+    if webhooks:
+        data["webhooks"] = webhooks
     return parse_config(data, builtin_tools={**SPECS, **(extra_specs or {})})
 
 

@@ -21,6 +21,7 @@ from app.engine.events.listener import Listener
 from app.engine.process.lease import Lease, LeaseKeeper
 from app.engine.process.outage import outage
 from app.engine.process.runtime import Runtime
+from app.engine.process.webhook_sender import WebhookSender
 from app.engine.steps.state import RunState
 from app.engine.steps.stepper import claim, drive, lease_for, load_state
 
@@ -35,8 +36,15 @@ PURGE_EVERY_S = 60.0
 
 
 class Driver:
-    def __init__(self, rt: Runtime, *, listen_url: str | None = None) -> None:
+    def __init__(
+        self,
+        rt: Runtime,
+        *,
+        listen_url: str | None = None,
+        webhooks: WebhookSender | None = None,
+    ) -> None:
         self.rt = rt
+        self.webhooks = webhooks
         self._tasks: dict[Key, asyncio.Task[None]] = {}
         self._leases: dict[Key, Lease] = {}
         #: The newest state of each run advanced here (and of finished ones still awaited).
@@ -213,9 +221,14 @@ class Driver:
     # -- polling ---------------------------------------------------------------------
     def start(self, *, poll: bool = True) -> None:
         """Lease upkeep and the listener always run: a process holding runs (created or
-        kicked here) must renew them and hear their cancels. The poller is optional."""
+        kicked here) must renew them and hear their cancels. The poller is optional, and
+        the webhook sender runs with it."""
         if poll:
             self._background.append(asyncio.create_task(self._poll_forever(), name="driver-poller"))
+            if self.webhooks is not None:
+                self._background.append(
+                    asyncio.create_task(self.webhooks.run_forever(), name="webhooks")
+                )
         self._background.append(asyncio.create_task(self.keeper.run_forever(), name="leases"))
         self._background.append(asyncio.create_task(self._pay_forever(), name="owed-writes"))
         self._background.append(
@@ -298,5 +311,7 @@ class Driver:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        if self.webhooks is not None:
+            await self.webhooks.stop()
         for lease in leases:
             await self._release(lease)
