@@ -166,11 +166,9 @@ def _lifespan(
         )
         otel.instrument_client(http_client)
         runtime = _runtime(settings, config, clock, tools, db_time, otel, engine, http_client)
-        # Its own client: no proxies from the environment, each request pinned to the
-        # address its destination was checked at (see adapters.webhook_http).
-        webhook_client = WebhookClient(max_connections=settings.webhook_concurrency)
-        sender = WebhookSender(runtime, webhook_client)
-        driver = Driver(runtime, listen_url=url, webhooks=sender)
+        # Webhooks have their own client (adapters.webhook_http): no proxies, pinned addresses.
+        webhooks = WebhookSender(runtime, WebhookClient(settings.webhook_concurrency))
+        driver = Driver(runtime, listen_url=url, webhooks=webhooks)
         streams = Streams(
             runtime.events,
             settings.max_streams,
@@ -193,7 +191,6 @@ def _lifespan(
             restore_signals()
             streams.close_all()
             await driver.stop()
-            await webhook_client.aclose()
             await http_client.aclose()
             await engine.dispose()
             otel.shutdown()

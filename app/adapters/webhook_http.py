@@ -41,7 +41,7 @@ async def resolve(dest: Destination) -> list[IpAddress]:
 
 
 class WebhookClient:
-    def __init__(self, *, max_connections: int) -> None:
+    def __init__(self, max_connections: int) -> None:
         self._client = httpx.AsyncClient(
             follow_redirects=False,
             trust_env=False,

@@ -15,7 +15,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.clock import DbTime
-from app.db.tables import webhook_delivery, webhook_endpoint
+from app.db.webhook_tables import webhook_delivery, webhook_endpoint
 
 
 class DeliveryStatus(StrEnum):

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from app.api import schemas
+from app.api import schemas, webhook_schemas
 from app.api.problems import PROBLEM_JSON, PROBLEM_TYPES
 from app.db.tables import technology
 from app.openapi import openapi_json
@@ -53,17 +53,21 @@ BODIES: dict[str, dict[str, Any]] = {
     "approve_preview": {"content_hash": "sha256:00"},
     "reject_preview": {"reason": "not now"},
     "commit_preview": {"wait_s": 0},
+    "create_webhook": {"url": "https://hooks.example.com/x", "events": ["run.finished"]},
 }
 
 
 class World:
     """Real values for every path parameter: a run parked on a pending preview."""
 
-    def __init__(self, h: Harness, headers: dict[str, str], run: dict[str, Any]) -> None:
+    def __init__(
+        self, h: Harness, headers: dict[str, str], run: dict[str, Any], webhook_id: str
+    ) -> None:
         self.h = h
         self.headers = headers
         self.values = {
             "run_id": run["id"],
+            "webhook_id": webhook_id,
             "preview_id": run["pending_approvals"][0]["preview_id"],
             "name": "get_technology",
             "slug": "not-found",
@@ -82,7 +86,8 @@ async def world(harness_factory) -> World:  # type: ignore[no-untyped-def]
     script = [tool_calls(("m1", "move_technology_ring", move)), final("moved")]
     run = (await h.client.post("/v1/runs", headers=headers, json=run_body(*script))).json()
     assert run["status"] == "awaiting_approval", run
-    return World(h, headers, run)
+    hook = await h.client.post("/v1/webhooks", headers=headers, json=BODIES["create_webhook"])
+    return World(h, headers, run, hook.json()["id"])
 
 
 def _params(operation: dict[str, Any], where: str) -> list[dict[str, Any]]:
@@ -158,7 +163,9 @@ def test_every_operation_with_a_body_has_a_valid_one_here() -> None:
     assert set(takes_body) == set(BODIES)
     for name, operation in takes_body.items():
         ref = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
-        getattr(schemas, ref.rsplit("/", 1)[1]).model_validate(BODIES[name])
+        name_of = ref.rsplit("/", 1)[1]
+        model = getattr(schemas, name_of, None) or getattr(webhook_schemas, name_of)
+        model.model_validate(BODIES[name])
 
 
 @pytest.mark.parametrize(

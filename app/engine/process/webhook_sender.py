@@ -160,10 +160,12 @@ class WebhookSender:
         )
 
     async def stop(self) -> None:
-        """Stops sending: deliveries in flight lapse and are sent again elsewhere."""
+        """Stops sending and closes the client: deliveries in flight lapse and are sent
+        again, by another process or this one after a restart."""
         tasks = list(self._in_flight)
         for task in tasks:
             task.cancel()
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        await self.client.aclose()

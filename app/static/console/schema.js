@@ -173,6 +173,39 @@ export const TERMINATION_REASONS = Object.freeze([
  */
 
 /**
+ * @typedef {object} CreateWebhookIn
+ * @property {string} url
+ * @property {Array<EventType>} events
+ */
+
+/**
+ * @typedef {object} DeliveryAttemptOut
+ * @property {string} at
+ * @property {number | null} status_code
+ * @property {number | null} latency_ms
+ * @property {string | null} error
+ */
+
+/**
+ * @typedef {object} DeliveryOut
+ * @property {string} id
+ * @property {string} run_id
+ * @property {number} seq
+ * @property {EventType} type
+ * @property {"pending" | "succeeded" | "failed" | "abandoned"} status
+ * @property {Array<DeliveryAttemptOut>} attempts
+ * @property {string | null} next_attempt_at
+ * @property {string} created_at
+ * @property {string | null} finished_at
+ */
+
+/**
+ * @typedef {object} DeliveryPage
+ * @property {Array<DeliveryOut>} items
+ * @property {string | null} next_cursor
+ */
+
+/**
  * @typedef {object} EventOut
  * @property {number} seq
  * @property {EventType} type
@@ -398,6 +431,37 @@ export const TERMINATION_REASONS = Object.freeze([
  * @property {number} output_tokens
  * @property {number} cost_usd
  * @property {number} tool_calls
+ */
+
+/**
+ * @typedef {object} WebhookOut
+ * @property {string} id
+ * @property {string} url
+ * @property {Array<EventType>} events
+ * @property {string} created_at
+ * @property {string} created_by
+ * @property {string | null} disabled_at
+ * @property {string | null} disabled_reason
+ * @property {string | null} previous_secret_expires_at
+ */
+
+/**
+ * @typedef {object} WebhookPage
+ * @property {Array<WebhookOut>} items
+ * @property {string | null} next_cursor
+ */
+
+/**
+ * @typedef {object} WebhookSecretOut
+ * @property {string} id
+ * @property {string} url
+ * @property {Array<EventType>} events
+ * @property {string} created_at
+ * @property {string} created_by
+ * @property {string | null} disabled_at
+ * @property {string | null} disabled_reason
+ * @property {string | null} previous_secret_expires_at
+ * @property {string | null} secret
  */
 
 /**
