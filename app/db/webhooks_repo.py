@@ -9,7 +9,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import bindparam, delete, insert, select, text, tuple_, update
+from sqlalchemy import bindparam, delete, func, insert, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -22,7 +22,9 @@ class DeliveryStatus(StrEnum):
     PENDING = "pending"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
-    ABANDONED = "abandoned"  # its endpoint was disabled, or its event is gone
+    #: Not sent: its endpoint was disabled, its event is gone, or an earlier event of its
+    #: run failed for good.
+    ABANDONED = "abandoned"
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,8 @@ class Claimed:
     token: str
     attempts: int
     endpoint_id: str
+    run_id: str
+    seq: int
     url: str
     secrets: list[str]
     endpoint_disabled: bool
@@ -244,7 +248,8 @@ JOIN webhook_endpoint w ON w.tenant_id = due.tenant_id AND w.id = due.endpoint_i
 LEFT JOIN event ev
   ON ev.tenant_id = due.tenant_id AND ev.run_id = due.run_id AND ev.seq = due.seq
 WHERE d.tenant_id = due.tenant_id AND d.id = due.id
-RETURNING d.tenant_id, d.id, d.attempts, d.endpoint_id, w.url, w.secret,
+RETURNING d.tenant_id, d.id, d.attempts, d.endpoint_id, d.run_id AS of_run, d.seq AS at_seq,
+    w.url, w.secret,
     CASE WHEN w.previous_secret_expires_at > now() + :now_offset
          THEN w.previous_secret END AS previous_secret,
     w.disabled_at IS NOT NULL AS endpoint_disabled,
@@ -271,6 +276,8 @@ async def claim_due(
             token=token,
             attempts=r["attempts"],
             endpoint_id=r["endpoint_id"],
+            run_id=r["of_run"],
+            seq=r["at_seq"],
             url=r["url"],
             secrets=[s for s in (r["secret"], r["previous_secret"]) if s],
             endpoint_disabled=r["endpoint_disabled"],
@@ -286,7 +293,8 @@ async def record(
     session: AsyncSession, claimed: Claimed, outcome: Outcome, db_time: DbTime
 ) -> bool:
     """Writes the outcome if this sender still holds the delivery (its token); a `410`
-    also disables the endpoint and abandons its other pending deliveries."""
+    also disables the endpoint and abandons its other pending deliveries. The later
+    deliveries of its run to the endpoint follow it (`_later_of_run`)."""
     d = webhook_delivery.c
     done = outcome.status != DeliveryStatus.PENDING
     result = await session.execute(
@@ -314,7 +322,36 @@ async def record(
         await disable(
             session, claimed.tenant_id, claimed.endpoint_id, outcome.disable_reason, db_time
         )
+    elif outcome.status in (DeliveryStatus.PENDING, DeliveryStatus.FAILED):
+        await _later_of_run(session, claimed, outcome, db_time)
     return True
+
+
+async def _later_of_run(
+    session: AsyncSession, claimed: Claimed, outcome: Outcome, db_time: DbTime
+) -> None:
+    """Waiting behind a delivery that is retried, its run's later deliveries to the same
+    endpoint are not due before it (the senders' queue does not fill with rows they must
+    skip); when it fails for good they are abandoned, so that a dead endpoint costs one
+    retry schedule per run, not one per event, and what a receiver got of a run is
+    always a prefix of it."""
+    d = webhook_delivery.c
+    later = update(webhook_delivery).where(
+        d.tenant_id == claimed.tenant_id,
+        d.endpoint_id == claimed.endpoint_id,
+        d.run_id == claimed.run_id,
+        d.seq > claimed.seq,
+        d.status == DeliveryStatus.PENDING,
+    )
+    if outcome.status == DeliveryStatus.PENDING:
+        due = db_time.after(outcome.retry_in_s or 0.0)
+        await session.execute(later.values(next_attempt_at=func.greatest(d.next_attempt_at, due)))
+    else:
+        await session.execute(
+            later.values(
+                status=DeliveryStatus.ABANDONED, claim_token=None, finished_at=db_time.now()
+            )
+        )
 
 
 async def disable(

@@ -189,3 +189,23 @@ async def test_the_secret_never_appears_after_its_answer(
         ]
     key_part = hook["secret"].removeprefix("whsec_")
     assert all(key_part not in text for text in seen)
+
+
+async def test_when_a_delivery_fails_for_good_the_later_events_of_its_run_are_not_sent(
+    harness_factory,
+) -> None:
+    """What an endpoint got of a run is a prefix of it, and a dead endpoint costs one
+    retry schedule per run, not one per event."""
+    h = await _harness(harness_factory)
+    headers = await h.key(roles=ADMIN)
+    async with receiving() as receiver:
+        receiver.script = [Reply(500) for _ in range(20)]
+        hook = await register(h.client, headers, receiver.hook(), [t.value for t in EventType])
+        run = await _run(h, headers)
+        feed = (await h.client.get(f"/v1/events?run_id={run['id']}", headers=headers)).json()
+        items = await settled(h.client, headers, hook["id"], len(feed["items"]))
+        await asyncio.sleep(0.5)
+    by_seq = sorted(items, key=lambda d: d["seq"])
+    assert [d["status"] for d in by_seq] == ["failed"] + ["abandoned"] * (len(by_seq) - 1)
+    assert [len(d["attempts"]) for d in by_seq] == [3] + [0] * (len(by_seq) - 1)
+    assert [r.id for r in receiver.received] == [by_seq[0]["id"]] * 3

@@ -23,6 +23,7 @@ from app.db.errors import is_unavailable
 from app.db.webhooks_repo import Attempt, Claimed, DeliveryStatus, Outcome, StoredEvent
 from app.domain.webhook_signing import signature_header
 from app.domain.webhooks import (
+    BadDestination,
     Verdict,
     address_refusal,
     allowed,
@@ -125,7 +126,13 @@ class WebhookSender:
         if claimed.endpoint_disabled or claimed.event is None:
             why = "the endpoint is disabled" if claimed.endpoint_disabled else "the event is gone"
             return Outcome(DeliveryStatus.ABANDONED, Attempt(at.isoformat(), None, None, why))
-        answer = await self._send(claimed, claimed.event)
+        try:
+            answer = await self._send(claimed, claimed.event)
+        except Exception:
+            # A failed attempt on the schedule, not an exception: the delivery would lapse
+            # and come back forever.
+            log.exception("sending a webhook failed unexpectedly")
+            answer = Answer(None, 0, "the service could not send it (internal error)")
         attempt = Attempt(at.isoformat(), answer.status_code, answer.latency_ms, answer.error)
         match verdict(answer.status_code):
             case Verdict.SUCCEEDED:
@@ -140,7 +147,10 @@ class WebhookSender:
     async def _send(self, claimed: Claimed, event: StoredEvent) -> Answer:
         # The addresses the name has now are checked, and the request goes to the one
         # checked: a name rebound to an internal address is refused.
-        dest = destination(claimed.url)
+        try:
+            dest = destination(claimed.url)
+        except BadDestination:
+            return Answer(None, 0, "destination refused: not a valid URL")
         patterns = allowlist(self.rt.config.webhooks)
         if not allowed(patterns, dest):  # the operator narrowed the allowlist since
             return Answer(None, 0, "destination refused: no longer allowed by the operator")
