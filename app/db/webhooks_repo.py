@@ -372,3 +372,20 @@ async def disable(
         )
         .values(status=DeliveryStatus.ABANDONED, claim_token=None, finished_at=db_time.now())
     )
+
+
+async def hand_back(session: AsyncSession, held: Sequence[Claimed], db_time: DbTime) -> None:
+    """Claims given up by a stopping sender: due now, for any sender."""
+    if not held:
+        return
+    d = webhook_delivery.c
+    await session.execute(
+        update(webhook_delivery)
+        .where(
+            tuple_(d.tenant_id, d.id, d.claim_token).in_(
+                [(c.tenant_id, c.id, c.token) for c in held]
+            ),
+            d.status == DeliveryStatus.PENDING,
+        )
+        .values(claim_token=None, next_attempt_at=db_time.now())
+    )

@@ -209,3 +209,21 @@ async def test_when_a_delivery_fails_for_good_the_later_events_of_its_run_are_no
     assert [d["status"] for d in by_seq] == ["failed"] + ["abandoned"] * (len(by_seq) - 1)
     assert [len(d["attempts"]) for d in by_seq] == [3] + [0] * (len(by_seq) - 1)
     assert [r.id for r in receiver.received] == [by_seq[0]["id"]] * 3
+
+
+async def test_a_stopping_process_hands_its_deliveries_in_flight_back(harness_factory) -> None:
+    """Sent again by another process at once, not when the lease (15 + 5 s) lapses."""
+    a = await _harness(harness_factory)
+    headers = await a.key(roles=ADMIN)
+    async with receiving() as receiver:
+        receiver.script = [Reply(204, delay_s=60)]
+        await register(a.client, headers, receiver.hook(), [FINISHED])
+        await _run(a, headers)
+        [held] = await receiver.wait_for(1)
+        await _harness(harness_factory)  # another process on the same database
+        loop = asyncio.get_running_loop()
+        stopped = loop.time()
+        await a.driver.stop()
+        again = (await receiver.wait_for(2, timeout_s=10))[1]
+    assert again.id == held.id
+    assert again.at - stopped < 5

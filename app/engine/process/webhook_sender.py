@@ -63,7 +63,8 @@ class WebhookSender:
         self.rt = rt
         self.client = client
         self._woken = asyncio.Event()
-        self._in_flight: set[asyncio.Task[None]] = set()
+        #: Deliveries being sent here, with the claim each holds.
+        self._in_flight: dict[asyncio.Task[None], Claimed] = {}
         rt.events.watch(self._woken.set)
 
     async def run_forever(self) -> None:
@@ -99,12 +100,12 @@ class WebhookSender:
             )
         for delivery in claimed:
             task = asyncio.create_task(self._deliver(delivery), name=f"webhook:{delivery.id}")
-            self._in_flight.add(task)
+            self._in_flight[task] = delivery
             task.add_done_callback(self._done)
         return len(claimed)
 
     def _done(self, task: asyncio.Task[None]) -> None:
-        self._in_flight.discard(task)
+        self._in_flight.pop(task, None)
         if len(self._in_flight) < self.rt.settings.webhook_concurrency:
             self._woken.set()  # room again: what is still due goes now, not at the next poll
         if not task.cancelled() and task.exception() is not None:
@@ -170,12 +171,15 @@ class WebhookSender:
         )
 
     async def stop(self) -> None:
-        """Stops sending and closes the client: deliveries in flight lapse and are sent
-        again, by another process or this one after a restart."""
-        tasks = list(self._in_flight)
-        for task in tasks:
+        """Stops sending and hands the deliveries in flight back, due at once, so another
+        process sends them again now rather than when their leases lapse."""
+        held = list(self._in_flight.items())
+        for task, _ in held:
             task.cancel()
-        for task in tasks:
+        for task, _ in held:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        with contextlib.suppress(Exception):  # else they simply lapse
+            async with self.rt.reads() as session:
+                await webhooks_repo.hand_back(session, [c for _, c in held], self.rt.db_time)
         await self.client.aclose()
