@@ -70,8 +70,11 @@ class WebhookSender:
     async def run_forever(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
+            # Not asyncio.wait_for: on Python 3.11 it can swallow a cancel that arrives as
+            # the event is set, and this loop would outlive the driver's stop.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._woken.wait(), self.rt.settings.webhook_poll_s)
+                async with asyncio.timeout(self.rt.settings.webhook_poll_s):
+                    await self._woken.wait()
             self._woken.clear()
             started = loop.time()
             try:
