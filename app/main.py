@@ -25,11 +25,23 @@ from app.adapters.http_tools import client_timeouts, http_tools
 from app.adapters.lazy_model import OnFirstCall
 from app.adapters.scripted_model import ScriptedModel
 from app.adapters.sdk_model import key_env_of
+from app.adapters.webhook_http import WebhookClient
 from app.api import errors
 from app.api.concurrency import ConcurrencyLimitMiddleware
 from app.api.event_stream import Streams
 from app.api.middleware import TraceAndErrorsMiddleware
-from app.api.routes import approvals, catalog, console, docs, events, health, keys, problems, runs
+from app.api.routes import (
+    approvals,
+    catalog,
+    console,
+    docs,
+    events,
+    health,
+    keys,
+    problems,
+    runs,
+    webhooks,
+)
 from app.api.routes import metrics as scrape_route
 from app.config.files import DEMO_CONFIG_PATH, AppConfig, ModelRouteConfig, load_config
 from app.config.settings import Settings
@@ -38,6 +50,7 @@ from app.db.session import make_engine, make_sessionmaker
 from app.domain.ports import Clock, ModelProvider, Tool
 from app.engine.process.driver import Driver
 from app.engine.process.runtime import Runtime
+from app.engine.process.webhook_sender import WebhookSender
 from app.observability import telemetry as tracing
 from app.observability.metrics import Metrics
 from app.observability.otel_setup import Telemetry
@@ -160,8 +173,10 @@ def _lifespan(
         )
         otel.instrument_client(http_client)
         runtime = _runtime(settings, config, clock, tools, db_time, otel, engine, http_client)
+        # Webhooks have their own client (adapters.webhook_http): no proxies, pinned addresses.
+        webhooks = WebhookSender(runtime, WebhookClient(settings.webhook_concurrency))
         # LISTEN needs a session of its own, which a transaction pooler does not give.
-        driver = Driver(runtime, listen_url=settings.session_url(url))
+        driver = Driver(runtime, listen_url=settings.session_url(url), webhooks=webhooks)
         streams = Streams(
             runtime.events,
             settings.max_streams,
@@ -227,7 +242,18 @@ def _runtime(
 def _install(app: FastAPI, settings: Settings) -> None:
     """Problems, routes, the docs' assets and the middleware."""
     errors.install(app)
-    for router in (runs, approvals, events, catalog, keys, health, problems, docs, console):
+    for router in (
+        runs,
+        approvals,
+        events,
+        catalog,
+        keys,
+        webhooks,
+        health,
+        problems,
+        docs,
+        console,
+    ):
         app.include_router(router.router)
     # Only the docs' vendored assets: the console's are served with its policy (console.py).
     app.mount("/static/vendor", StaticFiles(directory=STATIC / "vendor"), name="vendor")

@@ -89,15 +89,14 @@ async def run_idempotent(
     required: bool,
     creates: bool = False,
     validated: BaseModel | None = None,
-    stored: Callable[[Any], Any] | None = None,
+    kept: Callable[[Any], Any] | None = None,
 ) -> Response:
     """`creates`: the operation creates its resource in one transaction that can bind a
     deferred claim, so a first request writes its key there and nowhere else.
     `validated`: the request's body as validated. The fingerprint is taken over it (defaults
     filled in, numbers by value), so that a client writing a default out, or `10.0` for
-    `10`, sends the same request (SPEC §3.6).
-    `stored`: what of a body is kept for a replay, when not all of it may be (a secret
-    shown once)."""
+    `10`, sends the same request (SPEC §3.6). `kept`: what of the answer's body the key's
+    record stores, and a replay answers (a secret shown once is left out)."""
     key = _key(request, required=required)
     if key is None:
         return await operation(None)
@@ -107,7 +106,7 @@ async def run_idempotent(
     if creates:
         claim = idempotency.defer(tenant_id=principal.tenant_id, key=key, fingerprint=request_print)
         try:
-            return await _run_claimed(rt, claim, operation, request, stored)
+            return await _run_claimed(rt, claim, operation, request, kept)
         except KeyTaken:
             pass  # the key has a record: judge it the ordinary way
         except DomainError:
@@ -123,7 +122,7 @@ async def run_idempotent(
         rt, tenant_id=principal.tenant_id, key=key, fingerprint=request_print
     )
     if isinstance(outcome, Claim):
-        return await _run_claimed(rt, outcome, operation, request, stored)
+        return await _run_claimed(rt, outcome, operation, request, kept)
     return _answer(outcome)
 
 
@@ -156,7 +155,7 @@ async def _run_claimed(
     claim: Claim,
     operation: Operation,
     request: Request,
-    stored: Callable[[Any], Any] | None,
+    kept: Callable[[Any], Any] | None = None,
 ) -> Response:
     try:
         response = await operation(claim)
@@ -181,8 +180,8 @@ async def _run_claimed(
         raise
     headers = {k: v for k, v in response.headers.items() if k.lower() in KEPT_HEADERS}
     body = json.loads(bytes(response.body))
-    if stored is not None:
-        body = stored(body)
+    if kept is not None:
+        body = kept(body)
 
     async def complete() -> None:
         await idempotency.complete(

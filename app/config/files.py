@@ -30,6 +30,7 @@ from app.config.models import (
     LimitsConfig,
     ModelRouteConfig,
     QuotasConfig,
+    WebhooksConfig,
 )
 from app.domain.tools import ToolSpec
 
@@ -46,6 +47,7 @@ __all__ = [
     "LimitsConfig",
     "ModelRouteConfig",
     "QuotasConfig",
+    "WebhooksConfig",
     "load_config",
     "parse_config",
 ]

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -22,6 +23,7 @@ from pydantic import (
 )
 
 from app.domain.tools import Risk, ToolSpec
+from app.domain.webhooks import BadDestination, pattern
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 
@@ -214,6 +216,29 @@ class QuotasConfig(_Strict):
     daily_cost_usd: PosFloat | None = None
 
 
+def _allow_pattern(text: str) -> str:
+    try:
+        pattern(text)
+    except BadDestination as exc:
+        raise ValueError(str(exc)) from None
+    return text
+
+
+AllowPattern = Annotated[str, AfterValidator(_allow_pattern)]
+
+
+class WebhooksConfig(_Strict):
+    """Where webhooks may be delivered, and how they are retried (SPEC §3.8)."""
+
+    #: `scheme://host[:port]` patterns (see `app.domain.webhooks`). Only public HTTPS by
+    #: default; an internal address must be allowed by its literal (`http://127.0.0.1:*`).
+    allow: list[AllowPattern] = ["https://*"]
+    #: Seconds before each retry after a failed attempt; after the last, the delivery fails.
+    retry_schedule_s: list[PosFloat] = [5, 300, 1800, 7200, 18000, 36000, 36000]
+    #: A receiver must answer 2xx within this many seconds.
+    timeout_s: PosFloat = 15.0
+
+
 class AppConfig(_Strict):
     limits: LimitsConfig = LimitsConfig()
     approvals: ApprovalsConfig = ApprovalsConfig()
@@ -221,3 +246,4 @@ class AppConfig(_Strict):
     tools: dict[Name, HttpToolConfig] = {}
     agents: dict[Name, AgentConfig] = {}
     quotas: QuotasConfig | None = None  # off unless configured
+    webhooks: WebhooksConfig = WebhooksConfig()

@@ -77,6 +77,10 @@ class Settings(BaseSettings):
     #: The service's public base URL (`https://host[/prefix]`), for problem `type` URIs;
     #: unset: they are relative. Never taken from a request's Host header.
     public_url: str | None = None
+    #: How often the webhook sender looks for due deliveries when no commit woke it.
+    webhook_poll_s: float = Field(default=1.0, gt=0)
+    #: Webhook deliveries one process sends at once.
+    webhook_concurrency: int = Field(default=16, ge=1)
     #: Whether this process also runs the driver (`serve --no-driver` turns it off).
     run_driver: bool = True
     #: Whether the driver's background work (its poll, lease upkeep, purges, the listener)

@@ -1,6 +1,7 @@
 """Tables. `tenant_id` leads every key and index, except the API-key lookup by hash, the
-driver's queue index over runnable runs, the purge of expired Idempotency-Keys and the
-sweep of expired approvals (the tenant is not known, or not relevant, there)."""
+driver's queue index over runnable runs, the purge of expired Idempotency-Keys, the
+sweep of expired approvals and the webhook senders' queue of due deliveries (the tenant
+is not known, or not relevant, there)."""
 
 from __future__ import annotations
 
@@ -343,3 +344,7 @@ technology_operation = Table(
     _ts("created_at"),
     PrimaryKeyConstraint("tenant_id", "operation_id"),
 )
+
+# The webhook tables and the outbox trigger, declared on this module's `metadata` in their
+# own module; imported here so that whoever has the metadata has them too.
+from app.db import webhook_tables as _webhook_tables  # noqa: E402, F401

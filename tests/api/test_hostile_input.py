@@ -15,7 +15,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from app.api import key_schemas, schemas
+from app.api import key_schemas, schemas, webhook_schemas
 from app.api.problems import PROBLEM_JSON, PROBLEM_TYPES
 from app.db.tables import technology
 from app.openapi import openapi_json
@@ -54,6 +54,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "reject_preview": {"reason": "not now"},
     "commit_preview": {"wait_s": 0},
     "create_key": {"name": "hostile", "roles": ["caller"], "scopes": ["radar:read"]},
+    "create_webhook": {"url": "https://hooks.example.com/x", "events": ["run.finished"]},
 }
 
 
@@ -61,13 +62,19 @@ class World:
     """Real values for every path parameter: a run parked on a pending preview."""
 
     def __init__(
-        self, h: Harness, headers: dict[str, str], run: dict[str, Any], key_id: str
+        self,
+        h: Harness,
+        headers: dict[str, str],
+        run: dict[str, Any],
+        key_id: str,
+        webhook_id: str,
     ) -> None:
         self.h = h
         self.headers = headers
         self.values = {
             "key_id": key_id,  # another key than the one the requests carry
             "run_id": run["id"],
+            "webhook_id": webhook_id,
             "preview_id": run["pending_approvals"][0]["preview_id"],
             "name": "get_technology",
             "slug": "not-found",
@@ -88,7 +95,8 @@ async def world(harness_factory) -> World:  # type: ignore[no-untyped-def]
     assert run["status"] == "awaiting_approval", run
     body = BODIES["create_key"]
     key = (await h.client.post("/v1/keys", headers=headers, json=body)).json()
-    return World(h, headers, run, key["id"])
+    hook = await h.client.post("/v1/webhooks", headers=headers, json=BODIES["create_webhook"])
+    return World(h, headers, run, key["id"], hook.json()["id"])
 
 
 def _params(operation: dict[str, Any], where: str) -> list[dict[str, Any]]:
@@ -164,8 +172,13 @@ def test_every_operation_with_a_body_has_a_valid_one_here() -> None:
     assert set(takes_body) == set(BODIES)
     for name, operation in takes_body.items():
         ref = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
-        model = ref.rsplit("/", 1)[1]
-        (getattr(schemas, model, None) or getattr(key_schemas, model)).model_validate(BODIES[name])
+        name_of = ref.rsplit("/", 1)[1]
+        model = (
+            getattr(schemas, name_of, None)
+            or getattr(key_schemas, name_of, None)
+            or getattr(webhook_schemas, name_of)
+        )
+        model.model_validate(BODIES[name])
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,8 @@ Alembic's autogenerate (columns, types, nullability, server defaults, indexes wi
 expressions, unique and foreign-key constraints), and Postgres' own catalog of a migrated
 database against that of one made from the table definitions, which also covers what
 autogenerate leaves out (partial-index predicates, CHECK constraints, primary keys,
-triggers, types). Postgres normalises both sides' definitions the same way, so a textual
-comparison of its catalog is exact.
+triggers and the functions they run, types). Postgres normalises both sides' definitions
+the same way, so a textual comparison of its catalog is exact.
 
 Column order is not compared: Postgres appends every added column at the end of its table
 and cannot move it, and the code never reads columns by position.
@@ -60,6 +60,11 @@ CATALOG = {
         JOIN pg_class c ON c.oid = t.tgrelid
         JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE {_OURS} AND NOT t.tgisinternal""",
+    # Functions in full (a trigger's body is one): name, arguments and definition.
+    "functions": """
+        SELECT p.proname, pg_get_function_identity_arguments(p.oid), pg_get_functiondef(p.oid)
+        FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname = 'public'""",
     "types": """
         SELECT t.typname, t.typtype FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
         WHERE n.nspname = 'public' AND t.typtype IN ('e', 'd', 'r', 'm')""",

@@ -34,6 +34,7 @@ def make_config(
     approvals: dict[str, Any] | None = None,
     quotas: dict[str, Any] | None = None,
     scripted: dict[str, Any] | None = None,
+    webhooks: dict[str, Any] | None = None,
 ):  # type: ignore[no-untyped-def]
     """`tools`: the config's HTTP tools section; `scripted`: more of the scripted route
     (its prices)."""
@@ -49,6 +50,8 @@ def make_config(
         data["approvals"] = approvals
     if quotas:
         data["quotas"] = quotas
+    if webhooks:
+        data["webhooks"] = webhooks
     return parse_config(data, builtin_tools={**SPECS, **(extra_specs or {})})
 
 

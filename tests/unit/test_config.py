@@ -394,5 +394,5 @@ def test_http_tool_url_must_be_http() -> None:
 
 def test_an_unknown_top_level_key_is_refused_even_when_empty() -> None:
     with pytest.raises(ConfigError) as refused:
-        parse_config({"webhooks": None}, builtin_tools=BUILTIN)
-    assert refused.value.path == "webhooks"
+        parse_config({"webhookz": None}, builtin_tools=BUILTIN)
+    assert refused.value.path == "webhookz"

@@ -8,13 +8,14 @@ from sqlalchemy import Index, PrimaryKeyConstraint, UniqueConstraint
 from app.db.tables import metadata
 
 #: Lookups where the tenant is not known, or spans tenants: key hash, driver queue, purge,
-#: and the sweep of expired approvals.
+#: the sweep of expired approvals, and the webhook senders' queue.
 EXCEPTIONS = {
     "uq_api_key_key_hash",
     "ix_run_claimable",
     "ix_idempotency_key_expires",
     "ix_run_awaiting_deadline",
     "ix_preview_open_expiry",
+    "ix_webhook_delivery_due",
 }
 
 

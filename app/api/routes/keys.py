@@ -79,7 +79,7 @@ async def create_key(
         required=False,
         creates=True,
         validated=body,
-        stored=_without_key,
+        kept=_without_key,
     )
 
 

@@ -57,6 +57,16 @@ class EventHub:
         self._by_tenant: dict[str, set[Subscription]] = {}
         self._unsent: set[Key] = set()
         self._dirty = asyncio.Event()
+        self._watchers: list[Callable[[], None]] = []
+
+    def watch(self, callback: Callable[[], None]) -> None:
+        """`callback` is called on every commit of events, here or (announced) elsewhere,
+        e.g. to wake the webhook sender; it must only flag, never block."""
+        self._watchers.append(callback)
+
+    def _tell_watchers(self) -> None:
+        for callback in self._watchers:
+            callback()
 
     def subscribe(self, tenant_id: str, run_id: str | None = None) -> Subscription:
         """Woken from now on; `unsubscribe` when done."""
@@ -77,6 +87,7 @@ class EventHub:
         self._wake([key])
         self._unsent.add(key)
         self._dirty.set()
+        self._tell_watchers()
 
     def _wake(self, keys: Iterable[Key]) -> None:
         for tenant_id, run_id in keys:
@@ -92,6 +103,7 @@ class EventHub:
     def on_notification(self, payload: str) -> None:
         """A notification from any process (ours included: waking twice is harmless). The
         listener passes "" after reconnecting: whatever was said meanwhile is lost."""
+        self._tell_watchers()
         if payload in ("", EVERYTHING):
             self.wake_all()
             return

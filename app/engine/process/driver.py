@@ -22,6 +22,7 @@ from app.engine.events.listener import Listener
 from app.engine.process.lease import Lease, LeaseKeeper
 from app.engine.process.outage import outage
 from app.engine.process.runtime import Runtime
+from app.engine.process.webhook_sender import WebhookSender
 from app.engine.steps.state import RunState
 from app.engine.steps.stepper import claim, drive, lease_for, load_state
 from app.observability.telemetry import background
@@ -37,8 +38,15 @@ PURGE_EVERY_S = 60.0
 
 
 class Driver:
-    def __init__(self, rt: Runtime, *, listen_url: str | None = None) -> None:
+    def __init__(
+        self,
+        rt: Runtime,
+        *,
+        listen_url: str | None = None,
+        webhooks: WebhookSender | None = None,
+    ) -> None:
         self.rt = rt
+        self.webhooks = webhooks
         self._tasks: dict[Key, asyncio.Task[None]] = {}
         self._leases: dict[Key, Lease] = {}
         #: The newest state of each run advanced here (and of finished ones still awaited).
@@ -218,11 +226,16 @@ class Driver:
 
     def start(self, *, poll: bool = True) -> None:
         """Lease upkeep and the listener always run: a process holding runs (created or
-        kicked here) must renew them and hear their cancels. The poller is optional; it
-        is quiet only around its own statements, since the runs it starts are traced."""
+        kicked here) must renew them and hear their cancels. The poller is optional, and
+        the webhook sender runs with it; the background is quiet (untraced) unless asked,
+        but for the runs the poller starts, which are traced."""
         if poll:
             self._background.append(asyncio.create_task(self._poll_forever(), name="driver-poller"))
         with self._quiet():
+            if poll and self.webhooks is not None:
+                self._background.append(
+                    asyncio.create_task(self.webhooks.run_forever(), name="webhooks")
+                )
             self._background.append(asyncio.create_task(self.keeper.run_forever(), name="leases"))
             self._background.append(asyncio.create_task(self._pay_forever(), name="owed-writes"))
             self._background.append(
@@ -308,5 +321,7 @@ class Driver:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        if self.webhooks is not None:
+            await self.webhooks.stop()
         for lease in leases:
             await self._release(lease)

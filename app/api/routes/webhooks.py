@@ -1,0 +1,138 @@
+"""Webhook endpoints (SPEC §3.8), for admins: register, list, delete, rotate the secret,
+and the deliveries with their attempts."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from starlette.responses import JSONResponse, Response
+
+from app.api.deps import AdminDep, RuntimeDep
+from app.api.idempotency import IdempotencyKey, run_idempotent
+from app.api.responses import problems
+from app.api.webhook_schemas import (
+    CreateWebhookIn,
+    DeliveryOut,
+    DeliveryPage,
+    WebhookOut,
+    WebhookPage,
+    WebhookSecretOut,
+)
+from app.db.webhooks_repo import Delivery, Endpoint
+from app.engine import webhooks
+from app.engine.idempotency import Claim
+from app.engine.webhooks import WithSecret
+
+router = APIRouter(prefix="/v1/webhooks", tags=["webhooks"])
+Limit = Annotated[int, Query(ge=1, le=200, description="Items per page (default 50).")]
+Cursor = Annotated[str | None, Query(max_length=500)]
+
+
+def _view(endpoint: Endpoint) -> dict[str, Any]:
+    return WebhookOut.model_validate(asdict(endpoint)).model_dump(mode="json")
+
+
+def _with_secret(made: WithSecret, status: int) -> JSONResponse:
+    body = WebhookSecretOut.model_validate({**asdict(made.endpoint), "secret": made.secret})
+    return JSONResponse(
+        body.model_dump(mode="json"),
+        status_code=status,
+        headers={"Location": f"/v1/webhooks/{made.endpoint.id}"},
+    )
+
+
+def _secret_kept_out(body: Any) -> Any:
+    # What an Idempotency-Key record stores: the secret is shown once, never replayed.
+    return {**body, "secret": None}
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=WebhookSecretOut,
+    responses=problems(400, 401, 403, 409, 413, 415, 422),
+)
+async def create_webhook(
+    body: CreateWebhookIn,
+    principal: AdminDep,
+    rt: RuntimeDep,
+    request: Request,
+    idempotency_key: IdempotencyKey = None,
+) -> Any:
+    """Registers an endpoint for the listed event types; it receives the events committed
+    after this answer, signed with `secret` (Standard Webhooks), which only this answer
+    shows. A URL outside the operator's allowlist is `422`."""
+
+    async def operation(_claim: Claim | None) -> JSONResponse:
+        made = await webhooks.register(rt, principal=principal, url=body.url, events=body.events)
+        return _with_secret(made, 201)
+
+    return await run_idempotent(
+        request, rt, principal, operation, required=False, validated=body, kept=_secret_kept_out
+    )
+
+
+@router.get("", response_model=WebhookPage, responses=problems(400, 401, 403))
+async def list_webhooks(
+    principal: AdminDep, rt: RuntimeDep, limit: Limit = 50, cursor: Cursor = None
+) -> Any:
+    """The tenant's endpoints, oldest first; never a secret."""
+    rows, next_cursor = await webhooks.list_endpoints(
+        rt, principal=principal, limit=limit, cursor=cursor
+    )
+    return {"items": [_view(r) for r in rows], "next_cursor": next_cursor}
+
+
+@router.delete("/{webhook_id}", status_code=204, responses=problems(401, 403, 404))
+async def delete_webhook(webhook_id: str, principal: AdminDep, rt: RuntimeDep) -> Response:
+    """Removes the endpoint and its deliveries: nothing more is sent to it."""
+    await webhooks.delete(rt, principal=principal, endpoint_id=webhook_id)
+    return Response(status_code=204)
+
+
+@router.post(
+    "/{webhook_id}/rotate",
+    response_model=WebhookSecretOut,
+    responses=problems(400, 401, 403, 404, 409),
+)
+async def rotate_webhook_secret(
+    webhook_id: str,
+    principal: AdminDep,
+    rt: RuntimeDep,
+    request: Request,
+    idempotency_key: IdempotencyKey = None,
+) -> Any:
+    """A new secret, shown only in this answer. The previous one keeps signing for 24 h
+    (`webhook-signature` then carries both), so receivers can switch without a gap."""
+
+    async def operation(_claim: Claim | None) -> JSONResponse:
+        made = await webhooks.rotate(rt, principal=principal, endpoint_id=webhook_id)
+        return _with_secret(made, 200)
+
+    return await run_idempotent(
+        request, rt, principal, operation, required=False, kept=_secret_kept_out
+    )
+
+
+def _delivery(delivery: Delivery) -> dict[str, Any]:
+    return DeliveryOut.model_validate(asdict(delivery)).model_dump(mode="json")
+
+
+@router.get(
+    "/{webhook_id}/deliveries", response_model=DeliveryPage, responses=problems(400, 401, 403, 404)
+)
+async def list_webhook_deliveries(
+    webhook_id: str,
+    principal: AdminDep,
+    rt: RuntimeDep,
+    limit: Limit = 50,
+    cursor: Cursor = None,
+) -> Any:
+    """The endpoint's deliveries, newest first, each with its attempts (when, the status
+    code, the latency, and why it failed)."""
+    rows, next_cursor = await webhooks.deliveries(
+        rt, principal=principal, endpoint_id=webhook_id, limit=limit, cursor=cursor
+    )
+    return {"items": [_delivery(r) for r in rows], "next_cursor": next_cursor}

@@ -1,0 +1,130 @@
+"""Webhook endpoints (SPEC §3.8), an admin's use cases: register (the secret is answered
+once), list, delete, rotate the secret (the old one signs 24 h more), read deliveries."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.config.files import WebhooksConfig
+from app.db import webhooks_repo
+from app.db.webhooks_repo import Delivery, Endpoint
+from app.domain.errors import DomainError, ErrorCode, FieldError
+from app.domain.events import EventType
+from app.domain.ids import new_id
+from app.domain.tools import Principal
+from app.domain.webhook_signing import new_secret
+from app.domain.webhooks import BadDestination, Pattern, allowed, destination, pattern
+from app.engine.process.runtime import Runtime
+from app.engine.runs import created_position, page_of
+
+#: How long a rotated-out secret still signs (SPEC §3.8: 24 h).
+ROTATION_GRACE_S = 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class WithSecret:
+    """An endpoint and its new secret: the one answer that shows it."""
+
+    endpoint: Endpoint
+    secret: str
+
+
+def allowlist(config: WebhooksConfig) -> list[Pattern]:
+    return [pattern(p) for p in config.allow]
+
+
+def _refused_url(message: str) -> DomainError:
+    return DomainError(
+        ErrorCode.VALIDATION, "some fields are invalid", [FieldError("url", message)]
+    )
+
+
+def _not_found() -> DomainError:
+    return DomainError(ErrorCode.NOT_FOUND, "no such webhook endpoint")
+
+
+def check_url(config: WebhooksConfig, url: str) -> None:
+    """A URL the operator's allowlist admits; refused with the field's path otherwise."""
+    try:
+        dest = destination(url)
+    except BadDestination as exc:
+        raise _refused_url(str(exc)) from None
+    if not allowed(allowlist(config), dest):
+        raise _refused_url("not a destination the operator allows for webhooks")
+
+
+async def register(
+    rt: Runtime, *, principal: Principal, url: str, events: Sequence[EventType]
+) -> WithSecret:
+    check_url(rt.config.webhooks, url)
+    secret = new_secret()
+    async with rt.reads() as session:
+        endpoint = await webhooks_repo.insert_endpoint(
+            session,
+            webhooks_repo.NewEndpoint(
+                tenant_id=principal.tenant_id,
+                id=new_id("wh"),
+                url=url,
+                events=sorted({str(e) for e in events}),
+                secret=secret,
+                created_at=rt.clock.now(),
+                created_by=principal.subject,
+            ),
+        )
+    return WithSecret(endpoint, secret)
+
+
+def _position(endpoint: Endpoint) -> list[str]:
+    return [endpoint.created_at.isoformat(), endpoint.id]
+
+
+async def list_endpoints(
+    rt: Runtime, *, principal: Principal, limit: int, cursor: str | None
+) -> tuple[list[Endpoint], str | None]:
+    after = created_position(cursor) if cursor else None
+    async with rt.reads() as session:
+        rows = await webhooks_repo.list_endpoints(
+            session, principal.tenant_id, limit=limit + 1, after=after
+        )
+    return page_of(rows, limit, _position)
+
+
+async def delete(rt: Runtime, *, principal: Principal, endpoint_id: str) -> None:
+    async with rt.reads() as session:
+        if not await webhooks_repo.delete_endpoint(session, principal.tenant_id, endpoint_id):
+            raise _not_found()
+
+
+async def rotate(rt: Runtime, *, principal: Principal, endpoint_id: str) -> WithSecret:
+    secret = new_secret()
+    async with rt.reads() as session:
+        endpoint = await webhooks_repo.rotate(
+            session,
+            principal.tenant_id,
+            endpoint_id,
+            secret=secret,
+            grace_s=ROTATION_GRACE_S,
+            db_time=rt.db_time,
+        )
+    if endpoint is None:
+        raise _not_found()
+    return WithSecret(endpoint, secret)
+
+
+def _delivery_position(delivery: Delivery) -> list[str]:
+    return [delivery.created_at.isoformat(), delivery.id]
+
+
+async def deliveries(
+    rt: Runtime, *, principal: Principal, endpoint_id: str, limit: int, cursor: str | None
+) -> tuple[list[Delivery], str | None]:
+    """The endpoint's deliveries, newest first, each with its attempts."""
+    before = created_position(cursor) if cursor else None
+    async with rt.reads() as session:
+        if await webhooks_repo.get_endpoint(session, principal.tenant_id, endpoint_id) is None:
+            raise _not_found()
+        rows = await webhooks_repo.deliveries_page(
+            session, principal.tenant_id, endpoint_id, limit=limit + 1, before=before
+        )
+    return page_of(rows, limit, _delivery_position)

@@ -1,0 +1,140 @@
+"""Webhook endpoints over HTTP (SPEC §3.8): admins only, per tenant (another tenant's
+endpoint is 404), the allowlist and the event types checked at registration (422 naming
+the field), the secret in the creation and rotation answers only (a replayed creation
+answers it as null), and paging."""
+
+from __future__ import annotations
+
+import secrets
+
+import httpx
+
+from app.domain.events import EventType
+from tests.support.assertions import assert_problem as problem_at
+from tests.support.harness import Harness, make_config
+from tests.support.webhook_receiver import ADMIN
+
+URL = "https://hooks.example.com/toolgate"
+EVENTS = [EventType.RUN_FINISHED, EventType.CALL_AWAITING_APPROVAL]
+
+
+async def _app(harness_factory) -> Harness:  # type: ignore[no-untyped-def]
+    return await harness_factory(config=make_config(webhooks={"allow": ["https://*"]}))
+
+
+async def _create(h: Harness, headers: dict[str, str], **body: object) -> httpx.Response:
+    return await h.client.post(
+        "/v1/webhooks", headers=headers, json={"url": URL, "events": EVENTS, **body}
+    )
+
+
+def assert_problem(response: httpx.Response, status: int, slug: str) -> None:
+    problem_at(response, status, slug, response.request.url.path)
+
+
+async def test_an_admin_registers_lists_rotates_and_deletes_an_endpoint(harness_factory) -> None:
+    h = await _app(harness_factory)
+    admin = await h.key(roles=ADMIN, subject="ops")
+    created = await _create(h, admin)
+    assert created.status_code == 201, created.text
+    hook = created.json()
+    assert created.headers["location"] == f"/v1/webhooks/{hook['id']}"
+    assert hook["secret"].startswith("whsec_") and hook["created_by"] == "ops"
+    assert hook["url"] == URL and sorted(hook["events"]) == sorted(EVENTS)
+
+    listed = (await h.client.get("/v1/webhooks", headers=admin)).json()
+    assert [i["id"] for i in listed["items"]] == [hook["id"]]
+    assert "secret" not in listed["items"][0]
+
+    rotated = await h.client.post(f"/v1/webhooks/{hook['id']}/rotate", headers=admin)
+    assert rotated.status_code == 200
+    assert rotated.json()["secret"] not in (None, hook["secret"])
+
+    deleted = await h.client.delete(f"/v1/webhooks/{hook['id']}", headers=admin)
+    assert deleted.status_code == 204
+    assert (await h.client.get("/v1/webhooks", headers=admin)).json()["items"] == []
+    again = await h.client.delete(f"/v1/webhooks/{hook['id']}", headers=admin)
+    assert_problem(again, 404, "not-found")
+
+
+async def test_only_admins_manage_webhooks(harness_factory) -> None:
+    h = await _app(harness_factory)
+    admin = await h.key(roles=ADMIN)
+    hook = (await _create(h, admin)).json()
+    other = await h.key(roles="caller,approver")
+    for response in [
+        await _create(h, other),
+        await h.client.get("/v1/webhooks", headers=other),
+        await h.client.delete(f"/v1/webhooks/{hook['id']}", headers=other),
+        await h.client.post(f"/v1/webhooks/{hook['id']}/rotate", headers=other),
+        await h.client.get(f"/v1/webhooks/{hook['id']}/deliveries", headers=other),
+    ]:
+        assert_problem(response, 403, "forbidden")
+
+
+async def test_another_tenants_endpoint_is_not_found(harness_factory) -> None:
+    h = await _app(harness_factory)
+    hook = (await _create(h, await h.key(roles=ADMIN))).json()
+    stranger = await h.key(tenant="globex", roles=ADMIN)
+    assert (await h.client.get("/v1/webhooks", headers=stranger)).json()["items"] == []
+    for response in [
+        await h.client.delete(f"/v1/webhooks/{hook['id']}", headers=stranger),
+        await h.client.post(f"/v1/webhooks/{hook['id']}/rotate", headers=stranger),
+        await h.client.get(f"/v1/webhooks/{hook['id']}/deliveries", headers=stranger),
+    ]:
+        assert_problem(response, 404, "not-found")
+
+
+async def test_a_url_outside_the_allowlist_or_an_unknown_event_type_is_422(
+    harness_factory,
+) -> None:
+    h = await _app(harness_factory)
+    admin = await h.key(roles=ADMIN)
+    cases = {
+        "url": [
+            "http://hooks.example.com/x",  # not https
+            "https://hooks.example.com:8443/x",  # a pattern without a port: 443 only
+            "https://user:pw@hooks.example.com/x",
+            "ftp://hooks.example.com/x",
+            "https://",
+        ],
+        "events.1": ["run.exploded"],
+    }
+    for field, values in cases.items():
+        for value in values:
+            body = {"url": value} if field == "url" else {"events": [EVENTS[0], value]}
+            response = await _create(h, admin, **body)
+            assert_problem(response, 422, "validation-error")
+            assert [e["path"] for e in response.json()["errors"]] == [field], value
+    assert_problem(await _create(h, admin, events=[]), 422, "validation-error")
+
+
+async def test_a_replayed_creation_answers_the_same_endpoint_without_its_secret(
+    harness_factory,
+) -> None:
+    h = await _app(harness_factory)
+    admin = await h.key(roles=ADMIN)
+    keyed = {**admin, "Idempotency-Key": secrets.token_hex(8)}
+    first = await _create(h, keyed)
+    replay = await _create(h, keyed)
+    assert first.status_code == replay.status_code == 201
+    assert replay.headers["idempotent-replayed"] == "true"
+    assert replay.json() == {**first.json(), "secret": None}
+    assert len((await h.client.get("/v1/webhooks", headers=admin)).json()["items"]) == 1
+
+
+async def test_endpoints_and_deliveries_are_paged(harness_factory) -> None:
+    h = await _app(harness_factory)
+    admin = await h.key(roles=ADMIN)
+    made = [(await _create(h, admin)).json()["id"] for _ in range(3)]
+    seen: list[str] = []
+    url = "/v1/webhooks?limit=2"
+    while url:
+        page = (await h.client.get(url, headers=admin)).json()
+        seen += [i["id"] for i in page["items"]]
+        url = page["next_cursor"] and f"/v1/webhooks?limit=2&cursor={page['next_cursor']}"
+    assert seen == made
+    forged = await h.client.get("/v1/webhooks?cursor=bm9wZQ", headers=admin)
+    assert_problem(forged, 422, "validation-error")
+    empty = await h.client.get(f"/v1/webhooks/{made[0]}/deliveries", headers=admin)
+    assert empty.json() == {"items": [], "next_cursor": None}
