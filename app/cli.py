@@ -87,6 +87,21 @@ def cmd_db_upgrade(settings: Settings, _args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_db_purge(settings: Settings, args: argparse.Namespace) -> int:
+    """Applies the config's `retention` now (or, with --dry-run, counts what would go) and
+    prints what it removed as JSON."""
+    from app.adapters.clock import SystemClock
+    from app.engine import retention
+    from app.main import load_app_config
+
+    kept = load_app_config(settings).retention.rules()
+    run = retention.Pass(kept, SystemClock().now(), settings.purge_batch, settings.purge_pass_s)
+    act = retention.count if args.dry_run else retention.purge
+    done = asyncio.run(_with_engine(settings, lambda _e, s: act(s, run), migrated=True))
+    print(json.dumps({"dry_run": args.dry_run, **done.as_dict()}))
+    return 0
+
+
 def cmd_keys_create(settings: Settings, args: argparse.Namespace) -> int:
     from app.adapters.clock import SystemClock
     from app.engine.keys import create_key
@@ -310,6 +325,15 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("worker", help="the driver alone").set_defaults(func=cmd_worker)
     db = sub.add_parser("db").add_subparsers(dest="db_command", required=True)
     db.add_parser("upgrade", help="migrations to head").set_defaults(func=cmd_db_upgrade)
+    purge = db.add_parser(
+        "purge", help="apply the config's retention now and print what it removed (JSON)"
+    )
+    purge.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="count what would be removed and remove nothing (default: remove)",
+    )
+    purge.set_defaults(func=cmd_db_purge)
     keys = sub.add_parser("keys").add_subparsers(dest="keys_command", required=True)
     create = keys.add_parser("create", help="create an API key (printed once)")
     create.add_argument("--tenant", required=True)

@@ -177,14 +177,7 @@ def _lifespan(
         webhooks = WebhookSender(runtime, WebhookClient(settings.webhook_concurrency))
         # LISTEN needs a session of its own, which a transaction pooler does not give.
         driver = Driver(runtime, listen_url=settings.session_url(url), webhooks=webhooks)
-        streams = Streams(
-            runtime.events,
-            settings.max_streams,
-            settings.tenant_stream_share,
-            ping_s=settings.stream_ping_s,
-            poll_s=settings.stream_poll_s,
-            key_check_s=settings.stream_key_check_s,
-        )
+        streams = _streams(settings, runtime)
         app.state.engine = engine
         app.state.runtime = runtime
         app.state.driver = driver
@@ -204,6 +197,17 @@ def _lifespan(
             otel.shutdown()
 
     return lifespan
+
+
+def _streams(settings: Settings, runtime: Runtime) -> Streams:
+    return Streams(
+        runtime.events,
+        settings.max_streams,
+        settings.tenant_stream_share,
+        ping_s=settings.stream_ping_s,
+        poll_s=settings.stream_poll_s,
+        key_check_s=settings.stream_key_check_s,
+    )
 
 
 def _runtime(

@@ -30,6 +30,7 @@ from app.config.models import (
     LimitsConfig,
     ModelRouteConfig,
     QuotasConfig,
+    RetentionConfig,
     WebhooksConfig,
 )
 from app.domain.tools import ToolSpec
@@ -48,6 +49,7 @@ __all__ = [
     "ModelRouteConfig",
     "QuotasConfig",
     "WebhooksConfig",
+    "RetentionConfig",
     "load_config",
     "parse_config",
 ]

@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from app.domain.retention import Retention
 from app.domain.tools import Risk, ToolSpec
 from app.domain.webhooks import BadDestination, pattern
 
@@ -209,6 +210,21 @@ class AgentConfig(_Strict):
     data_policy: list[NonEmpty] = []  # tags every route the agent uses must carry
 
 
+class RetentionConfig(_Strict):
+    """How long finished work is kept (finished runs only, never one in flight or awaiting
+    approval); the purge runs in every driving process."""
+
+    runs_days: PosInt = 30  # a finished run with its turns, calls, previews and events
+    events_days: PosInt = 30  # a finished run's events (the run itself may stay longer)
+    idempotency_keys_h: PosInt = 24  # how long an Idempotency-Key is honoured
+    deliveries_days: PosInt = 7  # webhook deliveries that are done (sent or given up)
+
+    def rules(self) -> Retention:
+        return Retention(
+            self.runs_days, self.events_days, self.idempotency_keys_h, self.deliveries_days
+        )
+
+
 class QuotasConfig(_Strict):
     """Per-tenant quotas; a field left unset is no quota of that kind."""
 
@@ -247,3 +263,4 @@ class AppConfig(_Strict):
     agents: dict[Name, AgentConfig] = {}
     quotas: QuotasConfig | None = None  # off unless configured
     webhooks: WebhooksConfig = WebhooksConfig()
+    retention: RetentionConfig = RetentionConfig()

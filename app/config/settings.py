@@ -56,6 +56,10 @@ class Settings(BaseSettings):
     #: holder's claim can be taken over. Longer than the longest wait_s (30 s).
     idempotency_lock_s: float = Field(default=60.0, gt=30)
     instance_id: str = Field(default_factory=_instance_id)
+    #: Rows one retention purge statement removes (each its own short transaction).
+    purge_batch: int = Field(default=5000, ge=1)
+    #: Seconds a purge pass spends on one kind of row before leaving the rest to the next.
+    purge_pass_s: float = Field(default=20.0, gt=0)
     #: Requests one process serves at once; beyond it, 503 at once (`api.concurrency`).
     http_concurrency: int = Field(default=64, ge=1)
     #: Event streams (Server-Sent Events) one process keeps open at once; beyond it, 429.

@@ -1,7 +1,7 @@
 """Tables. `tenant_id` leads every key and index, except the API-key lookup by hash, the
-driver's queue index over runnable runs, the purge of expired Idempotency-Keys, the
-sweep of expired approvals and the webhook senders' queue of due deliveries (the tenant
-is not known, or not relevant, there)."""
+driver's queue index over runnable runs, the purges of expired Idempotency-Keys and of
+finished runs, the sweep of expired approvals and the webhook senders' queue of due
+deliveries (the tenant is not known, or not relevant, there)."""
 
 from __future__ import annotations
 
@@ -119,6 +119,8 @@ run = Table(
         func.coalesce(Column("lease_expires_at"), text("'-infinity'::timestamptz")),
         postgresql_where=text("status IN ('queued', 'running')"),
     ),
+    # Retention: finished runs, oldest first. Spans tenants, like the keys' expiry.
+    Index("ix_run_finished_at", "finished_at", postgresql_where=text("status = 'finished'")),
     # The expiry sweep: parked runs whose deadline passed.
     Index(
         "ix_run_awaiting_deadline",

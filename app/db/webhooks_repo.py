@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.clock import DbTime
 from app.db.webhook_tables import webhook_delivery, webhook_endpoint
+from app.domain.records import FeedEvent
 
 
 class DeliveryStatus(StrEnum):
@@ -76,18 +77,6 @@ class Delivery:
 
 
 @dataclass(frozen=True)
-class StoredEvent:
-    """A delivery's event, as the tenant's feed reads it (`xid` places it there)."""
-
-    run_id: str
-    seq: int
-    type: str
-    at: datetime
-    data: dict[str, Any]
-    xid: int
-
-
-@dataclass(frozen=True)
 class Claimed:
     """A delivery a sender holds until `token` is recorded or its lease lapses, with what
     it sends: the endpoint's URL and valid secrets (newest first), and the event (None
@@ -103,7 +92,7 @@ class Claimed:
     url: str
     secrets: list[str]
     endpoint_disabled: bool
-    event: StoredEvent | None
+    event: FeedEvent | None
 
 
 @dataclass(frozen=True)
@@ -283,7 +272,7 @@ async def claim_due(
             endpoint_disabled=r["endpoint_disabled"],
             event=None
             if r["run_id"] is None
-            else StoredEvent(r["run_id"], r["seq"], r["type"], r["at"], r["data"], r["xid"]),
+            else FeedEvent(r["xid"], r["run_id"], r["seq"], r["type"], r["at"], r["data"]),
         )
         for r in rows.mappings()
     ]

@@ -62,7 +62,7 @@ def _fresh(rt: Runtime, claim: Claim) -> idempotency_repo.NewClaim:
         claim_token=claim.token,
         locked_until=rt.db_time.after(settings.idempotency_lock_s),
         created_at=rt.clock.now(),
-        expires_at=rt.db_time.after(settings.idempotency_ttl_s),
+        expires_at=rt.db_time.after(rt.idempotency_ttl_s),
     )
 
 
@@ -131,7 +131,7 @@ def binding(rt: Runtime, claim: Claim) -> idempotency_repo.Binding:
         claim.token,
         claim.fingerprint,
         settings.idempotency_lock_s,
-        settings.idempotency_ttl_s,
+        rt.idempotency_ttl_s,
         rt.clock.now(),
     )
 

@@ -7,8 +7,9 @@ from sqlalchemy import Index, PrimaryKeyConstraint, UniqueConstraint
 
 from app.db.tables import metadata
 
-#: Lookups where the tenant is not known, or spans tenants: key hash, driver queue, purge,
-#: the sweep of expired approvals, and the webhook senders' queue.
+#: Lookups where the tenant is not known, or spans tenants: key hash, driver queue, purges
+#: (expired keys, finished runs), the sweep of expired approvals, and the webhook senders'
+#: queue.
 EXCEPTIONS = {
     "uq_api_key_key_hash",
     "ix_run_claimable",
@@ -16,6 +17,7 @@ EXCEPTIONS = {
     "ix_run_awaiting_deadline",
     "ix_preview_open_expiry",
     "ix_webhook_delivery_due",
+    "ix_run_finished_at",
 }
 
 

@@ -17,7 +17,7 @@ from app.db.session import retrying
 from app.domain.records import Run
 from app.domain.run_changes import Sweep
 from app.domain.status import ACTIVE_RUN_STATUSES
-from app.engine import idempotency
+from app.engine import retention
 from app.engine.events.listener import Listener
 from app.engine.process.lease import Lease, LeaseKeeper
 from app.engine.process.outage import outage
@@ -269,7 +269,7 @@ class Driver:
                     outage.over()  # the database answered: runs waiting on it go on
                 if loop.time() >= next_purge:
                     with self._quiet():
-                        await idempotency.purge_expired(self.rt)
+                        await retention.purge(self.rt.sessions, retention.pass_of(self.rt))
                         async with self.rt.reads() as session:
                             await tool_switch_repo.purge_rates(session, db_time=self.rt.db_time)
                             await quotas_repo.purge(session, db_time=self.rt.db_time)

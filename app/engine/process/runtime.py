@@ -13,6 +13,7 @@ from app.config.files import AgentConfig, AppConfig, ModelRouteConfig
 from app.config.settings import Settings
 from app.db.clock import DbTime
 from app.domain.ports import Clock, ModelProvider, Tool
+from app.domain.retention import Retention
 from app.engine.events.event_hub import EventHub
 from app.engine.process.deferred import Deferred
 from app.engine.tool_gates import DisabledTools
@@ -69,6 +70,18 @@ class Runtime:
     def __post_init__(self) -> None:
         self.tool_slots = asyncio.Semaphore(self.settings.tool_concurrency)
         self.disabled_tools = DisabledTools(self)
+
+    @property
+    def retention(self) -> Retention:
+        return self.config.retention.rules()
+
+    @property
+    def idempotency_ttl_s(self) -> int:
+        """How long an Idempotency-Key is honoured: the config's
+        `retention.idempotency_keys_h` when it sets it, else `TOOLGATE_IDEMPOTENCY_TTL_S`."""
+        if "idempotency_keys_h" in self.config.retention.model_fields_set:
+            return self.retention.idempotency_ttl_s
+        return self.settings.idempotency_ttl_s
 
     def instructions(self, agent: str) -> str:
         config = self.agent(agent)

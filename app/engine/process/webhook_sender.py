@@ -20,7 +20,8 @@ import pydantic_core
 from app.adapters.webhook_http import Answer, WebhookClient, resolve
 from app.db import webhooks_repo
 from app.db.errors import is_unavailable
-from app.db.webhooks_repo import Attempt, Claimed, DeliveryStatus, Outcome, StoredEvent
+from app.db.webhooks_repo import Attempt, Claimed, DeliveryStatus, Outcome
+from app.domain.records import FeedEvent
 from app.domain.webhook_signing import signature_header
 from app.domain.webhooks import (
     BadDestination,
@@ -31,7 +32,8 @@ from app.domain.webhooks import (
     retry_delay,
     verdict,
 )
-from app.engine.events.tenant_tail import event_id
+from app.engine.events.event_feeds import tenant_item
+from app.engine.events.tenant_tail import listed
 from app.engine.process.outage import outage
 from app.engine.process.runtime import Runtime
 from app.engine.webhooks import allowlist
@@ -44,18 +46,9 @@ MIN_CLAIM_GAP_S = 0.05
 GONE = "the endpoint answered 410 Gone"
 
 
-def body_of(event: StoredEvent) -> bytes:
+def body_of(event: FeedEvent) -> bytes:
     """The event as the tenant's events API shows it (`id` is its place in that feed)."""
-    return pydantic_core.to_json(
-        {
-            "id": event_id({"xid": event.xid, "run_id": event.run_id, "seq": event.seq}),
-            "run_id": event.run_id,
-            "seq": event.seq,
-            "type": event.type,
-            "at": event.at,
-            "data": event.data,
-        }
-    )
+    return pydantic_core.to_json(tenant_item(listed(event)))
 
 
 class WebhookSender:
@@ -148,7 +141,7 @@ class WebhookSender:
             return Outcome(DeliveryStatus.FAILED, attempt)
         return Outcome(DeliveryStatus.PENDING, attempt, retry_in_s=delay)
 
-    async def _send(self, claimed: Claimed, event: StoredEvent) -> Answer:
+    async def _send(self, claimed: Claimed, event: FeedEvent) -> Answer:
         # The addresses the name has now are checked, and the request goes to the one
         # checked: a name rebound to an internal address is refused.
         try:
