@@ -15,6 +15,41 @@ export const CALL_STATUSES = Object.freeze([
   "cancelled",
 ]);
 
+/** @typedef {"rate_limited" | "auth" | "unavailable" | "rejected" | "content_filtered" | "truncated" | "malformed_output" | "unknown_tool" | "invalid_arguments" | "permission_denied" | "budget_denied" | "approval_rejected" | "approval_expired" | "timeout" | "failed" | "invalid_output" | "outcome_unknown" | "repeated_call" | "ignored_feedback" | "no_progress" | "stopped_early" | "max_steps" | "deadline" | "budget" | "context_exhausted" | "cancelled" | "policy_denied" | "internal" | "needs_review" | "final"} DiagnosisCategory */
+/** @type {readonly DiagnosisCategory[]} */
+export const DIAGNOSIS_CATEGORIES = Object.freeze([
+  "rate_limited",
+  "auth",
+  "unavailable",
+  "rejected",
+  "content_filtered",
+  "truncated",
+  "malformed_output",
+  "unknown_tool",
+  "invalid_arguments",
+  "permission_denied",
+  "budget_denied",
+  "approval_rejected",
+  "approval_expired",
+  "timeout",
+  "failed",
+  "invalid_output",
+  "outcome_unknown",
+  "repeated_call",
+  "ignored_feedback",
+  "no_progress",
+  "stopped_early",
+  "max_steps",
+  "deadline",
+  "budget",
+  "context_exhausted",
+  "cancelled",
+  "policy_denied",
+  "internal",
+  "needs_review",
+  "final",
+]);
+
 /** @typedef {"run.created" | "run.claimed" | "run.cancel_requested" | "run.finished" | "turn.completed" | "turn.failed" | "final.rejected" | "step.failed" | "sources.assigned" | "call.proposed" | "call.rejected" | "call.awaiting_approval" | "call.approved" | "call.rejected_by_approver" | "call.started" | "call.succeeded" | "call.failed" | "call.cancelled" | "preview.created" | "preview.approved" | "preview.rejected" | "preview.commit_requested" | "preview.committed" | "preview.superseded" | "preview.expired"} EventType */
 /** @type {readonly EventType[]} */
 export const EVENT_TYPES = Object.freeze([
@@ -54,6 +89,14 @@ export const PREVIEW_STATUSES = Object.freeze([
   "expired",
   "superseded",
   "committed",
+]);
+
+/** @typedef {"caller" | "approver" | "admin"} Role */
+/** @type {readonly Role[]} */
+export const ROLES = Object.freeze([
+  "caller",
+  "approver",
+  "admin",
 ]);
 
 /** @typedef {"queued" | "running" | "awaiting_approval" | "finished"} RunStatus */
@@ -158,6 +201,14 @@ export const TERMINATION_REASONS = Object.freeze([
  */
 
 /**
+ * @typedef {object} CreateKeyIn
+ * @property {string} name
+ * @property {Array<Role>} roles
+ * @property {Array<string>} scopes
+ * @property {string} [subject]
+ */
+
+/**
  * @typedef {object} CreateRunIn
  * @property {string} agent
  * @property {string} input
@@ -206,6 +257,13 @@ export const TERMINATION_REASONS = Object.freeze([
  */
 
 /**
+ * @typedef {object} DiagnosisOut
+ * @property {FindingOut | null} first_deviation
+ * @property {FindingOut | null} root_cause
+ * @property {FindingOut | null} terminal_cause
+ */
+
+/**
  * @typedef {object} EventOut
  * @property {number} seq
  * @property {EventType} type
@@ -216,6 +274,45 @@ export const TERMINATION_REASONS = Object.freeze([
 /**
  * @typedef {object} EventPage
  * @property {Array<EventOut>} items
+ * @property {string | null} next_cursor
+ */
+
+/**
+ * @typedef {object} FindingOut
+ * @property {number} seq
+ * @property {DiagnosisCategory} category
+ * @property {string} explanation
+ */
+
+/**
+ * @typedef {object} KeyCreatedOut
+ * @property {string} id
+ * @property {string | null} key
+ * @property {string} prefix
+ * @property {string} name
+ * @property {string} subject
+ * @property {Array<string>} roles
+ * @property {Array<string> | null} scopes
+ * @property {string} created_at
+ */
+
+/**
+ * @typedef {object} KeyOut
+ * @property {string} id
+ * @property {string} name
+ * @property {string | null} prefix
+ * @property {string} subject
+ * @property {Array<string>} roles
+ * @property {Array<string> | null} scopes
+ * @property {string} created_at
+ * @property {string | null} created_by
+ * @property {string | null} last_used_at
+ * @property {string | null} revoked_at
+ */
+
+/**
+ * @typedef {object} KeyPage
+ * @property {Array<KeyOut>} items
  * @property {string | null} next_cursor
  */
 

@@ -1,0 +1,94 @@
+"""Two real `serve` processes on one database: a tenant's quota is shared by both, and a
+key revoked through one is refused by the other at its next request."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.dbserver import fresh_database
+from tests.support.factories import final, run_body
+from tests.support.processes import free_port, run_cli, server, wait_healthy
+
+CONFIG = """
+models:
+  scripted: {provider: scripted}
+agents:
+  tech-radar:
+    model: scripted
+    tools: [search_technologies]
+quotas: {runs_per_minute: 3}
+"""
+
+
+def _cli(env: dict[str, str], *args: str) -> str:
+    done = run_cli(*args, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.fixture
+def own_database(db_server: tuple[str, str]) -> Iterator[str]:
+    with fresh_database(db_server[1]) as url:
+        yield url
+
+
+async def test_a_quota_and_a_revocation_hold_across_two_processes(
+    own_database: str, tmp_path: Path
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(CONFIG)
+    env = {"TOOLGATE_DATABASE_URL": own_database, "TOOLGATE_CONFIG": str(config)}
+    _cli(env, "db", "upgrade")
+    made = _cli(
+        env, "keys", "create", "--tenant", "acme", "--subject", "ops", "--roles", "admin,caller"
+    )
+    admin = json.loads(made.strip().splitlines()[-1])["key"]
+    ports = free_port(), free_port()
+    with (
+        server(["serve", "--port", str(ports[0])], env),
+        server(["serve", "--port", str(ports[1])], env),
+    ):
+        a, b = (f"http://127.0.0.1:{p}" for p in ports)
+        await wait_healthy(a)
+        await wait_healthy(b)
+        headers = {"Authorization": f"Bearer {admin}"}
+        async with (
+            httpx.AsyncClient(base_url=a, headers=headers, timeout=30) as on_a,
+            httpx.AsyncClient(base_url=b, headers=headers, timeout=30) as on_b,
+        ):
+            await _quota_is_shared(on_a, on_b)
+            await _revocation_reaches_the_other(on_a, on_b)
+
+
+async def _quota_is_shared(on_a: httpx.AsyncClient, on_b: httpx.AsyncClient) -> None:
+    body = run_body(final("ok"), wait_s=0)
+    # The four requests fall in one minute (the database's, on this machine's clock).
+    into_minute = time.time() % 60
+    if into_minute > 40:
+        await asyncio.sleep(61 - into_minute)
+    codes = []
+    for client in (on_a, on_b, on_a, on_b):
+        key = {"Idempotency-Key": secrets.token_hex(8)}
+        codes.append((await client.post("/v1/runs", json=body, headers=key)).status_code)
+    # Three runs a minute for the tenant, whichever process takes them.
+    assert codes == [201, 201, 201, 429], codes
+
+
+async def _revocation_reaches_the_other(on_a: httpx.AsyncClient, on_b: httpx.AsyncClient) -> None:
+    made = await on_a.post(
+        "/v1/keys", json={"name": "svc", "roles": ["caller"], "scopes": ["radar:read"]}
+    )
+    assert made.status_code == 201, made.text
+    caller = {"Authorization": f"Bearer {made.json()['key']}"}
+    assert (await on_b.get("/v1/me", headers=caller)).status_code == 200
+    revoked = await on_a.delete(f"/v1/keys/{made.json()['id']}")
+    assert revoked.status_code == 204
+    assert (await on_b.get("/v1/me", headers=caller)).status_code == 401
