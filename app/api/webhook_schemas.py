@@ -11,6 +11,10 @@ from app.api.hygiene import RequestBody
 from app.domain.events import EventType
 from app.domain.webhooks import MAX_URL
 
+URL_PATTERN = (
+    r'^https?://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::[0-9]{1,4})?(?:[/?][!-"$-~]*)?$'
+)
+
 
 class CreateWebhookIn(RequestBody):
     url: str = Field(
@@ -18,6 +22,9 @@ class CreateWebhookIn(RequestBody):
         max_length=MAX_URL,
         description="An http(s) URL the operator's allowlist admits (else 422).",
         examples=["https://hooks.example.com/toolgate"],
+        # Declared for clients (`domain.webhooks.destination` checks it, and more: a port
+        # in range, no credentials, no fragment): a host, an optional port, a path.
+        json_schema_extra={"pattern": URL_PATTERN},
     )
     events: list[EventType] = Field(
         min_length=1,

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from app.config.files import DEMO_CONFIG_PATH
 from app.db import keys_repo
 from app.engine.keys import hash_key
 from app.openapi import openapi_json
@@ -91,6 +92,10 @@ def _cli(env: dict[str, str], *args: str) -> str:
     return made.stdout
 
 
+ALLOW_EVERY_DESTINATION = """
+webhooks:
+  allow: ["https://*:*", "http://*:*"]
+"""
 #: The key the server under test is given (cases are drawn before it starts).
 KEY = "tg_" + secrets.token_urlsafe(32)
 
@@ -130,11 +135,19 @@ async def _store_key(url: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def live(db_server: tuple[str, str]) -> Iterator[str]:
+def live(db_server: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A server of its own on a database of its own, the demo tenant seeded, and a key
-    with every role."""
+    with every role. Its config is the demo's, with every webhook destination allowed: a
+    destination the operator refuses is the config's word, which the document cannot
+    carry, so none is refused here and any refused URL is refused for its form."""
+    config = tmp_path_factory.mktemp("fuzz") / "config.yaml"
+    config.write_text(DEMO_CONFIG_PATH.read_text() + ALLOW_EVERY_DESTINATION)
     with fresh_database(db_server[1]) as url:
-        env = {"TOOLGATE_DATABASE_URL": url, "TOOLGATE_DRIVER_POLL_S": "0.2"}
+        env = {
+            "TOOLGATE_DATABASE_URL": url,
+            "TOOLGATE_DRIVER_POLL_S": "0.2",
+            "TOOLGATE_CONFIG": str(config),
+        }
         _cli(env, "db", "upgrade")
         _cli(env, "demo", "seed", "--tenant", "fuzz")
         asyncio.run(_store_key(url))
