@@ -6,6 +6,8 @@ not followed, proxies from the environment are not used, answers are not read.""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import functools
 import socket
 import time
 from collections.abc import Mapping
@@ -25,14 +27,22 @@ class Answer:
     error: str | None = None
 
 
+#: The threads webhook names are resolved on (getaddrinfo blocks; a lookup past its
+#: deadline keeps its thread until the resolver gives up).
+_RESOLVERS = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="webhook-dns")
+
+
 async def resolve(dest: Destination) -> list[IpAddress]:
     """Every address the host has now (an IP literal is its own)."""
     literal = dest.literal
     if literal is not None:
         return [literal]
     try:
-        infos = await asyncio.get_running_loop().getaddrinfo(
-            dest.host, dest.port, type=socket.SOCK_STREAM
+        # On threads of their own: a receiver's slow name server must not hold up the
+        # lookups of the rest of the process (database, tools, models).
+        infos = await asyncio.get_running_loop().run_in_executor(
+            _RESOLVERS,
+            functools.partial(socket.getaddrinfo, dest.host, dest.port, type=socket.SOCK_STREAM),
         )
     except (OSError, UnicodeError):
         return []
@@ -42,10 +52,12 @@ async def resolve(dest: Destination) -> list[IpAddress]:
 
 class WebhookClient:
     def __init__(self, max_connections: int) -> None:
+        # No keep-alive: a pooled connection is matched by address, not by name, and a
+        # second host on the same address would reuse a TLS session checked for the first.
         self._client = httpx.AsyncClient(
             follow_redirects=False,
             trust_env=False,
-            limits=httpx.Limits(max_connections=max_connections),
+            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=0),
         )
 
     async def post(

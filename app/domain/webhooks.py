@@ -124,11 +124,15 @@ def allowed(patterns: Sequence[Pattern], dest: Destination) -> bool:
 
 def internal(address: IpAddress) -> bool:
     """Addresses a name must not lead to unless allowed by their literal: loopback,
-    link-local, private, unspecified, multicast and reserved ranges."""
+    link-local, private, shared (carrier-grade NAT), unspecified, multicast, reserved:
+    every address that is not global."""
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         return internal(address.ipv4_mapped)
+    # Not only the private ranges: anything not globally routable (the carrier-grade NAT
+    # range 100.64.0.0/10, where some clouds put their metadata service, included).
     return (
-        address.is_loopback
+        not address.is_global
+        or address.is_loopback
         or address.is_link_local
         or address.is_private
         or address.is_unspecified

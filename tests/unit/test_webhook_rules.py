@@ -80,6 +80,10 @@ def _ips(*texts: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
         ("https://hooks.example.com/", ["192.168.1.1"], True),
         ("https://hooks.example.com/", ["::ffff:127.0.0.1"], True),
         ("https://hooks.example.com/", ["0.0.0.0"], True),
+        ("https://hooks.example.com/", ["100.100.100.200"], True),  # shared (CGNAT) range
+        ("https://hooks.example.com/", ["100.64.0.1"], True),
+        ("https://hooks.example.com/", ["fd00::1"], True),  # unique local
+        ("https://hooks.example.com/", ["2606:4700::1"], False),
         ("https://hooks.example.com/", [], True),
         ("http://127.0.0.1:9000/", ["127.0.0.1"], False),  # allowed by its literal
         ("http://localhost:9000/", ["127.0.0.1"], False),  # the literal allows the address

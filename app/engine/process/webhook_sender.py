@@ -39,6 +39,8 @@ from app.engine.process.runtime import Runtime
 from app.engine.webhooks import allowlist
 
 log = logging.getLogger(__name__)
+#: Time an attempt may spend resolving its destination's name (then it is refused).
+RESOLVE_S = 5.0
 #: Time a sender keeps a delivery beyond the attempt's timeout, to record its outcome.
 LEASE_MARGIN_S = 5.0
 #: The least time between two claims, however many commits wake the sender.
@@ -90,7 +92,7 @@ class WebhookSender:
             claimed = await webhooks_repo.claim_due(
                 session,
                 limit=free,
-                lease_s=timeout_s + LEASE_MARGIN_S,
+                lease_s=RESOLVE_S + timeout_s + LEASE_MARGIN_S,
                 token=secrets.token_hex(16),
                 db_time=self.rt.db_time,
             )
@@ -151,7 +153,13 @@ class WebhookSender:
         patterns = allowlist(self.rt.config.webhooks)
         if not allowed(patterns, dest):  # the operator narrowed the allowlist since
             return Answer(None, 0, "destination refused: no longer allowed by the operator")
-        addresses = await resolve(dest)
+        try:
+            async with asyncio.timeout(RESOLVE_S):
+                addresses = await resolve(dest)
+        except TimeoutError:
+            return Answer(
+                None, 0, f"destination refused: its name did not resolve in {RESOLVE_S:g} s"
+            )
         refusal = address_refusal(patterns, dest, addresses)
         if refusal is not None:
             return Answer(None, 0, f"destination refused: {refusal}")
