@@ -9,7 +9,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, insert, select, text, tuple_, update
+from sqlalchemy import bindparam, delete, func, insert, or_, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -160,11 +160,17 @@ async def rotate(
     grace_s: float,
     db_time: DbTime,
 ) -> Endpoint | None:
-    """The new secret signs from now on; the current one also signs for `grace_s` more
-    (a secret older than that is dropped)."""
+    """The new secret signs from now on; the current one also signs for `grace_s` more.
+    None when the endpoint is absent, or when an earlier rotation's grace is still running:
+    rotating again then would drop a secret receivers may still hold before its time."""
+    grace = webhook_endpoint.c.previous_secret_expires_at
     result = await session.execute(
         update(webhook_endpoint)
-        .where(webhook_endpoint.c.tenant_id == tenant_id, webhook_endpoint.c.id == endpoint_id)
+        .where(
+            webhook_endpoint.c.tenant_id == tenant_id,
+            webhook_endpoint.c.id == endpoint_id,
+            or_(grace.is_(None), grace <= db_time.now()),
+        )
         .values(
             previous_secret=webhook_endpoint.c.secret,
             secret=secret,

@@ -107,8 +107,15 @@ async def rotate(rt: Runtime, *, principal: Principal, endpoint_id: str) -> With
             grace_s=ROTATION_GRACE_S,
             db_time=rt.db_time,
         )
-    if endpoint is None:
-        raise _not_found()
+        if endpoint is None:
+            found = await webhooks_repo.get_endpoint(session, principal.tenant_id, endpoint_id)
+            if found is None:
+                raise _not_found()
+            raise DomainError(
+                ErrorCode.INVALID_STATE,
+                "the previous rotation's secret still signs (for 24 h after it): rotate again "
+                "once it has expired, so that no secret a receiver holds is dropped early",
+            )
     return WithSecret(endpoint, secret)
 
 

@@ -138,3 +138,17 @@ async def test_endpoints_and_deliveries_are_paged(harness_factory) -> None:
     assert_problem(forged, 422, "validation-error")
     empty = await h.client.get(f"/v1/webhooks/{made[0]}/deliveries", headers=admin)
     assert empty.json() == {"items": [], "next_cursor": None}
+
+
+async def test_a_second_rotation_waits_for_the_first_ones_grace(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    """Rotating again within 24 h would drop the secret receivers may still verify with."""
+    h = await _app(harness_factory)
+    admin = await h.key(roles=ADMIN, subject="ops")
+    hook = (await _create(h, admin)).json()
+    rotate = f"/v1/webhooks/{hook['id']}/rotate"
+    assert (await h.client.post(rotate, headers=admin)).status_code == 200
+
+    assert_problem(await h.client.post(rotate, headers=admin), 409, "invalid-state")
+    h.travel(24 * 3600 + 1)
+    again = await h.client.post(rotate, headers=admin)
+    assert again.status_code == 200 and again.json()["secret"].startswith("whsec_")
