@@ -84,6 +84,12 @@ webhook_delivery = Table(
         "next_attempt_at",
         postgresql_where=text("status = 'pending'"),
     ),
+    # Retention: done deliveries by age, whatever the tenant (migration 0013).
+    Index(
+        "ix_webhook_delivery_done",
+        "finished_at",
+        postgresql_where=text("status <> 'pending'"),
+    ),
 )
 
 #: The transactional outbox: every statement that inserts events (a step's write, a claim,

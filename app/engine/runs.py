@@ -80,7 +80,6 @@ async def start_run(
     already leased to this process (`run.claimed`), so stepping it needs no claim of
     its own; else it is queued for the driver."""
     agent, policy = _checked(rt, request)
-    await admit_run(rt, principal.tenant_id)
     agent_limits = agent.limits.model_dump(exclude_none=True) if agent.limits else {}
     asked = dict(request.limits or {})
     limits = narrow_limits(caps(rt), agent_limits, asked)
@@ -91,6 +90,8 @@ async def start_run(
         principal=principal,
         disabled=await rt.disabled_tools.of(principal.tenant_id),
     )
+    # Last of the checks: a request refused for its content takes no slot of a quota.
+    await admit_run(rt, principal.tenant_id)
     now = rt.clock.now()
     token = new_lease_token() if lease else None
     script = tuple(dict(i) for i in request.script) if request.script is not None else None

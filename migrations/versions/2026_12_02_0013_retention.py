@@ -1,5 +1,5 @@
-"""Retention: finished runs, oldest first, for the purge (across tenants, like the expiry
-of Idempotency-Keys).
+"""Retention: finished runs, and done webhook deliveries, oldest first, for the purge
+(across tenants, like the expiry of Idempotency-Keys).
 
 Revision ID: 0013
 Revises: 0012
@@ -24,7 +24,14 @@ def upgrade() -> None:
         ["finished_at"],
         postgresql_where=sa.text("status = 'finished'"),
     )
+    op.create_index(
+        "ix_webhook_delivery_done",
+        "webhook_delivery",
+        ["finished_at"],
+        postgresql_where=sa.text("status <> 'pending'"),
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("ix_webhook_delivery_done", table_name="webhook_delivery")
     op.drop_index("ix_run_finished_at", table_name="run")

@@ -83,3 +83,19 @@ async def test_a_days_cost_refuses_new_runs_until_tomorrow(harness_factory) -> N
 
     first.travel(waited + 1)  # tomorrow, on the service's clock
     assert (await first.client.post("/v1/runs", json=body, headers=headers)).status_code == 201
+
+
+async def test_replays_and_refused_requests_take_no_slot(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_factory(config=make_config(quotas={"runs_per_minute": 2}))
+    headers = await h.key()
+    body = run_body(final("ok"), wait_s=0)
+    keyed = {**headers, "Idempotency-Key": "first"}
+    assert (await h.client.post("/v1/runs", json=body, headers=keyed)).status_code == 201
+    for _ in range(3):  # replays, answered from the key
+        replayed = await h.client.post("/v1/runs", json=body, headers=keyed)
+        assert replayed.headers.get("Idempotent-Replayed") == "true", replayed.text
+    refused = await h.client.post("/v1/runs", json={**body, "tools": ["nope"]}, headers=headers)
+    assert refused.status_code == 422  # refused for its content, before the quota
+    # The second slot of the minute is still there.
+    assert (await h.client.post("/v1/runs", json=body, headers=headers)).status_code == 201
+    _assert_quota_refusal(await h.client.post("/v1/runs", json=body, headers=headers), at_most_s=60)

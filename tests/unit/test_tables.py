@@ -18,6 +18,7 @@ EXCEPTIONS = {
     "ix_preview_open_expiry",
     "ix_webhook_delivery_due",
     "ix_run_finished_at",
+    "ix_webhook_delivery_done",
 }
 
 

@@ -122,8 +122,16 @@ async def create_run(
             headers={"Location": f"/v1/runs/{record.id}"},
         )
 
+    # Under quotas the key is claimed before anything else (one more statement): a replay
+    # or a retry in flight is answered from it and takes no slot of the tenant's quota.
     return await run_idempotent(
-        request, rt, principal, operation, required=True, creates=True, validated=body
+        request,
+        rt,
+        principal,
+        operation,
+        required=True,
+        creates=rt.config.quotas is None,
+        validated=body,
     )
 
 

@@ -232,6 +232,8 @@ class Driver:
         if poll:
             self._background.append(asyncio.create_task(self._poll_forever(), name="driver-poller"))
         with self._quiet():
+            if poll:
+                self._background.append(asyncio.create_task(self._purge_forever(), name="purge"))
             if poll and self.webhooks is not None:
                 self._background.append(
                     asyncio.create_task(self.webhooks.run_forever(), name="webhooks")
@@ -260,26 +262,34 @@ class Driver:
                 outage.over()
 
     async def _poll_forever(self) -> None:
-        loop = asyncio.get_running_loop()
-        next_purge = loop.time()
         while True:
             try:
                 if self.free_slots > 0:
                     await self.poll_once()
                     outage.over()  # the database answered: runs waiting on it go on
-                if loop.time() >= next_purge:
-                    with self._quiet():
-                        await retention.purge(self.rt.sessions, retention.pass_of(self.rt))
-                        async with self.rt.reads() as session:
-                            await tool_switch_repo.purge_rates(session, db_time=self.rt.db_time)
-                            await quotas_repo.purge(session, db_time=self.rt.db_time)
-                    next_purge = loop.time() + PURGE_EVERY_S
             except Exception as exc:
-                if is_unavailable(exc):
-                    outage.seen(exc)
-                else:
-                    log.warning("the driver's housekeeping failed; trying again", exc_info=True)
+                self._failed(exc, "the driver's poll")
             await asyncio.sleep(self.rt.settings.driver_poll_s)
+
+    async def _purge_forever(self) -> None:
+        """Retention and old counters, a pass a minute, beside the poll: a long purge (a
+        backlog after retention is first turned on) never holds up the claim of runs."""
+        while True:
+            try:
+                with self._quiet():
+                    await retention.purge(self.rt.sessions, retention.pass_of(self.rt))
+                    async with self.rt.reads() as session:
+                        await tool_switch_repo.purge_rates(session, db_time=self.rt.db_time)
+                        await quotas_repo.purge(session, db_time=self.rt.db_time)
+            except Exception as exc:
+                self._failed(exc, "the purge")
+            await asyncio.sleep(PURGE_EVERY_S)
+
+    def _failed(self, exc: Exception, what: str) -> None:
+        if is_unavailable(exc):
+            outage.seen(exc)
+        else:
+            log.warning("%s failed; trying again", what, exc_info=True)
 
     async def poll_once(self) -> int:
         """Claims runnable runs (skipping rows other drivers hold) and advances them."""
