@@ -31,7 +31,9 @@ def reader(db_server: tuple[str, str]) -> Iterator[tuple[Path, str, str]]:
         (where / ".venv").symlink_to(Path(sys.prefix))
         port = free_port()
         env = {"TOOLGATE_DATABASE_URL": url}
-        with server(["quickstart", "--port", str(port)], env, cwd=where):
+        # No model provider's key: the live agent's runs end `auth` without a request.
+        unset = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "TOOLGATE_CONFIG")
+        with server(["quickstart", "--port", str(port)], env, unset=unset, cwd=where):
             origin = f"http://127.0.0.1:{port}"
             wait_healthy_sync(origin, timeout_s=90)
             yield where, origin, url
