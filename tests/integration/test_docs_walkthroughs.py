@@ -12,8 +12,10 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
+from app.api.examples import RUN_EXAMPLE, RUN_OUT_EXAMPLE
 from tests.support.dbserver import fresh_database
 from tests.support.doc_blocks import ROOT, SHELL, blocks, documents
 from tests.support.doc_shapes import differences, last_json, parse_sample
@@ -44,6 +46,18 @@ def test_quickstart_keeps_the_demo_key_where_the_docs_read_it(
 ) -> None:
     kept = json.loads((reader[0] / ".data" / "demo-key.json").read_text())
     assert kept["tenant"] == "demo" and kept["key"].startswith("tg_")
+
+
+def test_the_run_example_of_the_api_docs_is_what_a_run_answers(
+    reader: tuple[Path, str, str],
+) -> None:
+    """`/docs` shows RUN_EXAMPLE's answer as RUN_OUT_EXAMPLE: so does a real run."""
+    folder, origin, _ = reader
+    key = json.loads((folder / ".data" / "demo-key.json").read_text())["key"]
+    headers = {"Authorization": f"Bearer {key}", "Idempotency-Key": "openapi-example"}
+    answer = httpx.post(f"{origin}/v1/runs", json=RUN_EXAMPLE, headers=headers, timeout=30)
+    assert answer.status_code == 201
+    assert differences(RUN_OUT_EXAMPLE, answer.json()) == []
 
 
 @pytest.mark.parametrize("document", WALKED, ids=lambda p: str(p.relative_to(ROOT)))
