@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app import cli_args
 from app.config.settings import Settings
 from app.observability import logs
 
@@ -306,57 +307,22 @@ def cmd_quickstart(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+COMMANDS: dict[str, cli_args.Command] = {
+    "serve": cmd_serve,
+    "quickstart": cmd_quickstart,
+    "worker": cmd_worker,
+    "db upgrade": cmd_db_upgrade,
+    "db purge": cmd_db_purge,
+    "keys create": cmd_keys_create,
+    "demo seed": cmd_demo_seed,
+    "openapi": cmd_openapi,
+    "console-schema": cmd_console_schema,
+    "eval": cmd_eval,
+}
+
+
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="python -m app", description="Toolgate")
-    sub = root.add_subparsers(dest="command", required=True)
-
-    def serving(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--host", default="127.0.0.1")
-        p.add_argument("--port", type=int, default=8000)
-        p.add_argument("--workers", type=int, default=1)
-
-    serve = sub.add_parser("serve", help="the HTTP service (and the driver)")
-    serving(serve)
-    serve.add_argument("--no-driver", action="store_true")
-    serve.set_defaults(func=cmd_serve)
-    quick = sub.add_parser("quickstart", help="what `make run` does")
-    serving(quick)
-    quick.set_defaults(func=cmd_quickstart)
-    sub.add_parser("worker", help="the driver alone").set_defaults(func=cmd_worker)
-    db = sub.add_parser("db").add_subparsers(dest="db_command", required=True)
-    db.add_parser("upgrade", help="migrations to head").set_defaults(func=cmd_db_upgrade)
-    purge = db.add_parser(
-        "purge", help="apply the config's retention now and print what it removed (JSON)"
-    )
-    purge.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="count what would be removed and remove nothing (default: remove)",
-    )
-    purge.set_defaults(func=cmd_db_purge)
-    keys = sub.add_parser("keys").add_subparsers(dest="keys_command", required=True)
-    create = keys.add_parser("create", help="create an API key (printed once)")
-    create.add_argument("--tenant", required=True)
-    create.add_argument("--subject", required=True)
-    create.add_argument("--roles", required=True, help="comma-separated: caller,approver,admin")
-    create.add_argument("--scopes", default=None, help="comma-separated; default: all scopes")
-    create.add_argument("--name", default=None, help="shown in key lists; default: the subject")
-    create.set_defaults(func=cmd_keys_create)
-    demo = sub.add_parser("demo").add_subparsers(dest="demo_command", required=True)
-    seed = demo.add_parser("seed", help="load the demo radar (idempotent)")
-    seed.add_argument("--tenant", required=True)
-    seed.set_defaults(func=cmd_demo_seed)
-    sub.add_parser("openapi", help="print the OpenAPI document").set_defaults(func=cmd_openapi)
-    sub.add_parser(
-        "console-schema", help="print the console's schema.js (from the OpenAPI document)"
-    ).set_defaults(func=cmd_console_schema)
-    evaluate = sub.add_parser("eval", help="measure a model route's tool choice (not CI)")
-    evaluate.add_argument("--dataset", required=True, help="JSON lines of cases")
-    evaluate.add_argument("--route", required=True, help="the model route to evaluate")
-    evaluate.add_argument("--trials", type=int, default=3, help="runs of each case (3)")
-    evaluate.add_argument("--out", type=Path, default=None, help="folder for report.json/.md")
-    evaluate.set_defaults(func=cmd_eval)
-    return root
+    return cli_args.build(COMMANDS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

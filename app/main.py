@@ -61,7 +61,25 @@ ToolFactory = Callable[[async_sessionmaker[AsyncSession], Clock], Mapping[str, T
 
 DESCRIPTION = """Toolgate runs agents whose model only proposes: every proposal goes through a
 persisted state machine that validates, authorizes, executes under a deadline and budgets,
-and records everything. Errors are RFC 9457 problem documents; see `/problems/{slug}`."""
+and records everything. Errors are RFC 9457 problem documents; see `/problems/{slug}`.
+
+**Getting a key.** Every `/v1` operation needs an API key, sent as
+`Authorization: Bearer tg_…` (in this page: **Authorize**, top right). A key belongs to one
+tenant and holds roles (`caller`, `approver`, `admin`) and scopes.
+
+- `make run` creates a demo key for the tenant `demo` with every role, prints it, and keeps
+  it in `.data/demo-key.json`.
+- On the server's machine: `python -m app keys create --tenant acme --subject ops
+  --roles admin` prints a new key once (the first admin key of a tenant comes from here).
+- An admin key makes more over HTTP: `POST /v1/keys` (below); the key is shown once.
+
+`GET /v1/me` tells a key its tenant, subject, roles and scopes.
+
+**The console.** Approvers review, approve and commit previews, follow runs live and switch
+tools off in the console at [`/console`](/console) (sign in with a key).
+
+The repository's `docs/api.md` walks through every operation with `curl`;
+`docs/config.md` lists every setting."""
 
 
 def load_app_config(settings: Settings) -> AppConfig:

@@ -46,20 +46,26 @@ RUN_OUT_EXAMPLE: dict[str, Any] = {
     "error": None,
     "parent_run_id": None,
     "metadata": {"ticket": "T-1"},
-    "tools": ["search_technologies", "get_technology"],
+    "tools": ["search_technologies", "get_technology", "move_technology_ring"],
     "limits": {
         "max_steps": 6,
-        "deadline_s": 30,
+        "deadline_s": 30.0,
         "max_tokens": 50000,
-        "max_cost_usd": 1,
+        "max_cost_usd": 1.0,
         "max_tool_calls": 20,
     },
-    "usage": {"steps": 2, "input_tokens": 420, "output_tokens": 42, "cost_usd": 0, "tool_calls": 1},
+    "usage": {
+        "steps": 2,
+        "input_tokens": 420,
+        "output_tokens": 42,
+        "cost_usd": 0.0,
+        "tool_calls": 1,
+    },
     "pending_approvals": [],
     "created_at": "2026-11-29T10:00:00Z",
     "updated_at": "2026-11-29T10:00:02Z",
     "deadline_at": "2026-11-29T10:00:30Z",
-    "version": 9,
+    "version": 4,
 }
 
 

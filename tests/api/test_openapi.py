@@ -112,3 +112,14 @@ def test_the_contract_suits_generated_clients() -> None:
     assert schemas["EventOut"]["properties"]["type"] == {"$ref": "#/components/schemas/EventType"}
     reason = schemas["RunOut"]["properties"]["termination_reason"]
     assert {"$ref": "#/components/schemas/TerminationReason"} in reason["anyOf"]
+
+
+async def test_the_docs_page_says_how_to_get_a_key_and_where_the_console_is(
+    harness: Harness,
+) -> None:
+    """`/docs` shows the document's description first: a new user reads there how to get
+    a key (make run, the CLI, POST /v1/keys) and that the console exists."""
+    served = (await harness.client.get("/openapi.json")).json()["info"]["description"]
+    for told in ("make run", "python -m app keys create", "POST /v1/keys", "/console"):
+        assert told in served
+    assert (await harness.client.get("/console")).status_code == 200

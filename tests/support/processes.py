@@ -52,13 +52,14 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def server(
-    args: list[str], env: dict[str, str], unset: tuple[str, ...] = ()
+    args: list[str], env: dict[str, str], unset: tuple[str, ...] = (), cwd: Path = ROOT
 ) -> Iterator[subprocess.Popen[bytes]]:
+    """`python -m app ARGS` running in `cwd` (where relative paths such as `.data` are)."""
     environment = {k: v for k, v in os.environ.items() if k not in unset}
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "app", *args],
-            cwd=ROOT,
+            cwd=cwd,
             env={**environment, **env},
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -1,0 +1,81 @@
+"""The README's and docs' walk-throughs, run as a reader runs them: `python -m app quickstart`
+(what `make run` does) in a folder of its own on a fresh database, then each document's
+shell blocks in order in bash, against that one server. Every command must succeed, and
+every sample output shown after a command must match, in shape, what the command printed
+(see tests/support/doc_shapes.py for what "in shape" means)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.api.examples import RUN_EXAMPLE, RUN_OUT_EXAMPLE
+from tests.support.dbserver import fresh_database
+from tests.support.doc_blocks import ROOT, SHELL, blocks, documents
+from tests.support.doc_shapes import differences, last_json, parse_sample
+from tests.support.doc_shell import Shell
+from tests.support.processes import free_port, server, wait_healthy_sync
+
+WALKED = [p for p in documents() if any(b.kind in ("run", "run-any-status") for b in blocks(p))]
+
+
+@pytest.fixture(scope="module")
+def reader(db_server: tuple[str, str]) -> Iterator[tuple[Path, str, str]]:
+    """(the reader's folder, the server's origin, the database URL) after `make run`."""
+    with fresh_database(db_server[1]) as url, tempfile.TemporaryDirectory() as folder:
+        where = Path(folder)
+        (where / ".venv").symlink_to(Path(sys.prefix))
+        port = free_port()
+        env = {"TOOLGATE_DATABASE_URL": url}
+        # No model provider's key: the live agent's runs end `auth` without a request.
+        unset = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "TOOLGATE_CONFIG")
+        with server(["quickstart", "--port", str(port)], env, unset=unset, cwd=where):
+            origin = f"http://127.0.0.1:{port}"
+            wait_healthy_sync(origin, timeout_s=90)
+            yield where, origin, url
+
+
+def test_quickstart_keeps_the_demo_key_where_the_docs_read_it(
+    reader: tuple[Path, str, str],
+) -> None:
+    kept = json.loads((reader[0] / ".data" / "demo-key.json").read_text())
+    assert kept["tenant"] == "demo" and kept["key"].startswith("tg_")
+
+
+def test_the_run_example_of_the_api_docs_is_what_a_run_answers(
+    reader: tuple[Path, str, str],
+) -> None:
+    """`/docs` shows RUN_EXAMPLE's answer as RUN_OUT_EXAMPLE: so does a real run."""
+    folder, origin, _ = reader
+    key = json.loads((folder / ".data" / "demo-key.json").read_text())["key"]
+    headers = {"Authorization": f"Bearer {key}", "Idempotency-Key": "openapi-example"}
+    answer = httpx.post(f"{origin}/v1/runs", json=RUN_EXAMPLE, headers=headers, timeout=30)
+    assert answer.status_code == 201
+    assert differences(RUN_OUT_EXAMPLE, answer.json()) == []
+
+
+@pytest.mark.parametrize("document", WALKED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_readers_walk_through(document: Path, reader: tuple[Path, str, str]) -> None:
+    folder, origin, url = reader
+    shell = Shell(folder, origin, {"TOOLGATE_DATABASE_URL": url})
+    printed: str | None = None  # what the last block run printed, for the sample after it
+    checked = 0
+    for block in blocks(document):
+        if block.kind in ("run", "run-any-status"):
+            printed = shell.run(block)
+        elif block.lang in SHELL:
+            printed = None  # a sample after a block not run shows nothing we have
+        elif block.kind == "output":
+            assert printed is not None, f"{block.where}: a sample output after no command run"
+            found = differences(parse_sample(block.text), last_json(printed))
+            assert found == [], f"{block.where}: the sample is not what the command printed:\n" + (
+                "\n".join(found) + f"\n--- printed\n{printed[-3000:]}"
+            )
+            checked += 1
+    assert checked or document.name != "README.md"
