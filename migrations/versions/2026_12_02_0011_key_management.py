@@ -27,9 +27,7 @@ def upgrade() -> None:
     op.add_column("api_key", sa.Column("prefix", sa.String(length=16), nullable=True))
     op.add_column("api_key", sa.Column("created_by", sa.String(length=200), nullable=True))
     op.add_column("api_key", sa.Column("revoked_by", sa.String(length=200), nullable=True))
-    op.add_column(
-        "api_key", sa.Column("last_used_at", sa.DateTime(timezone=True), nullable=True)
-    )
+    op.add_column("api_key", sa.Column("last_used_at", sa.DateTime(timezone=True), nullable=True))
 
 
 def downgrade() -> None:
