@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.config.files import WebhooksConfig
-from app.db import webhooks_repo
+from app.db import idempotency_repo, webhooks_repo
 from app.db.webhooks_repo import Delivery, Endpoint
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.events import EventType
@@ -15,6 +15,8 @@ from app.domain.ids import new_id
 from app.domain.tools import Principal
 from app.domain.webhook_signing import new_secret
 from app.domain.webhooks import BadDestination, Pattern, allowed, destination, pattern
+from app.engine import idempotency
+from app.engine.idempotency import Claim
 from app.engine.process.runtime import Runtime
 from app.engine.runs import created_position, page_of
 
@@ -27,7 +29,8 @@ class WithSecret:
     """An endpoint and its new secret: the one answer that shows it."""
 
     endpoint: Endpoint
-    secret: str
+    #: None when answered again for a request made before (the secret is shown once).
+    secret: str | None
 
 
 def allowlist(config: WebhooksConfig) -> list[Pattern]:
@@ -55,11 +58,18 @@ def check_url(config: WebhooksConfig, url: str) -> None:
 
 
 async def register(
-    rt: Runtime, *, principal: Principal, url: str, events: Sequence[EventType]
+    rt: Runtime,
+    *,
+    principal: Principal,
+    url: str,
+    events: Sequence[EventType],
+    claim: Claim | None = None,
 ) -> WithSecret:
+    """The endpoint, bound to the request's Idempotency-Key claim in the same transaction:
+    a retry after a crash between the two finds the endpoint, never makes a second one."""
     check_url(rt.config.webhooks, url)
     secret = new_secret()
-    async with rt.reads() as session:
+    async with rt.sessions.begin() as session:
         endpoint = await webhooks_repo.insert_endpoint(
             session,
             webhooks_repo.NewEndpoint(
@@ -72,7 +82,19 @@ async def register(
                 created_by=principal.subject,
             ),
         )
+        if claim is not None:
+            binding = idempotency.binding(rt, claim)
+            if not await idempotency_repo.bind(session, binding, endpoint.id, db_time=rt.db_time):
+                raise idempotency.binding_failed(claim)
     return WithSecret(endpoint, secret)
+
+
+async def get_endpoint(rt: Runtime, *, principal: Principal, endpoint_id: str) -> Endpoint:
+    async with rt.reads() as session:
+        found = await webhooks_repo.get_endpoint(session, principal.tenant_id, endpoint_id)
+    if found is None:
+        raise _not_found()
+    return found
 
 
 def _position(endpoint: Endpoint) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import secrets
 
 import httpx
+from sqlalchemy import text
 
 from app.domain.events import EventType
 from tests.support.assertions import assert_problem as problem_at
@@ -152,3 +153,22 @@ async def test_a_second_rotation_waits_for_the_first_ones_grace(harness_factory)
     h.travel(24 * 3600 + 1)
     again = await h.client.post(rotate, headers=admin)
     assert again.status_code == 200 and again.json()["secret"].startswith("whsec_")
+
+
+async def test_a_creation_and_its_key_are_one_transaction(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    """The key's record names the endpoint it made: a retry finds that one."""
+    h = await _app(harness_factory)
+    admin = await h.key(roles=ADMIN, subject="ops")
+    keyed = {**admin, "Idempotency-Key": "hook-once"}
+    made = await h.client.post("/v1/webhooks", headers=keyed, json={"url": URL, "events": EVENTS})
+    assert made.status_code == 201
+    async with h.runtime.sessions() as session:
+        bound = await session.execute(
+            text("SELECT resource_id FROM idempotency_key WHERE key = 'hook-once'")
+        )
+        assert bound.scalar_one() == made.json()["id"]
+    again = await h.client.post("/v1/webhooks", headers=keyed, json={"url": URL, "events": EVENTS})
+    assert again.status_code == 201 and again.json()["id"] == made.json()["id"]
+    assert again.json()["secret"] is None
+    listed = (await h.client.get("/v1/webhooks", headers=admin)).json()["items"]
+    assert [i["id"] for i in listed] == [made.json()["id"]]

@@ -65,12 +65,28 @@ async def create_webhook(
     after this answer, signed with `secret` (Standard Webhooks), which only this answer
     shows. A URL outside the operator's allowlist is `422`."""
 
-    async def operation(_claim: Claim | None) -> JSONResponse:
-        made = await webhooks.register(rt, principal=principal, url=body.url, events=body.events)
+    async def operation(claim: Claim | None) -> JSONResponse:
+        if claim is not None and claim.resource_id is not None:
+            # An earlier holder of this key registered it, then stopped before answering:
+            # the same endpoint, its secret not shown again (rotate for a new one).
+            found = await webhooks.get_endpoint(
+                rt, principal=principal, endpoint_id=claim.resource_id
+            )
+            return _with_secret(webhooks.WithSecret(found, None), 201)
+        made = await webhooks.register(
+            rt, principal=principal, url=body.url, events=body.events, claim=claim
+        )
         return _with_secret(made, 201)
 
     return await run_idempotent(
-        request, rt, principal, operation, required=False, validated=body, kept=_secret_kept_out
+        request,
+        rt,
+        principal,
+        operation,
+        required=False,
+        creates=True,
+        validated=body,
+        kept=_secret_kept_out,
     )
 
 
