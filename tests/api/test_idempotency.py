@@ -292,10 +292,12 @@ async def test_an_answer_lost_with_the_database_is_stored_once_it_answers(
 ) -> None:  # type: ignore[no-untyped-def]
     h = await harness_factory(settings_override={"db_pool_size": 1, "db_pool_timeout_s": 0.3})
     headers = {**(await h.key()), "Idempotency-Key": "lost-1"}
-    body = run_body(final("x", delay_ms=1500), wait_s=0.5)
+    # The run is made within the first half second (a loaded machine included), and the
+    # answer is stored at wait_s, while the test holds the pool's only connection.
+    body = run_body(final("x", delay_ms=2500), wait_s=1.0)
     async with raw_client(h) as client:
         request = asyncio.create_task(client.post("/v1/runs", headers=headers, json=body))
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(0.5)
         # The pool's only connection is taken while the request stores its answer.
         async with h.app.state.engine.connect() as held:
             await held.execute(text("SELECT 1"))
