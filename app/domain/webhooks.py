@@ -8,6 +8,7 @@ allows the scheme's default port only (as a CSP source does)."""
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -44,10 +45,19 @@ class Destination:
         return ip_literal(self.host)
 
 
+#: A URL's host and port as the sender can use them: a name or IPv4 address, or an IPv6
+#: address in brackets, then an optional port.
+_HOST_PORT = re.compile(r"(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]*)?")
+
+
 def destination(url: str) -> Destination:
     """The destination of a webhook URL; refuses credentials, fragments and odd schemes."""
     if len(url) > MAX_URL or any(c.isspace() or ord(c) < 32 for c in url):
         raise BadDestination(f"must be an http(s) URL of at most {MAX_URL} characters")
+    # What the sender can send, or it would be taken now and fail at every attempt: ASCII
+    # only (an internationalized name in its xn-- form), an IPv6 host as [address].
+    if any(ord(c) >= 0x7F for c in url):
+        raise BadDestination("must be ASCII: write an internationalized name in its xn-- form")
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -59,6 +69,8 @@ def destination(url: str) -> Destination:
         raise BadDestination("must not carry credentials")
     if parts.fragment:
         raise BadDestination("must not have a fragment")
+    if not _HOST_PORT.fullmatch(parts.netloc):
+        raise BadDestination("must have a host name, an IPv4 address or an [IPv6] address")
     host = parts.hostname.rstrip(".")
     return Destination(parts.scheme, host, port or DEFAULT_PORTS[parts.scheme])
 

@@ -51,7 +51,18 @@ def test_allowlist_patterns(patterns: list[str], url: str, admitted: bool) -> No
 
 @pytest.mark.parametrize(
     "url",
-    ["ftp://x/", "https://", "https://u:p@x/", "https://x/#f", "https://x:99999/", "https://a b/"],
+    [
+        "ftp://x/",
+        "https://",
+        "https://u:p@x/",
+        "https://x/#f",
+        "https://x:99999/",
+        "https://a b/",
+        "https://example.com/\x7f",  # a character the sender cannot send
+        "https://exämple.com/",  # an internationalized name, not in its xn-- form
+        "https://[::1]x/",  # an IPv6 address with something after its bracket
+        "https://a_b%41.example/",
+    ],
 )
 def test_urls_that_are_not_destinations(url: str) -> None:
     with pytest.raises(BadDestination):
