@@ -258,7 +258,8 @@ async def _outcome(rt: Runtime, driver: Driver, record: Preview, wait_s: float) 
             if not executing or run.status is RunStatus.FINISHED or left <= 0:
                 break
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stepped.wait(), min(left, POLL_FLOOR_S))
+                async with asyncio.timeout(min(left, POLL_FLOOR_S)):
+                    await stepped.wait()
     preview = await retrying(rt.reads, previews_repo.get, tenant_id=tenant, preview_id=record.id)
     assert preview is not None
     if preview.status is PreviewStatus.SUPERSEDED:

@@ -45,7 +45,8 @@ class Subscription:
     async def wait(self, seconds: float) -> bool:
         """True when woken within `seconds` (and ready to be woken again)."""
         try:
-            await asyncio.wait_for(self._woken.wait(), seconds)
+            async with asyncio.timeout(seconds):
+                await self._woken.wait()
         except TimeoutError:
             return False
         self._woken.clear()

@@ -197,7 +197,8 @@ class Driver:
                 # a fresh look tells, so look again every POLL_FLOOR_S.
                 timeout = left if key in self._tasks else min(left, POLL_FLOOR_S)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(event.wait(), timeout=timeout)
+                    async with asyncio.timeout(timeout):
+                        await event.wait()
 
     @contextlib.contextmanager
     def watching(self, tenant_id: str, run_id: str) -> Iterator[asyncio.Event]:

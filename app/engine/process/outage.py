@@ -35,7 +35,8 @@ class Outage:
         waiter = asyncio.Event()  # one per waiter: no event outlives its event loop
         self._waiters.add(waiter)
         try:
-            await asyncio.wait_for(waiter.wait(), timeout_s)
+            async with asyncio.timeout(timeout_s):
+                await waiter.wait()
         except TimeoutError:
             pass
         finally:
