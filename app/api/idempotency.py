@@ -51,6 +51,16 @@ RequiredIdempotencyKey = Annotated[
 ]
 
 
+def shown_once(field: str) -> Callable[[Any], Any]:
+    """A `kept` for an answer whose `field` is a secret shown once: the key's record stores
+    the answer without it, and a replay answers it as null."""
+
+    def kept(body: Any) -> Any:
+        return {**body, field: None} if isinstance(body, dict) else body
+
+    return kept
+
+
 def _key(request: Request, *, required: bool) -> str | None:
     raw = request.headers.get(HEADER)
     if raw is None:

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import secrets
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -29,7 +26,7 @@ from app.db import keys_repo
 from app.engine.keys import hash_key
 from app.openapi import openapi_json
 from tests.support.dbserver import fresh_database
-from tests.support.processes import ROOT, free_port, server, wait_healthy_sync
+from tests.support.processes import cli_out, free_port, server, wait_healthy_sync
 
 SCHEMA = schemathesis.openapi.from_dict(json.loads(openapi_json()))
 
@@ -78,18 +75,6 @@ def valid_requests_accepted(ctx: Any, response: Any, case: Any) -> bool | None:
             f"a request valid by the document refused: {response.status_code} {response.text[:500]}"
         )
     return None
-
-
-def _cli(env: dict[str, str], *args: str) -> str:
-    made = subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        cwd=ROOT,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-    )
-    assert made.returncode == 0, made.stderr
-    return made.stdout
 
 
 ALLOW_EVERY_DESTINATION = """
@@ -148,8 +133,8 @@ def live(db_server: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -
             "TOOLGATE_DRIVER_POLL_S": "0.2",
             "TOOLGATE_CONFIG": str(config),
         }
-        _cli(env, "db", "upgrade")
-        _cli(env, "demo", "seed", "--tenant", "fuzz")
+        cli_out(env, "db", "upgrade")
+        cli_out(env, "demo", "seed", "--tenant", "fuzz")
         asyncio.run(_store_key(url))
         port = free_port()
         with server(["serve", "--port", str(port)], env):

@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.dbserver import fresh_database
 from tests.support.factories import final, run_body
-from tests.support.processes import free_port, run_cli, server, wait_healthy
+from tests.support.processes import cli_out, free_port, server, wait_healthy
 
 CONFIG = """
 models:
@@ -26,12 +26,6 @@ agents:
     tools: [search_technologies]
 quotas: {runs_per_minute: 3}
 """
-
-
-def _cli(env: dict[str, str], *args: str) -> str:
-    done = run_cli(*args, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
 
 
 @pytest.fixture
@@ -46,8 +40,8 @@ async def test_a_quota_and_a_revocation_hold_across_two_processes(
     config = tmp_path / "config.yaml"
     config.write_text(CONFIG)
     env = {"TOOLGATE_DATABASE_URL": own_database, "TOOLGATE_CONFIG": str(config)}
-    _cli(env, "db", "upgrade")
-    made = _cli(
+    cli_out(env, "db", "upgrade")
+    made = cli_out(
         env, "keys", "create", "--tenant", "acme", "--subject", "ops", "--roles", "admin,caller"
     )
     admin = json.loads(made.strip().splitlines()[-1])["key"]

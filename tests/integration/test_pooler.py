@@ -22,6 +22,7 @@ from tests.support.factories import final, run_body, tool_calls
 from tests.support.pgbouncer import pgbouncer, prepared_on_servers
 from tests.support.processes import (
     caller_key,
+    cli_out,
     free_port,
     run_cli,
     server,
@@ -32,12 +33,6 @@ from tests.support.processes import (
 POOL = 3
 RUNS = 40
 SEARCH = "search_technologies"
-
-
-def cli_out(env: dict[str, str], *args: str) -> str:
-    done = run_cli(*args, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
 
 
 @contextlib.contextmanager

@@ -44,6 +44,13 @@ def run_cli(
     )
 
 
+def cli_out(env: dict[str, str], *args: str) -> str:
+    """`python -m app ARGS`, which must succeed: what it printed."""
+    done = run_cli(*args, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 from starlette.responses import JSONResponse
 
 from app.api.deps import AdminDep, RuntimeDep
-from app.api.idempotency import IdempotencyKey, run_idempotent
+from app.api.idempotency import IdempotencyKey, run_idempotent, shown_once
 from app.api.key_schemas import CreateKeyIn, KeyCreatedOut, KeyOut, KeyPage
 from app.api.responses import problems
 from app.db.keys_repo import KeyRecord
@@ -32,12 +32,6 @@ def _created(record: KeyRecord, key: str | None) -> dict[str, Any]:
         created_at=record.created_at,
     )
     return view.model_dump(mode="json")
-
-
-def _without_key(body: Any) -> Any:
-    """What a replay answers: the creation answer without the key, which is never stored
-    (not even in the Idempotency-Key's record)."""
-    return {**body, "key": None} if isinstance(body, dict) else body
 
 
 @router.post(
@@ -79,7 +73,7 @@ async def create_key(
         required=False,
         creates=True,
         validated=body,
-        kept=_without_key,
+        kept=shown_once("key"),
     )
 
 

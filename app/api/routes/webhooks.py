@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import JSONResponse, Response
 
 from app.api.deps import AdminDep, RuntimeDep
-from app.api.idempotency import IdempotencyKey, run_idempotent
+from app.api.idempotency import IdempotencyKey, run_idempotent, shown_once
 from app.api.responses import problems
 from app.api.webhook_schemas import (
     CreateWebhookIn,
@@ -41,11 +41,6 @@ def _with_secret(made: WithSecret, status: int) -> JSONResponse:
         status_code=status,
         headers={"Location": f"/v1/webhooks/{made.endpoint.id}"},
     )
-
-
-def _secret_kept_out(body: Any) -> Any:
-    # What an Idempotency-Key record stores: the secret is shown once, never replayed.
-    return {**body, "secret": None}
 
 
 @router.post(
@@ -86,7 +81,7 @@ async def create_webhook(
         required=False,
         creates=True,
         validated=body,
-        kept=_secret_kept_out,
+        kept=shown_once("secret"),
     )
 
 
@@ -128,7 +123,7 @@ async def rotate_webhook_secret(
         return _with_secret(made, 200)
 
     return await run_idempotent(
-        request, rt, principal, operation, required=False, kept=_secret_kept_out
+        request, rt, principal, operation, required=False, kept=shown_once("secret")
     )
 
 
