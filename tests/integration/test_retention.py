@@ -6,9 +6,6 @@ load; `db purge --dry-run` says what would go and removes nothing."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +16,8 @@ from app.domain.retention import Kind
 from app.engine import retention
 from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.harness import DEFAULT_AGENT, Harness, make_config
+from tests.support.processes import cli_out
 
-ROOT = Path(__file__).resolve().parents[2]
 DAY_S = 86_400
 WRITER = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], "move_technology_ring"]}
 #: Deadlines long enough that no run is ended by the clock while the test moves it.
@@ -139,19 +136,10 @@ async def test_db_purge_dry_run_says_what_would_go(
         )
     config = tmp_path / "config.yaml"
     config.write_text("retention: {runs_days: 30}\n")
-    env = {**os.environ, "TOOLGATE_DATABASE_URL": database_url, "TOOLGATE_CONFIG": str(config)}
+    env = {"TOOLGATE_DATABASE_URL": database_url, "TOOLGATE_CONFIG": str(config)}
 
     def purge(*flags: str) -> dict[str, Any]:
-        result = subprocess.run(
-            [sys.executable, "-m", "app", "db", "purge", *flags],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert result.returncode == 0, result.stderr
-        return json.loads(result.stdout)
+        return json.loads(cli_out(env, "db", "purge", *flags))
 
     dry = purge("--dry-run")
     assert dry["dry_run"] is True and dry["removed"]["runs"] == 1
