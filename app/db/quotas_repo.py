@@ -1,16 +1,21 @@
 """What a tenant's quotas count: runs created per minute (a counter per minute on the
-database's clock, shared by every replica) and the cost of the runs it created today."""
+database's clock, shared by every replica) and the cost of the runs it created today (a
+running total of the finished ones, which a trigger keeps, and the ones still going)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.db.clock import DbTime
-from app.db.tables import run, run_rate
+from app.db.quota_tables import run_rate, tenant_day_cost
+from app.db.tables import run
+from app.domain.status import RunStatus
+
+_GOING = [s for s in RunStatus if s != RunStatus.FINISHED]
 
 
 async def take_run(
@@ -38,16 +43,29 @@ async def take_run(
     return None if runs is not None else float(seconds)
 
 
-async def cost_since(
-    session: AsyncSession | AsyncConnection, *, tenant_id: str, since: datetime
+async def cost_of_day(
+    session: AsyncSession | AsyncConnection, *, tenant_id: str, day: datetime
 ) -> float:
-    """The cost of the tenant's runs created at or after `since` (what they spent so far)."""
-    statement = select(func.coalesce(func.sum(run.c.cost_usd), 0)).where(
-        run.c.tenant_id == tenant_id, run.c.created_at >= since
+    """What the tenant's runs created on the UTC day starting at `day` cost so far: the
+    finished ones' total (one row) and the runs still going (few), in one snapshot, so a
+    run that finishes meanwhile is counted once."""
+    finished = select(tenant_day_cost.c.cost_usd).where(
+        tenant_day_cost.c.tenant_id == tenant_id, tenant_day_cost.c.day == day.date()
+    )
+    going = select(func.sum(run.c.cost_usd)).where(
+        run.c.tenant_id == tenant_id,
+        run.c.status.in_(_GOING),
+        run.c.created_at >= day,
+        run.c.created_at < day + timedelta(days=1),
+    )
+    statement = select(
+        func.coalesce(finished.scalar_subquery(), 0) + func.coalesce(going.scalar_subquery(), 0)
     )
     return float((await session.execute(statement)).scalar_one())
 
 
-async def purge(session: AsyncSession, *, db_time: DbTime) -> None:
-    """Counters of minutes long gone."""
+async def purge(session: AsyncSession, *, db_time: DbTime, today: datetime) -> None:
+    """Counters of minutes long gone, and totals of days before yesterday."""
     await session.execute(delete(run_rate).where(run_rate.c.window_start < db_time.after(-300)))
+    before = (today - timedelta(days=1)).date()
+    await session.execute(delete(tenant_day_cost).where(tenant_day_cost.c.day < before))

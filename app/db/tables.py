@@ -265,17 +265,6 @@ tool_rate = Table(
     PrimaryKeyConstraint("tenant_id", "tool", "window_start"),
 )
 
-# Runs created per tenant and minute, for the `runs_per_minute` quota: counted in the
-# database so that every replica shares them (like `tool_rate`).
-run_rate = Table(
-    "run_rate",
-    metadata,
-    Column("tenant_id", String(64), nullable=False),
-    _ts("window_start"),
-    Column("runs", Integer, nullable=False),
-    PrimaryKeyConstraint("tenant_id", "window_start"),
-)
-
 technology = Table(
     "technology",
     metadata,
@@ -347,6 +336,7 @@ technology_operation = Table(
     PrimaryKeyConstraint("tenant_id", "operation_id"),
 )
 
-# The webhook tables and the outbox trigger, declared on this module's `metadata` in their
-# own module; imported here so that whoever has the metadata has them too.
+# The webhook and quota tables and their triggers, declared on this module's `metadata` in
+# their own modules; imported here so that whoever has the metadata has them too.
+from app.db import quota_tables as _quota_tables  # noqa: E402, F401
 from app.db import webhook_tables as _webhook_tables  # noqa: E402, F401

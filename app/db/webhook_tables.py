@@ -84,6 +84,15 @@ webhook_delivery = Table(
         "next_attempt_at",
         postgresql_where=text("status = 'pending'"),
     ),
+    # Deliveries being sent (claimed, lease running), per endpoint: the claim's cap on
+    # what one endpoint may hold of the senders (migration 0014).
+    Index(
+        "ix_webhook_delivery_claimed",
+        "tenant_id",
+        "endpoint_id",
+        "next_attempt_at",
+        postgresql_where=text("status = 'pending' AND claim_token IS NOT NULL"),
+    ),
     # Retention: done deliveries by age, whatever the tenant (migration 0013).
     Index(
         "ix_webhook_delivery_done",
@@ -92,13 +101,22 @@ webhook_delivery = Table(
     ),
 )
 
+#: The class of the advisory locks that order a tenant's event writes against changes to
+#: its endpoints: each event statement takes the tenant's shared, a registration or a
+#: removal takes it exclusively (`webhooks_repo.lock_endpoints`).
+ENDPOINTS_LOCK = 2003331889
+
 #: The transactional outbox: every statement that inserts events (a step's write, a claim,
 #: a creation, a decision) also writes their deliveries, in its own transaction and with
-#: no extra round trip; a tenant without endpoints costs one index probe per statement.
-#: Migration 0012 creates the same function and trigger.
-WEBHOOK_OUTBOX_FUNCTION = DDL("""\
+#: no extra round trip; a tenant without endpoints costs a shared lock and one index probe
+#: per statement. The lock comes first, and the insert's own snapshot after it: the insert
+#: sees every endpoint whose registration answered before this transaction commits, and
+#: no removed endpoint (migration 0014 made it so; 0012 created the trigger).
+WEBHOOK_OUTBOX_FUNCTION = DDL(f"""\
 CREATE FUNCTION webhook_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM pg_advisory_xact_lock_shared({ENDPOINTS_LOCK}, hashtext(t.tenant_id))
+    FROM (SELECT DISTINCT tenant_id FROM added ORDER BY tenant_id) t;
     INSERT INTO webhook_delivery
         (tenant_id, id, endpoint_id, run_id, seq, type, status, next_attempt_at, created_at)
     SELECT a.tenant_id, 'msg_' || replace(gen_random_uuid()::text, '-', ''), w.id,

@@ -31,7 +31,7 @@ async def admit_run(rt: Runtime, tenant_id: str) -> None:
     async with rt.sessions.begin() as session:
         if quotas.daily_cost_usd is not None:
             now = rt.clock.now()
-            spent = await quotas_repo.cost_since(session, tenant_id=tenant_id, since=day_start(now))
+            spent = await quotas_repo.cost_of_day(session, tenant_id=tenant_id, day=day_start(now))
             if over_daily_cost(quotas, spent):
                 raise exceeded("daily cost", until_tomorrow(now))
         if quotas.runs_per_minute is not None:

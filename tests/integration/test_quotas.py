@@ -4,12 +4,17 @@ made, and the tenant's other runs and other tenants go on."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select
 
+from app.db import quotas_repo
+from app.db.quota_tables import tenant_day_cost
 from app.db.tables import run
-from tests.support.factories import final, run_body
+from app.domain.quotas import day_start
+from tests.support.approvals import WRITER, move, parked_run, row
+from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.harness import Harness, make_config
 
 PROBLEM_JSON = "application/problem+json"
@@ -99,3 +104,51 @@ async def test_replays_and_refused_requests_take_no_slot(harness_factory) -> Non
     # The second slot of the minute is still there.
     assert (await h.client.post("/v1/runs", json=body, headers=headers)).status_code == 201
     _assert_quota_refusal(await h.client.post("/v1/runs", json=body, headers=headers), at_most_s=60)
+
+
+async def test_a_days_cost_counts_runs_still_going_and_each_finished_run_once(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    """The day's cost is the finished runs' running total plus the runs still going: a
+    parked run's cost counts, and counts once when it finishes."""
+    config = make_config(
+        {"tech-radar": WRITER},
+        quotas={"daily_cost_usd": 1.0},
+        scripted={"input_cost_per_mtok": 100_000},
+    )
+    h = await harness_factory(config=config)
+    await seed_radar(h)
+    headers = await h.key()
+    kafka = await row(h, "Kafka")
+    parks = run_body(tool_calls(move(kafka["id"]), usage=(4, 0)), final("moved"))
+    first, second = [await parked_run(h, headers, *parks["script"]) for _ in range(2)]
+    assert first["usage"]["cost_usd"] == 0.4 and second["usage"]["cost_usd"] == 0.4
+    free = run_body(final("ok"), wait_s=10)
+    # 0.8 spent by runs still going, under 1.0.
+    assert (await h.client.post("/v1/runs", json=free, headers=headers)).status_code == 201
+    cancelled = await h.client.post(f"/v1/runs/{first['id']}/cancel", headers=headers)
+    assert cancelled.json()["status"] == "finished", cancelled.text
+    # Finished, it is in the day's total, and no longer among the runs going: still 0.8.
+    assert (await h.client.post("/v1/runs", json=free, headers=headers)).status_code == 201
+    costly = await h.client.post(
+        "/v1/runs", json=run_body(final("ok", usage=(4, 0))), headers=headers
+    )
+    assert costly.json()["usage"]["cost_usd"] == 0.4, costly.text
+    # 1.2 now: the next run is refused until tomorrow.
+    refused = await h.client.post("/v1/runs", json=free, headers=headers)
+    _assert_quota_refusal(refused, at_most_s=24 * 3600)
+
+
+async def test_the_purge_keeps_the_day_totals_a_quota_may_still_read(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_factory(config=make_config(quotas={"daily_cost_usd": 1.0}))
+    today = day_start(h.runtime.clock.now())
+    days = [today - timedelta(days=n) for n in (3, 2, 1, 0)]
+    async with h.runtime.sessions.begin() as session:
+        await session.execute(
+            insert(tenant_day_cost),
+            [{"tenant_id": "acme", "day": d.date(), "cost_usd": 1} for d in days],
+        )
+        await quotas_repo.purge(session, db_time=h.runtime.db_time, today=today)
+    async with h.runtime.sessions() as session:
+        kept = (await session.execute(select(tenant_day_cost.c.day))).scalars().all()
+    assert sorted(kept) == [days[2].date(), days[3].date()]  # yesterday's and today's

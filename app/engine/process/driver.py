@@ -14,6 +14,7 @@ from typing import Any
 from app.db import events_repo, leases_repo, quotas_repo, runs_repo, tool_switch_repo
 from app.db.errors import is_unavailable
 from app.db.session import retrying
+from app.domain.quotas import day_start
 from app.domain.records import Run
 from app.domain.run_changes import Sweep
 from app.domain.status import ACTIVE_RUN_STATUSES
@@ -281,7 +282,9 @@ class Driver:
                     await retention.purge(self.rt.sessions, retention.pass_of(self.rt))
                     async with self.rt.reads() as session:
                         await tool_switch_repo.purge_rates(session, db_time=self.rt.db_time)
-                        await quotas_repo.purge(session, db_time=self.rt.db_time)
+                        await quotas_repo.purge(
+                            session, db_time=self.rt.db_time, today=day_start(self.rt.clock.now())
+                        )
             except Exception as exc:
                 self._failed(exc, "the purge")
             await asyncio.sleep(PURGE_EVERY_S)
