@@ -29,13 +29,23 @@ from sqlalchemy.ext.asyncio import create_async_engine
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.db import migrate  # noqa: E402
+from app.db.webhook_tables import WEBHOOK_OUTBOX_FUNCTION  # noqa: E402
 from app.domain.events import EventType  # noqa: E402
 
+LOCKED = str(WEBHOOK_OUTBOX_FUNCTION.statement).replace(
+    "CREATE FUNCTION", "CREATE OR REPLACE FUNCTION"
+)
+# The trigger as migration 0012 made it, before the tenant's endpoints lock (0014).
+UNLOCKED = "\n".join(
+    line for line in LOCKED.splitlines() if "pg_advisory" not in line and "FROM (SELECT" not in line
+)
+ENABLE = "ALTER TABLE event ENABLE TRIGGER event_webhook_outbox"
 SETUPS = {
-    "trigger disabled": ("ALTER TABLE event DISABLE TRIGGER event_webhook_outbox", None),
-    "no endpoint": ("ALTER TABLE event ENABLE TRIGGER event_webhook_outbox", None),
-    "endpoint, other types": (None, EventType.TURN_COMPLETED),
-    "endpoint, subscribed": (None, EventType.RUN_CLAIMED),
+    "trigger disabled": (["ALTER TABLE event DISABLE TRIGGER event_webhook_outbox"], None),
+    "no endpoint, no lock": ([ENABLE, UNLOCKED], None),
+    "no endpoint": ([ENABLE, LOCKED], None),
+    "endpoint, other types": ([], EventType.TURN_COMPLETED),
+    "endpoint, subscribed": ([], EventType.RUN_CLAIMED),
 }
 RUN = """INSERT INTO run (tenant_id, id, agent, route, status, input, tools, limits,
     created_by, root_run_id, deadline_at, created_at, updated_at)
@@ -57,8 +67,8 @@ async def _round(conn: asyncpg.Connection, n: int, seq: int) -> tuple[float, int
 
 async def _configure(conn: asyncpg.Connection, name: str) -> None:
     ddl, subscribed = SETUPS[name]
-    if ddl:
-        await conn.execute(ddl)
+    for statement in ddl:
+        await conn.execute(statement)
     await conn.execute("DELETE FROM webhook_endpoint")
     if subscribed:
         await conn.execute(ENDPOINT, [subscribed.value])

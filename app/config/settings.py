@@ -84,7 +84,13 @@ class Settings(BaseSettings):
     #: How often the webhook sender looks for due deliveries when no commit woke it.
     webhook_poll_s: float = Field(default=1.0, gt=0)
     #: Webhook deliveries one process sends at once.
-    webhook_concurrency: int = Field(default=16, ge=1)
+    webhook_concurrency: int = Field(default=64, ge=1)
+    #: Webhook deliveries of one endpoint being sent at once, counted over every process:
+    #: an endpoint that hangs holds no more of the senders than that.
+    webhook_endpoint_concurrency: int = Field(default=4, ge=1)
+    #: How long a registration or removal of a webhook endpoint waits for the tenant's
+    #: event writes in progress before it is answered 503 (to be retried).
+    webhook_lock_wait_s: float = Field(default=5.0, gt=0)
     #: Whether this process also runs the driver (`serve --no-driver` turns it off).
     run_driver: bool = True
     #: Whether the driver's background work (its poll, lease upkeep, purges, the listener)

@@ -43,3 +43,12 @@ _NETWORK_ERRNOS = frozenset(
 
 def _unavailable_sqlstate(sqlstate: object) -> bool:
     return isinstance(sqlstate, str) and sqlstate.startswith(_UNAVAILABLE_SQLSTATE_PREFIXES)
+
+
+def is_lock_timeout(exc: BaseException) -> bool:
+    """A lock not granted within the transaction's `lock_timeout` (worth a retry)."""
+    orig = getattr(exc, "orig", exc)
+    return getattr(orig, "sqlstate", None) == LOCK_NOT_AVAILABLE
+
+
+LOCK_NOT_AVAILABLE = "55P03"

@@ -3,11 +3,15 @@ once), list, delete, rotate the secret (the old one signs 24 h more), read deliv
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config.files import WebhooksConfig
 from app.db import idempotency_repo, webhooks_repo
+from app.db.errors import is_lock_timeout
 from app.db.webhooks_repo import Delivery, Endpoint
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.events import EventType
@@ -69,7 +73,7 @@ async def register(
     a retry after a crash between the two finds the endpoint, never makes a second one."""
     check_url(rt.config.webhooks, url)
     secret = new_secret()
-    async with rt.sessions.begin() as session:
+    async with _changing_endpoints(rt, principal) as session:
         endpoint = await webhooks_repo.insert_endpoint(
             session,
             webhooks_repo.NewEndpoint(
@@ -113,9 +117,30 @@ async def list_endpoints(
 
 
 async def delete(rt: Runtime, *, principal: Principal, endpoint_id: str) -> None:
-    async with rt.reads() as session:
+    async with _changing_endpoints(rt, principal) as session:
         if not await webhooks_repo.delete_endpoint(session, principal.tenant_id, endpoint_id):
             raise _not_found()
+
+
+@contextlib.asynccontextmanager
+async def _changing_endpoints(rt: Runtime, principal: Principal) -> AsyncIterator[AsyncSession]:
+    """A transaction that changes the tenant's endpoints, after the tenant's event writes
+    in progress: an endpoint registered receives every event committed after its answer,
+    and no event write meets an endpoint removed under it."""
+    try:
+        async with rt.sessions.begin() as session:
+            await webhooks_repo.lock_endpoints(
+                session, principal.tenant_id, wait_s=rt.settings.webhook_lock_wait_s
+            )
+            yield session
+    except Exception as exc:
+        if not is_lock_timeout(exc):
+            raise
+        raise DomainError(
+            ErrorCode.UNAVAILABLE,
+            "the tenant's runs are writing events; try again in a moment",
+            retry_after_s=1,
+        ) from None
 
 
 async def rotate(rt: Runtime, *, principal: Principal, endpoint_id: str) -> WithSecret:

@@ -18,9 +18,10 @@ import secrets
 import pydantic_core
 
 from app.adapters.webhook_http import Answer, WebhookClient, resolve
-from app.db import webhooks_repo
+from app.db import webhook_claims_repo
 from app.db.errors import is_unavailable
-from app.db.webhooks_repo import Attempt, Claimed, DeliveryStatus, Outcome
+from app.db.webhook_claims_repo import Claimed, Outcome
+from app.db.webhooks_repo import Attempt, DeliveryStatus
 from app.domain.records import FeedEvent
 from app.domain.webhook_signing import signature_header
 from app.domain.webhooks import (
@@ -89,9 +90,10 @@ class WebhookSender:
             return 0
         timeout_s = self.rt.config.webhooks.timeout_s
         async with self.rt.reads() as session:
-            claimed = await webhooks_repo.claim_due(
+            claimed = await webhook_claims_repo.claim_due(
                 session,
                 limit=free,
+                per_endpoint=self.rt.settings.webhook_endpoint_concurrency,
                 lease_s=RESOLVE_S + timeout_s + LEASE_MARGIN_S,
                 token=secrets.token_hex(16),
                 db_time=self.rt.db_time,
@@ -100,6 +102,10 @@ class WebhookSender:
             task = asyncio.create_task(self._deliver(delivery), name=f"webhook:{delivery.id}")
             self._in_flight[task] = delivery
             task.add_done_callback(self._done)
+        if claimed and len(claimed) < free:
+            # Room is left: what an endpoint at its cap hid from this claim's scan is
+            # claimed next, not at the next poll.
+            self._woken.set()
         return len(claimed)
 
     def _done(self, task: asyncio.Task[None]) -> None:
@@ -113,7 +119,7 @@ class WebhookSender:
     async def _deliver(self, claimed: Claimed) -> None:
         outcome = await self._attempt(claimed)
         async with self.rt.sessions.begin() as session:
-            await webhooks_repo.record(session, claimed, outcome, self.rt.db_time)
+            await webhook_claims_repo.record(session, claimed, outcome, self.rt.db_time)
         if outcome.status == DeliveryStatus.SUCCEEDED:
             self._woken.set()  # the run's next event may be waiting for this one
         elif outcome.retry_in_s is not None:
@@ -185,5 +191,5 @@ class WebhookSender:
                 await task
         with contextlib.suppress(Exception):  # else they simply lapse
             async with self.rt.reads() as session:
-                await webhooks_repo.hand_back(session, [c for _, c in held], self.rt.db_time)
+                await webhook_claims_repo.hand_back(session, [c for _, c in held], self.rt.db_time)
         await self.client.aclose()
