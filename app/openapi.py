@@ -65,6 +65,31 @@ def _no_null_in_requests(document: dict[str, Any]) -> None:
             visit([p for p in operation.get("parameters", []) if p.get("in") == "header"])
 
 
+#: What `api.hygiene` refuses in a path or a query string (`400`), declared where a
+#: parameter does not already say what its value may hold.
+_NO_NUL = r"^[^\x00]*$"
+
+
+_BAD_REQUEST = {"description": "Bad Request: the path or query string is not UTF-8 without NUL"}
+
+
+def _no_nul_in_urls(document: dict[str, Any]) -> None:
+    """Path and query parameters never hold NUL: the hygiene layer refuses the request
+    (`400`) before any route, and the document says so."""
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                schema = parameter.get("schema", {})
+                if parameter.get("in") not in ("path", "query"):
+                    continue
+                operation["responses"].setdefault("400", dict(_BAD_REQUEST))
+                if "pattern" in schema:
+                    continue
+                for option in schema.get("anyOf", [schema]):
+                    if option.get("type") == "string" and "pattern" not in option:
+                        option["pattern"] = _NO_NUL
+
+
 _REPLAYED = {
     "description": "`true` when the answer is the stored answer to an earlier request with "
     "the same Idempotency-Key.",
@@ -104,6 +129,7 @@ def install(app: FastAPI) -> None:
                 routes=app.routes,
                 tags=app.openapi_tags,
             )
+            _no_nul_in_urls(document)
             _problem_responses_only(document)
             _no_null_in_requests(document)
             _declared_headers(document)
