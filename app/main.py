@@ -12,16 +12,18 @@ import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import httpx
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app import openapi
 from app.adapters.builtin_tools.tech_radar import SPECS, radar_tools
 from app.adapters.clock import SystemClock
-from app.adapters.http_tools import client_timeouts, http_tools
+from app.adapters.http_tools import HttpTool, client_timeouts, http_tools
 from app.adapters.lazy_model import OnFirstCall
 from app.adapters.scripted_model import ScriptedModel
 from app.adapters.sdk_model import key_env_of
@@ -43,11 +45,18 @@ from app.api.routes import (
     webhooks,
 )
 from app.api.routes import metrics as scrape_route
-from app.config.files import DEMO_CONFIG_PATH, AppConfig, ModelRouteConfig, load_config
+from app.config.files import (
+    DEMO_CONFIG_PATH,
+    AppConfig,
+    HttpToolConfig,
+    ModelRouteConfig,
+    load_config,
+)
 from app.config.settings import Settings
 from app.db.clock import DbTime
 from app.db.session import make_engine, make_sessionmaker
 from app.domain.ports import Clock, ModelProvider, Tool
+from app.engine.pinned_config import Versions
 from app.engine.process.driver import Driver
 from app.engine.process.runtime import Runtime
 from app.engine.process.webhook_sender import WebhookSender
@@ -245,6 +254,13 @@ def _runtime(
     # The built-in tools only read: each of their statements stands alone.
     registry = dict((tools or radar_tools)(reads, clock))
     registry.update(http_tools(config.tools, http_client))
+
+    def build_http(name: str, declared: Mapping[str, Any]) -> Tool | None:
+        try:
+            return HttpTool(name, HttpToolConfig.model_validate(declared), http_client)
+        except ValidationError:  # a declaration this code no longer reads
+            return None
+
     return Runtime(
         sessions=sessions,
         clock=clock,
@@ -258,6 +274,7 @@ def _runtime(
         capture=otel.capture,
         single=single,
         reads=reads,
+        versions=Versions(config, registry, build_http),
     )
 
 

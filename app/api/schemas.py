@@ -186,6 +186,12 @@ class RunOut(BaseModel):
     updated_at: datetime
     deadline_at: datetime
     version: int
+    config_hash: str | None = Field(
+        default=None,
+        description="The config version the run was created with and keeps until it ends "
+        "(SHA-256 of its agent and its tools' declarations); null for a run created before "
+        "versions were kept.",
+    )
 
 
 class RunPage(BaseModel):

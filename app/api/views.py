@@ -38,6 +38,7 @@ def run_view(record: Run, pending: Sequence[Preview] = ()) -> dict[str, Any]:
         "updated_at": record.updated_at,
         "deadline_at": record.deadline_at,
         "version": record.version,
+        "config_hash": record.config_hash,
     }
 
 

@@ -1,7 +1,8 @@
 """Tables. `tenant_id` leads every key and index, except the API-key lookup by hash, the
 driver's queue index over runnable runs, the purges of expired Idempotency-Keys and of
 finished runs, the sweep of expired approvals and the webhook senders' queue of due
-deliveries (the tenant is not known, or not relevant, there)."""
+deliveries (the tenant is not known, or not relevant, there); `config_version` holds the
+operator's config versions, which belong to no tenant."""
 
 from __future__ import annotations
 
@@ -101,6 +102,8 @@ run = Table(
     # The W3C traceparent of the run's latest advance: the next one links to it.
     Column("trace_context", String(64)),
     Column("data_policy", ARRAY(Text)),  # tags every route the run uses must carry
+    # The config version the run was created with (`config_version`), kept until it ends.
+    Column("config_hash", String(64)),
     Column("lease_token", String(64)),
     _ts("lease_expires_at", nullable=True),
     Column("version", Integer, nullable=False, server_default="1"),
@@ -127,6 +130,18 @@ run = Table(
         "deadline_at",
         postgresql_where=text("status = 'awaiting_approval'"),
     ),
+)
+
+# Config versions by hash: an agent and its tools' declarations, as a run was created
+# with (migration 0017). Written once per version, by the processes serving it; read once
+# per process by one stepping a run of a version it was not started with.
+config_version = Table(
+    "config_version",
+    metadata,
+    Column("hash", String(64), nullable=False),
+    Column("document", JSONB, nullable=False),
+    _ts("created_at"),
+    PrimaryKeyConstraint("hash"),
 )
 
 # A scripted run's script: immutable, read once by the process that claims the run, and

@@ -66,6 +66,8 @@ class Run:
     trace_context: str | None = None
     #: Tags every route the run uses must carry (besides its agent's).
     data_policy: tuple[str, ...] = ()
+    #: The config version it was created with (`domain.pinning`), kept until it ends.
+    config_hash: str | None = None
 
     @property
     def usage(self) -> Usage:

@@ -92,6 +92,7 @@ async def start_run(
     )
     # Last of the checks: a request refused for its content takes no slot of a quota.
     await admit_run(rt, principal.tenant_id)
+    await rt.versions.ensure_kept(rt.reads)
     now = rt.clock.now()
     token = new_lease_token() if lease else None
     script = tuple(dict(i) for i in request.script) if request.script is not None else None
@@ -103,12 +104,8 @@ async def start_run(
         created_data["clamped"] = lowered
     created_event: Event = (EventType.RUN_CREATED, created_data)
     claimed: tuple[Event, ...] = ((EventType.RUN_CLAIMED, {"after_step": 0}),) if lease else ()
-    creation = Creation(
-        record,
-        (created_event, *claimed),
-        script=script,
-        lease_s=rt.settings.lease_s if lease else None,
-    )
+    lease_s = rt.settings.lease_s if lease else None
+    creation = Creation(record, (created_event, *claimed), script=script, lease_s=lease_s)
     sent = asyncio.get_running_loop().time()
     # One statement: the key's binding, the run, its script and its first events.
     async with rt.single.connect() as connection:
@@ -125,7 +122,7 @@ async def start_run(
     rt.events.committed(record.tenant_id, record.id)
     if not lease:
         return Started(record)
-    state = RunState.fresh(record, rt.instructions(record.agent), script)
+    state = RunState.fresh(record, await rt.versions.of_run(rt.reads, record), script)
     return Started(record, lease_for(rt, record, sent), state)
 
 
@@ -186,6 +183,7 @@ def _new_run(
         lease_owner=rt.settings.instance_id if leased else None,
         lease_token=token,
         data_policy=tuple(sorted(policy)),
+        config_hash=rt.versions.hash_of(request.agent),
     )
 
 

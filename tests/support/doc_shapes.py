@@ -9,7 +9,8 @@ A sample is JSON where `…` (or `...`) stands for what is left out: as an objec
 - numbers, booleans and `null` are equal, with the same JSON type (`3600.0` is not `3600`);
 - a string is equal; or, holding `…`, it begins and ends like the real one
   (`"sha256:b66a…"`); or both are timestamps; or both are ids with the same prefix
-  (`run_19733f780d78…`, shortened or not, stands for any run id).
+  (`run_19733f780d78…`, shortened or not, stands for any run id); or both are SHA-256
+  hex digests (a `config_hash`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Any
 
 MORE = "…"
 _TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
+#: A SHA-256 hex digest (a config version's name): any digest.
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
 _ID = re.compile(r"^(?P<prefix>[a-z]+_)[0-9a-f]{8,}$")
 #: An id shown shortened (`run_19733f…`, `call_…`): any id with that prefix.
 _SHORT_ID = re.compile(r"^(?P<prefix>[a-z]+_)[0-9a-f]*(…|\.\.\.)$")
@@ -128,6 +131,8 @@ def _string_matches(sample: str, real: Any) -> bool:
             head, tail = sample.split(more, 1)
             return real.startswith(head) and real.endswith(tail.replace(more, ""))
     if _TIMESTAMP.match(sample) and _TIMESTAMP.match(real):
+        return True
+    if _DIGEST.match(sample) and _DIGEST.match(real):
         return True
     shown, got = _ID.match(sample), _ID.match(real)
     return bool(shown and got and shown["prefix"] == got["prefix"])

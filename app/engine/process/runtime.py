@@ -15,6 +15,7 @@ from app.db.clock import DbTime
 from app.domain.ports import Clock, ModelProvider, Tool
 from app.domain.retention import Retention
 from app.engine.events.event_hub import EventHub
+from app.engine.pinned_config import Versions
 from app.engine.process.deferred import Deferred
 from app.engine.tool_gates import DisabledTools
 from app.observability import telemetry
@@ -52,6 +53,8 @@ class Runtime:
     single: AsyncEngine
     #: Sessions on `single`: each statement stands on its own.
     reads: async_sessionmaker[AsyncSession]
+    #: The config versions runs are pinned to: this process's, and others read once.
+    versions: Versions
     #: The database's clock, which lease and lock expiry is compared with.
     db_time: DbTime = field(default_factory=DbTime)
     tracer: Tracer = field(default_factory=telemetry.tracer)

@@ -48,7 +48,7 @@ async def handle(batch: Round, call: Call, run_call: RunCall) -> Next:
     """The call to an outcome (as `run_call` answers), or `Next.PARK`: the run now waits
     for a decision, and nothing after this call may start."""
     rt = batch.lease.rt
-    tool = rt.tools[call.tool]
+    tool = batch.state.tools[call.tool]
     if call.status is CallStatus.PENDING:
         # A switch thrown since the proposal: no preview is asked for, none is offered.
         if await _stopped(batch, call, tool):

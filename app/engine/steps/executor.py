@@ -47,10 +47,10 @@ TOOL_UNAVAILABLE = ToolError(
 
 
 async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
-    rt = lease.rt
     todo = state.open_calls()
     batch = Round(lease, state)
-    gone = [c for c in todo if c.tool not in rt.tools]
+    tools = state.tools  # the run's version of them
+    gone = [c for c in todo if c.tool not in tools]
     if gone:
         # The config changed under the run: the call cannot run here, and saying so ends
         # the run with a clear code instead of a step failing over and over.
@@ -59,8 +59,8 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
         await batch.flush()
         return
     # A call that needs approval waits its turn with the side effects, whatever its tool.
-    writes = [c for c in todo if _sequential(rt.tools[c.tool].spec)]
-    reads = [c for c in todo if not _sequential(rt.tools[c.tool].spec)]
+    writes = [c for c in todo if _sequential(tools[c.tool].spec)]
+    reads = [c for c in todo if not _sequential(tools[c.tool].spec)]
     # Every read runs to its own outcome; an interruption (cancel, lost lease) stops the
     # others through the lease's stop signal. What settled is recorded either way.
     outcomes = await asyncio.gather(*(_bounded(batch, c) for c in reads), return_exceptions=True)
@@ -74,7 +74,7 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
         return
     try:
         for call in writes:
-            spec = rt.tools[call.tool].spec
+            spec = tools[call.tool].spec
             # A write takes its group's slots like a read: the bulkhead holds across runs.
             async with _slots(batch, spec):
                 if spec.requires_approval:
@@ -109,7 +109,7 @@ async def _slots(batch: Round, spec: ToolSpec) -> AsyncIterator[None]:
 
 
 async def _bounded(batch: Round, call: Call) -> Next:
-    async with _slots(batch, batch.lease.rt.tools[call.tool].spec):
+    async with _slots(batch, batch.state.tools[call.tool].spec):
         return await run_call(batch, call, side_effect=False)
 
 
@@ -117,7 +117,7 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> Next:
     """Runs one call to an outcome, and says whether later calls may start.
     An approved call whose backend answers `version_conflict` raises VersionConflict,
     leaving its outcome to the approvals module."""
-    tool = batch.lease.rt.tools[call.tool]
+    tool = batch.state.tools[call.tool]
     # Whether an earlier attempt may have taken effect though nobody could tell (it went
     # unanswered, and is re-sent only on its backend's dedupe): then the call is never
     # reported as stopped or failed before sending, only as an unknown outcome.

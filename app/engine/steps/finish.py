@@ -113,7 +113,7 @@ async def finish_run(
     if before.updated_calls:
         newer = {c.id: c for c in before.updated_calls}
         calls = [newer.get(c.id, c) for c in calls]
-    tools = lease.rt.tools
+    tools = state.tools
 
     def side_effect(call: Call) -> bool:
         # A tool gone from the config counts as one: it may have had effects.

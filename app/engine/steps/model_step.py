@@ -52,7 +52,7 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
         message = "no model route meets the run's data policy and needs"
         return finish(TerminationReason.POLICY_DENIED, "no_route", message)
     fallback = routing.fallback_for(lease, state, chosen)
-    exposed = [rt.tools[n] for n in run.tools if n in rt.tools]
+    exposed = [state.tools[n] for n in run.tools if n in state.tools]
     tools = [t.spec for t in exposed]
     messages = state.messages()
     size = request_size(state.instructions, messages, tools)

@@ -88,7 +88,7 @@ class Round:
     async def failed(self, call: Call, error: ToolError, *, flush: bool = True) -> Next:
         """The call fails with `error` (committed at once when `flush`: a side effect's
         is); the run goes on unless the error ends it."""
-        ends = ends_run(self.lease.rt.tools[call.tool].spec, error)
+        ends = ends_run(self.state.tools[call.tool].spec, error)
         self.fail(call, error, ends=ends)
         if flush:
             await self.flush()

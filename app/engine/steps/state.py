@@ -14,10 +14,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import previews_repo, runs_repo, turns_repo
 from app.domain.budget import Spend, Usage, call_would_exceed, least_input_tokens
 from app.domain.context import CallRecord, TurnRecord, opening_messages, turn_messages
+from app.domain.ports import Tool
 from app.domain.records import Call, Preview, Run, Turn
 from app.domain.run_changes import ScriptItem
 from app.domain.status import SETTLED_CALL_STATUSES, CallStatus
 from app.domain.steps import CallState, NextStep, decide
+from app.engine.pinned_config import RunConfig
 
 _OPEN = frozenset(CallStatus) - SETTLED_CALL_STATUSES
 
@@ -62,7 +64,8 @@ def call_state(call: Call) -> CallState:
 @dataclass
 class RunState:
     run: Run
-    instructions: str
+    #: The run's pinned config version: its instructions and tools.
+    config: RunConfig
     #: A scripted run's script (SPEC: the scripted model reads its items from it).
     script: Sequence[ScriptItem] | None = None
     #: The latest turn and its calls; earlier turns live on only as model messages.
@@ -83,18 +86,18 @@ class RunState:
 
     @classmethod
     def fresh(
-        cls, run: Run, instructions: str, script: Sequence[ScriptItem] | None = None
+        cls, run: Run, config: RunConfig, script: Sequence[ScriptItem] | None = None
     ) -> RunState:
-        opening = opening_messages(instructions=instructions, user_input=run.input)
-        return cls(run, instructions, script, _messages=opening)
+        opening = opening_messages(instructions=config.instructions, user_input=run.input)
+        return cls(run, config, script, _messages=opening)
 
     @classmethod
     async def load(
-        cls, session: AsyncSession, run: Run, instructions: str, *, scripted: bool
+        cls, session: AsyncSession, run: Run, config: RunConfig, *, scripted: bool
     ) -> RunState:
         """The whole history (and script), read once by the process that claimed the run."""
         script = await runs_repo.script_of(session, run.tenant_id, run.id) if scripted else None
-        state = cls.fresh(run, instructions, script)
+        state = cls.fresh(run, config, script)
         if run.steps == 0:
             return state
         turns = await turns_repo.turns(session, tenant_id=run.tenant_id, run_id=run.id)
@@ -117,6 +120,15 @@ class RunState:
             found = await previews_repo.get_many(session, tenant_id=run.tenant_id, ids=waiting)
             state.previews = {p.id: p for p in found}
         return state
+
+    @property
+    def instructions(self) -> str:
+        return self.config.instructions
+
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        """The run's tools, as its version declared them; a tool gone is absent."""
+        return self.config.tools
 
     def usage(self) -> Usage:
         """The run's usage, with what is owed: what every budget check must see."""

@@ -52,13 +52,13 @@ def lease_for(rt: Runtime, run: Run, sent_at: float, queued_s: float = 0.0) -> L
 
 async def load_state(rt: Runtime, run: Run) -> RunState:
     """A claimed run's history, read once."""
-    instructions = rt.instructions(run.agent)
+    config = await rt.versions.of_run(rt.reads, run)
     route = rt.config.models.get(run.route)  # gone from the config: the model step says so
     scripted = route is not None and route.provider == "scripted"
     if run.steps == 0 and not scripted:
-        return RunState.fresh(run, instructions)
+        return RunState.fresh(run, config)
 
-    return await retrying(rt.sessions, RunState.load, run, instructions, scripted=scripted)
+    return await retrying(rt.sessions, RunState.load, run, config, scripted=scripted)
 
 
 async def claim(rt: Runtime, tenant_id: str, run_id: str) -> tuple[Lease, Run] | None:

@@ -429,6 +429,7 @@ export const TERMINATION_REASONS = Object.freeze([
  * @property {string} updated_at
  * @property {string} deadline_at
  * @property {number} version
+ * @property {string | null} [config_hash]
  */
 
 /**

@@ -1,0 +1,41 @@
+"""A run's pinned config version: what it was created with (its agent, and the
+declarations of the agent's tools: schemas, descriptions, policy) as one canonical
+document, and its hash. A run keeps that version until it finishes, whatever config the
+process stepping it was started with; the document is kept by hash, once."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any
+
+from app.domain.tools import ToolSpec, canonical_json
+
+HTTP = "http"
+BUILTIN = "builtin"
+
+
+def builtin_declaration(spec: ToolSpec) -> dict[str, Any]:
+    """A tool the code provides: its spec is its whole declaration (the code serves only
+    its own version)."""
+    spec_fields = asdict(spec)
+    spec_fields["permissions"] = list(spec.permissions)
+    return {"kind": BUILTIN, **spec_fields}
+
+
+def http_declaration(declared: Mapping[str, Any]) -> dict[str, Any]:
+    """An operator's HTTP tool, as the config declared it (its URLs included; its `kind`
+    says `http`)."""
+    return {**declared, "kind": HTTP}
+
+
+def document(
+    agent_name: str, agent: Mapping[str, Any], tools: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
+    return {"agent_name": agent_name, "agent": dict(agent), "tools": dict(tools)}
+
+
+def version_hash(version: Mapping[str, Any]) -> str:
+    """The version's name: SHA-256 of its canonical JSON, hex."""
+    return hashlib.sha256(canonical_json(version).encode()).hexdigest()

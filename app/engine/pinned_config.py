@@ -1,0 +1,126 @@
+"""Pinned config versions: the version of its agent and tools a run was created with, kept
+by hash in `config_version`, and the config a run is stepped with — its own version,
+whatever this process was started with.
+
+This process's versions (one per agent of its config) are written once, before its first
+creation, so a creation only names its hash. A run of another version is served from that version's
+document, read once per process: its instructions, and its tools as they were declared.
+An operator's HTTP tool is rebuilt from its declaration (its schemas, policy and URL); a
+built-in tool is the code's, so a run whose built-in tool changed since, or whose tool
+left the config, finds it gone and the call ends `tool_unavailable`, never served by the
+new version silently. The operator's levers stay live: the kill switch, `enabled`, rate
+limits and the route's own settings are the current config's."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.config.files import AgentConfig, AppConfig
+from app.db import config_versions_repo
+from app.domain import pinning
+from app.domain.ports import Tool
+from app.domain.records import Run
+
+log = logging.getLogger(__name__)
+#: Builds an operator's HTTP tool from its declaration (None when the declaration no
+#: longer parses under this code).
+HttpToolFactory = Callable[[str, Mapping[str, Any]], Tool | None]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The config a run is stepped with: its version's agent and tools."""
+
+    hash: str | None
+    agent: AgentConfig | None
+    tools: Mapping[str, Tool]
+
+    @property
+    def instructions(self) -> str:
+        return self.agent.instructions if self.agent is not None else ""
+
+
+def _declaration(name: str, config: AppConfig, tool: Tool) -> dict[str, Any]:
+    declared = config.tools.get(name)
+    if declared is None:
+        return pinning.builtin_declaration(tool.spec)
+    return pinning.http_declaration(declared.model_dump(mode="json"))
+
+
+class Versions:
+    def __init__(
+        self, config: AppConfig, tools: Mapping[str, Tool], build_http: HttpToolFactory
+    ) -> None:
+        self._tools = tools
+        self._build_http = build_http
+        self._declared = {name: _declaration(name, config, t) for name, t in tools.items()}
+        self._documents: dict[str, dict[str, Any]] = {}
+        self._by_agent: dict[str, str] = {}
+        self._served: dict[str, RunConfig] = {}
+        for name, agent in config.agents.items():
+            tools_of = {t: self._declared[t] for t in agent.tools if t in self._declared}
+            doc = pinning.document(name, agent.model_dump(mode="json"), tools_of)
+            version = pinning.version_hash(doc)
+            self._documents[version] = doc
+            self._by_agent[name] = version
+            self._served[version] = RunConfig(version, agent, {t: tools[t] for t in tools_of})
+        self._agents = dict(config.agents)
+        self._kept = False
+
+    def hash_of(self, agent: str) -> str | None:
+        """The version a run of `agent` created here is pinned to."""
+        return self._by_agent.get(agent)
+
+    async def ensure_kept(self, reads: Any) -> None:
+        """Writes this process's versions before its first run is created (those kept
+        already are left as they are): one statement, once per process, and none at
+        start-up, which never needs the database."""
+        if self._kept:
+            return
+        async with reads() as session:
+            await config_versions_repo.save(session, self._documents)
+        self._kept = True
+
+    async def of_run(self, reads: Any, run: Run) -> RunConfig:
+        """`run`'s config: its version, read once per process; a run created before
+        versions were kept is stepped with the current config, as it always was."""
+        if run.config_hash is None:
+            agent = self._agents.get(run.agent)
+            names = agent.tools if agent is not None else run.tools
+            return RunConfig(None, agent, {t: self._tools[t] for t in names if t in self._tools})
+        served = self._served.get(run.config_hash)
+        if served is None:
+            async with reads() as session:
+                doc = await config_versions_repo.document(session, run.config_hash)
+            served = self._serve(run.config_hash, doc)
+            self._served[run.config_hash] = served
+        return served
+
+    def _serve(self, version: str, doc: Mapping[str, Any] | None) -> RunConfig:
+        if doc is None:  # never written: nothing of it can be served
+            log.warning("a run's config version %s is not kept; its tools are gone", version)
+            return RunConfig(version, None, {})
+        tools: dict[str, Tool] = {}
+        for name, declared in doc["tools"].items():
+            tool = self._tool(name, declared)
+            if tool is not None:
+                tools[name] = tool
+        try:
+            agent = AgentConfig.model_validate(doc["agent"])
+        except ValidationError:  # kept under an older code: its instructions still hold
+            agent = AgentConfig.model_construct(**doc["agent"])
+        return RunConfig(version, agent, tools)
+
+    def _tool(self, name: str, declared: Mapping[str, Any]) -> Tool | None:
+        if name not in self._tools:
+            return None  # left the config: the operator took it away
+        if declared == self._declared[name]:
+            return self._tools[name]
+        if declared.get("kind") != pinning.HTTP:
+            return None  # a built-in tool serves only the code's version
+        return self._build_http(name, declared)

@@ -1,0 +1,45 @@
+"""A config version's hash: the same for the same agent and tools however the mappings
+are ordered, and another for any change a run would notice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.domain import pinning
+from app.domain.tools import ToolSpec
+
+SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
+AGENT = {"model": "scripted", "instructions": "Help.", "tools": ["lookup"]}
+
+
+def _version(agent: dict[str, Any] = AGENT, schema: dict[str, Any] = SCHEMA, **spec: Any) -> str:
+    tool = pinning.builtin_declaration(ToolSpec("lookup", "Looks up.", schema, **spec))
+    return pinning.version_hash(pinning.document("desk", agent, {"lookup": tool}))
+
+
+def test_the_hash_names_the_content_not_its_order() -> None:
+    reordered = dict(reversed(list(AGENT.items())))
+    assert _version(reordered) == _version()
+    assert len(_version()) == 64
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"agent": {**AGENT, "instructions": "Help more."}},
+        {"agent": {**AGENT, "tools": ["lookup", "other"]}},
+        {"schema": {**SCHEMA, "required": ["q"]}},
+        {"permissions": ("radar:read",)},
+        {"requires_approval": True},
+    ],
+)
+def test_any_change_a_run_would_notice_is_another_version(changed: dict[str, Any]) -> None:
+    assert _version(**changed) != _version()
+
+
+def test_an_http_declaration_says_its_kind() -> None:
+    declared = pinning.http_declaration({"kind": "http", "url": "https://tools.example/x"})
+    assert declared["kind"] == pinning.HTTP
+    assert pinning.builtin_declaration(ToolSpec("x", "X.", SCHEMA))["kind"] == pinning.BUILTIN
