@@ -24,7 +24,7 @@ from app.domain.records import Preview, Run
 from app.domain.replay import Decision, decision_for
 from app.domain.replay_script import NotRecorded, rebuild_script
 from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
-from app.domain.tools import Principal
+from app.domain.tools import Principal, unstorable_char
 from app.engine import approvals, runs
 from app.engine.process.driver import Driver
 from app.engine.process.runtime import Runtime
@@ -60,6 +60,8 @@ class Replayed:
 
 async def load(rt: Runtime, *, run_id: str, tenant_id: str | None, side_effects: bool) -> Recorded:
     """The recorded run and what its replay needs; Refused when it cannot be replayed."""
+    if any(unstorable_char(v) for v in (run_id, tenant_id or "")):
+        raise Refused(f"no run {run_id!r}: not an id this service gives out")
     async with rt.reads() as session:
         found = await replay_repo.runs_by_id(session, run_id=run_id, tenant_id=tenant_id)
         if len(found) != 1:

@@ -259,6 +259,8 @@ async def test_what_cannot_be_replayed_is_a_usage_error(recording: Recording) ->
     cases = [
         ((recording.parked_id,), "awaiting_approval"),
         (("run_nosuchrun",), "no run"),
+        # Not UTF-8 (a lone surrogate once decoded): Postgres could not even compare it.
+        (("run_\udcff",), "no run"),
         ((recording.run_id, "--tenant", "someone-else"), "no run"),
         ((recording.ticket_id,), "--side-effects"),
     ]
