@@ -1,5 +1,5 @@
 """`python -m app ...`: serve, worker, db upgrade, keys create, demo seed, openapi,
-console-schema."""
+console-schema, eval, replay."""
 
 from __future__ import annotations
 
@@ -175,6 +175,17 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
         return 2
 
 
+def cmd_replay(settings: Settings, args: argparse.Namespace) -> int:
+    from app import replay_cli
+
+    async def nothing(_engine, _sessions) -> None:  # type: ignore[no-untyped-def]
+        return None
+
+    # An unreachable or unmigrated database is said here, before the service is built.
+    asyncio.run(_with_engine(settings, nothing, migrated=True))
+    return replay_cli.run_cli(settings, args.run_id, args.tenant, args.side_effects)
+
+
 def cmd_openapi(_settings: Settings, _args: argparse.Namespace) -> int:
     from app.openapi import openapi_json
 
@@ -318,6 +329,7 @@ COMMANDS: dict[str, cli_args.Command] = {
     "openapi": cmd_openapi,
     "console-schema": cmd_console_schema,
     "eval": cmd_eval,
+    "replay": cmd_replay,
 }
 
 

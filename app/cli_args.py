@@ -62,6 +62,14 @@ def build(commands: Mapping[str, Command]) -> argparse.ArgumentParser:
     command("openapi", "print the OpenAPI document (needs no database)")
     command("console-schema", "print the console's schema.js, made from the OpenAPI document")
     _eval(command("eval", "measure a model route's tool choice on a dataset (calls the model)"))
+    _replay(
+        command(
+            "replay",
+            "re-execute a finished run's recorded model turns against the current code, config "
+            "and tools in a scratch tenant; print `no difference` (exit 0) or the first "
+            "differing transition (exit 1)",
+        )
+    )
     return root
 
 
@@ -120,4 +128,19 @@ def _eval(evaluate: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         help="a folder for report.json and report.md (default: none, print only)",
+    )
+
+
+def _replay(replay: argparse.ArgumentParser) -> None:
+    replay.add_argument("run_id", metavar="RUN_ID", help="the finished run to replay (required)")
+    replay.add_argument(
+        "--tenant",
+        default=None,
+        help="the run's tenant (default: found by the run id in any tenant)",
+    )
+    replay.add_argument(
+        "--side-effects",
+        action="store_true",
+        help="let the replay call HTTP and MCP tools with side effects, which act on their "
+        "real backends again (default: off, a run that called one is not replayed)",
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -51,11 +52,19 @@ SAMPLE: list[tuple[str, str, str, str]] = [
 ]
 
 
-async def seed(session: AsyncSession, *, tenant_id: str, now: datetime) -> int:
+async def seed(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    now: datetime,
+    ids: Mapping[str, str] | None = None,
+) -> int:
+    """`ids`: the id to give a technology of that name (a replay's scratch tenant takes
+    the recorded tenant's, so that recorded arguments name the same rows); else a new one."""
     rows: list[dict[str, Any]] = [
         {
             "tenant_id": tenant_id,
-            "id": new_id("tech"),
+            "id": (ids or {}).get(name) or new_id("tech"),
             "name": name,
             "category": category,
             "ring": ring,
