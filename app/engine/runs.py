@@ -39,6 +39,8 @@ class CreateRun:
     metadata: Mapping[str, Any] | None = None
     script: Sequence[ScriptItem] | None = None
     data_policy: Sequence[str] = ()
+    #: `latest` or `snapshot` (its reads pinned to its creation).
+    consistency: str = "latest"
 
 
 T = TypeVar("T")
@@ -186,6 +188,7 @@ def _new_run(
         lease_owner=rt.settings.instance_id if leased else None,
         lease_token=token,
         data_policy=tuple(sorted(policy)),
+        consistency=request.consistency,
     )
 
 
