@@ -21,7 +21,7 @@ _COLUMNS = "id, name, category, ring, description, version, updated_at"
 _AS_OF = f"""
     SELECT DISTINCT ON (id) {_COLUMNS}, deleted FROM technology_version
     WHERE tenant_id = :tenant_id
-      AND pg_visible_in_snapshot(xid::text::xid8, CAST(:snapshot AS pg_snapshot))
+      AND pg_visible_in_snapshot(xid::text::xid8, CAST(CAST(:snapshot AS text) AS pg_snapshot))
 """
 _CONTAINS = "strpos(lower({column}), lower(:needle)) > 0"
 _MATCH = " OR ".join(_CONTAINS.format(column=c) for c in ("name", "category", "description"))
