@@ -24,6 +24,7 @@ from app.domain.tools import (
     ToolError,
     ToolResult,
     ToolSpec,
+    rfc3339,
     unstorable_char,
     unstorable_path,
 )
@@ -111,7 +112,8 @@ class HttpTool:
             "approved_by": None
             if approver is None
             else {"tenant": approver.tenant_id, "subject": approver.subject},
-            "as_of": None if context.as_of is None else context.as_of.isoformat(),
+            # Set for a read of a snapshot run only: read as of it (SPEC §4.1).
+            "as_of": None if context.as_of is None else rfc3339(context.as_of),
         }
 
     async def preview(self, arguments: Mapping[str, Any], context: ToolContext) -> PreviewBody:

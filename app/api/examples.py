@@ -62,6 +62,8 @@ RUN_OUT_EXAMPLE: dict[str, Any] = {
         "tool_calls": 1,
     },
     "pending_approvals": [],
+    "consistency": "latest",
+    "as_of": None,
     "created_at": "2026-11-29T10:00:00Z",
     "updated_at": "2026-11-29T10:00:02Z",
     "deadline_at": "2026-11-29T10:00:30Z",

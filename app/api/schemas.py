@@ -47,7 +47,10 @@ class CreateRunIn(RequestBody):
     parent_run_id: str | None = Field(default=None, description="Not supported by this build yet.")
     metadata: dict[str, Any] | None = Field(default=None, description="At most 4 KiB as JSON.")
     consistency: Literal["latest", "snapshot"] | None = Field(
-        default=None, description="`snapshot` is not supported by this build yet."
+        default=None,
+        description="`latest` (the default): every read sees the data as it is then. "
+        "`snapshot`: the run's reads are pinned to its creation (`as_of`); its writes "
+        "still check the current data at commit.",
     )
     data_policy: list[Annotated[str, Field(min_length=1, max_length=64)]] | None = Field(
         default=None,
@@ -182,6 +185,12 @@ class RunOut(BaseModel):
     limits: LimitsOut
     usage: UsageOut
     pending_approvals: list[PendingApproval]
+    consistency: Literal["latest", "snapshot"]
+    as_of: datetime | None = Field(
+        default=None,
+        description="What a `snapshot` run's reads are pinned to: its `created_at`; null "
+        "for a `latest` run.",
+    )
     created_at: datetime
     updated_at: datetime
     deadline_at: datetime

@@ -34,6 +34,8 @@ def run_view(record: Run, pending: Sequence[Preview] = ()) -> dict[str, Any]:
             }
             for p in pending
         ],
+        "consistency": record.consistency,
+        "as_of": record.as_of,
         "created_at": record.created_at,
         "updated_at": record.updated_at,
         "deadline_at": record.deadline_at,

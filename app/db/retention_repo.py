@@ -1,7 +1,8 @@
 """The purges of `retention`, each a bounded batch in one statement, taking only rows no
 other purger holds (`SKIP LOCKED`), so that several processes share the work; and the
 counts a dry run shows. Only finished runs are touched: a run in flight or awaiting
-approval is never selected, whatever its age."""
+approval is never selected, whatever its age; nor is a version of a technology that one
+of them may still read."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import idempotency_repo
 from app.db.clock import DbTime
-from app.domain.retention import Kind
+from app.domain.retention import HISTORY_GRACE_S, Kind
 
 _OLD_RUNS = """
     SELECT tenant_id, id FROM run
@@ -60,14 +61,57 @@ _PURGE_DELIVERIES = text(
     WHERE w.tenant_id = d.tenant_id AND w.id = d.id
     """
 )
-_PURGES = {Kind.RUNS: _PURGE_RUNS, Kind.EVENTS: _PURGE_EVENTS, Kind.DELIVERIES: _PURGE_DELIVERIES}
+# The versions of technologies no run can read any more (history_tables.py): superseded
+# by a version that every unfinished snapshot run of the tenant sees (written below the
+# oldest `xmin` of their snapshots) and older than the grace period; and a deletion's
+# tombstone once nothing older is left and every such run sees it. A tenant without a
+# snapshot run in progress keeps only each technology's latest version.
+_HORIZON = """
+    SELECT COALESCE(min(pg_snapshot_xmin(CAST(r.read_snapshot AS pg_snapshot))::text::bigint),
+                    9223372036854775807)
+    FROM run r
+    WHERE r.tenant_id = v.tenant_id AND r.read_snapshot IS NOT NULL AND r.status <> 'finished'
+"""
+_OLD_HISTORY = f"""
+    SELECT v.tenant_id, v.id, v.version FROM technology_version v
+    WHERE EXISTS (SELECT 1 FROM technology_version n
+                  WHERE n.tenant_id = v.tenant_id AND n.id = v.id AND n.version > v.version
+                    AND n.written_at < now() + CAST(:grace AS interval)
+                    AND n.xid < ({_HORIZON}))
+       OR (v.deleted AND v.written_at < now() + CAST(:grace AS interval)
+           AND v.xid < ({_HORIZON})
+           AND NOT EXISTS (SELECT 1 FROM technology_version o
+                           WHERE o.tenant_id = v.tenant_id AND o.id = v.id
+                             AND o.version < v.version))
+"""
+_PURGE_HISTORY = text(
+    f"""
+    WITH doomed AS ({_OLD_HISTORY} LIMIT :batch FOR UPDATE OF v SKIP LOCKED)
+    DELETE FROM technology_version t USING doomed d
+    WHERE t.tenant_id = d.tenant_id AND t.id = d.id AND t.version = d.version
+    """
+)
+_PURGES = {
+    Kind.RUNS: _PURGE_RUNS,
+    Kind.EVENTS: _PURGE_EVENTS,
+    Kind.DELIVERIES: _PURGE_DELIVERIES,
+    Kind.TECHNOLOGY_HISTORY: _PURGE_HISTORY,
+}
 _COUNTS = {
     Kind.RUNS: text(f"SELECT count(*) FROM ({_OLD_RUNS}) AS old"),
     Kind.EVENTS: text(f"SELECT count(*) FROM ({_OLD_EVENTS}) AS old"),
     Kind.DELIVERIES: text(f"SELECT count(*) FROM ({_OLD_DELIVERIES}) AS old"),
     # A key's expiry is on the database's clock: `before` is not used for it.
     Kind.IDEMPOTENCY_KEYS: text("SELECT count(*) FROM idempotency_key WHERE expires_at < now()"),
+    # Nor for the history: what the runs in progress need, and a grace on that clock.
+    Kind.TECHNOLOGY_HISTORY: text(f"SELECT count(*) FROM ({_OLD_HISTORY}) AS old"),
 }
+
+
+def _params(kind: Kind, before: datetime, db_time: DbTime) -> dict[str, object]:
+    if kind is Kind.TECHNOLOGY_HISTORY:
+        return {"grace": db_time.interval(-HISTORY_GRACE_S)}
+    return {} if kind is Kind.IDEMPOTENCY_KEYS else {"before": before}
 
 
 async def purge(
@@ -77,11 +121,14 @@ async def purge(
     database's clock); how many went (for runs: how many runs)."""
     if kind is Kind.IDEMPOTENCY_KEYS:
         return await idempotency_repo.purge_expired(session, db_time=db_time, limit=batch)
-    result = await session.execute(_PURGES[kind], {"before": before, "batch": batch})
+    params = {**_params(kind, before, db_time), "batch": batch}
+    result = await session.execute(_PURGES[kind], params)
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 
-async def count(session: AsyncSession, kind: Kind, *, before: datetime) -> int:
+async def count(
+    session: AsyncSession, kind: Kind, *, before: datetime, db_time: DbTime | None = None
+) -> int:
     """How many rows of `kind` a purge would remove now (for runs: how many runs)."""
-    params = {} if kind is Kind.IDEMPOTENCY_KEYS else {"before": before}
+    params = _params(kind, before, db_time or DbTime())
     return int((await session.execute(_COUNTS[kind], params)).scalar_one())

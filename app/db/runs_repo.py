@@ -28,7 +28,7 @@ from sqlalchemy import (
 from sqlalchemy import insert as sa_insert
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
-from sqlalchemy.types import String
+from sqlalchemy.types import String, Text
 
 from app.db.clock import DbTime
 from app.db.guards import status_in
@@ -36,7 +36,7 @@ from app.db.idempotency_repo import Binding, binding_cte, binding_params
 from app.db.tables import event, run, run_script
 from app.domain.budget import Limits
 from app.domain.events import Event
-from app.domain.records import EventRecord, Run
+from app.domain.records import SNAPSHOT, EventRecord, Run
 from app.domain.run_changes import CancelRequest, Creation, ScriptItem
 from app.domain.status import RunStatus
 
@@ -128,17 +128,25 @@ async def create(
         None if binding is None else binding.kind,
         creation.lease_s is not None,
         creation.script is not None,
+        record.consistency == SNAPSHOT,
     )
     row = (await connection.execute(statement, params)).one_or_none()
     if row is None:
         return None
-    return replace(record, lease_expires_at=row.lease_expires_at, event_seq=len(events))
+    return replace(
+        record,
+        lease_expires_at=row.lease_expires_at,
+        read_snapshot=row.read_snapshot,
+        event_seq=len(events),
+    )
 
 
-@functools.lru_cache(maxsize=16)
-def _create_statement(binding: str | None, leased: bool, scripted: bool) -> Any:
+@functools.lru_cache(maxsize=32)
+def _create_statement(binding: str | None, leased: bool, scripted: bool, snapshot: bool) -> Any:
     """WITH bound AS (<the key's binding>), created AS (INSERT INTO run SELECT ... FROM
-    bound), scripted AS (...), appended AS (...) SELECT lease_expires_at FROM created."""
+    bound), scripted AS (...), appended AS (...) SELECT lease_expires_at FROM created.
+    A snapshot run keeps the snapshot of this very statement: what it reads is what the
+    database held when the run came to be, writes in flight then excluded."""
     run_id = bindparam("r_id", type_=String())
     tenant = bindparam("r_tenant_id", type_=String())
     guard = (
@@ -150,13 +158,15 @@ def _create_statement(binding: str | None, leased: bool, scripted: bool) -> Any:
     values = [bindparam(f"r_{n}", type_=run.c[n].type) for n in names]
     if leased:
         values[names.index("lease_expires_at")] = DbTime.after_param("r_lease")
+    if snapshot:
+        values[names.index("read_snapshot")] = cast(func.pg_current_snapshot(), Text())
     created = (
         sa_insert(run)
         .from_select(names, select(*values).select_from(guard))
-        .returning(run.c.lease_expires_at)
+        .returning(run.c.lease_expires_at, run.c.read_snapshot)
         .cte("created")
     )
-    answer = select(created.c.lease_expires_at)
+    answer = select(created.c.lease_expires_at, created.c.read_snapshot)
     if scripted:
         rows = select(tenant, run_id, bindparam("r_script", type_=JSONB())).select_from(guard)
         columns = ["tenant_id", "run_id", "script"]

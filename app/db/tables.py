@@ -96,6 +96,9 @@ run = Table(
     Column("parent_run_id", String(64)),
     Column("root_run_id", String(64), nullable=False),
     Column("consistency", String(16), nullable=False, server_default="latest"),
+    # A snapshot run's reads: the database snapshot of its creating statement, as
+    # `pg_current_snapshot()` spells it (NULL for a `latest` run). See history_tables.py.
+    Column("read_snapshot", Text),
     _ts("deadline_at"),
     _ts("cancel_requested_at", nullable=True),
     Column("lease_owner", String(200)),
@@ -124,6 +127,12 @@ run = Table(
     ),
     # Retention: finished runs, oldest first. Spans tenants, like the keys' expiry.
     Index("ix_run_finished_at", "finished_at", postgresql_where=text("status = 'finished'")),
+    # The history's purge: per tenant, the snapshot runs that may still read.
+    Index(
+        "ix_run_open_snapshot",
+        "tenant_id",
+        postgresql_where=text("read_snapshot IS NOT NULL AND status <> 'finished'"),
+    ),
     # The expiry sweep: parked runs whose deadline passed.
     Index(
         "ix_run_awaiting_deadline",
@@ -351,7 +360,8 @@ technology_operation = Table(
     PrimaryKeyConstraint("tenant_id", "operation_id"),
 )
 
-# The webhook and quota tables and their triggers, declared on this module's `metadata` in
+# The webhook, quota and history tables and their triggers, declared on this module's `metadata` in
 # their own modules; imported here so that whoever has the metadata has them too.
+from app.db import history_tables as _history_tables  # noqa: E402, F401
 from app.db import quota_tables as _quota_tables  # noqa: E402, F401
 from app.db import webhook_tables as _webhook_tables  # noqa: E402, F401

@@ -32,7 +32,12 @@ class ToolContext:
     call_id: str
     operation_id: str
     principal: Principal
+    #: A read of a snapshot run: what the tool reads as of (SPEC §3.1); None: the latest.
+    #: Side effects, their previews and status lookups always act on the latest.
     as_of: datetime | None = None
+    #: With `as_of`, the database snapshot it stands for, for tools that read this
+    #: service's own database (the built-in radar); opaque to everyone else.
+    snapshot: str | None = None
     #: This attempt's time, min(the tool's timeout, the run's time left).
     timeout_s: float | None = None
     #: At the commit of an approved call: the preview approved, and who approved it.

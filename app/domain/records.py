@@ -17,8 +17,11 @@ from app.domain.errors import ErrorValue
 from app.domain.status import OPEN_PREVIEW_STATUSES, CallStatus, PreviewStatus, RunStatus
 from app.domain.tools import Principal
 
+#: The run's `consistency` that pins its reads to its creation.
+SNAPSHOT = "snapshot"
+
 #: `add_cost` lives with the budgets; it is still imported from here.
-__all__ = ["Call", "EventRecord", "FeedEvent", "Preview", "Run", "Turn", "add_cost"]
+__all__ = ["SNAPSHOT", "Call", "EventRecord", "FeedEvent", "Preview", "Run", "Turn", "add_cost"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,11 @@ class Run:
     #: Steps that failed unexpectedly in a row.
     step_failures: int = 0
     parent_run_id: str | None = None
+    #: `latest`, or `snapshot`: its read tools read as of `as_of` (SPEC §3.1).
     consistency: str = "latest"
+    #: A snapshot run's cut: the database snapshot its creation took (`pg_current_snapshot`
+    #: text), opaque here. Tools that read this database read what it saw.
+    read_snapshot: str | None = None
     cancel_requested_at: datetime | None = None
     lease_owner: str | None = None
     lease_token: str | None = None
@@ -78,6 +85,11 @@ class Run:
             cost_usd=self.cost_usd,
             tool_calls=self.tool_calls,
         )
+
+    @property
+    def as_of(self) -> datetime | None:
+        """What a snapshot run's reads are pinned to: its creation (None: `latest`)."""
+        return self.created_at if self.consistency == SNAPSHOT else None
 
     @property
     def creator(self) -> Principal:

@@ -20,6 +20,15 @@ class Kind(StrEnum):
     DELIVERIES = "deliveries"
     #: Idempotency-Keys past their expiry.
     IDEMPOTENCY_KEYS = "idempotency_keys"
+    #: Versions of technologies no snapshot run can still read (kept as long as needed,
+    #: whatever the config says: see `HISTORY_GRACE_S`).
+    TECHNOLOGY_HISTORY = "technology_history"
+
+
+#: A superseded version goes only once its successor is this old (on the database's
+#: clock), besides being seen by every unfinished snapshot run: a run being created while
+#: the purge runs is not visible to it yet, but its snapshot may predate the successor.
+HISTORY_GRACE_S = 300
 
 
 @dataclass(frozen=True)
@@ -31,12 +40,13 @@ class Retention:
 
     def cutoffs(self, now: datetime) -> dict[Kind, datetime]:
         """For each kind, the moment before which its rows go (an Idempotency-Key's own
-        expiry already says when it goes: `now`)."""
+        expiry already says when it goes, and the history's runs: `now`)."""
         return {
             Kind.RUNS: now - timedelta(days=self.runs_days),
             Kind.EVENTS: now - timedelta(days=self.events_days),
             Kind.DELIVERIES: now - timedelta(days=self.deliveries_days),
             Kind.IDEMPOTENCY_KEYS: now,
+            Kind.TECHNOLOGY_HISTORY: now,
         }
 
     @property

@@ -8,6 +8,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -108,6 +109,11 @@ class Principal:
 
     def covers(self, permissions: Iterable[str]) -> bool:
         return self.scopes is None or all(p in self.scopes for p in permissions)
+
+
+def rfc3339(moment: datetime) -> str:
+    """A time as tools and citations spell it: RFC 3339, UTC, with `Z`."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def canonical_json(value: Any) -> str:

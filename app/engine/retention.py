@@ -56,7 +56,9 @@ async def count(sessions: async_sessionmaker[AsyncSession], run: Pass) -> Purged
     cutoffs = run.retention.cutoffs(run.now)
     async with sessions() as session:
         for kind in Kind:
-            done.removed[kind] = await retention_repo.count(session, kind, before=cutoffs[kind])
+            done.removed[kind] = await retention_repo.count(
+                session, kind, before=cutoffs[kind], db_time=run.db_time
+            )
     return done
 
 

@@ -39,6 +39,8 @@ class CreateRun:
     metadata: Mapping[str, Any] | None = None
     script: Sequence[ScriptItem] | None = None
     data_policy: Sequence[str] = ()
+    #: `latest` or `snapshot` (its reads pinned to its creation).
+    consistency: str = "latest"
 
 
 T = TypeVar("T")
@@ -184,6 +186,7 @@ def _new_run(
         lease_token=token,
         data_policy=tuple(sorted(policy)),
         config_hash=rt.versions.hash_of(request.agent),
+        consistency=request.consistency,
     )
 
 

@@ -4,7 +4,7 @@ which it keeps until it ends. Runs created before have none and are stepped with
 current config, as before.
 
 Revision ID: 0017
-Revises: 0014
+Revises: 0016
 Create Date: 2026-12-02 06:00:00
 """
 
@@ -15,7 +15,7 @@ from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 
 revision: str = "0017"
-down_revision: str | None = "0014"
+down_revision: str | None = "0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -8,11 +8,11 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.db import technology_repo
+from app.db import technology_history_repo, technology_repo
 from app.db.technology_repo import Technology
 from app.domain.approvals import PreviewBody
 from app.domain.ports import Clock, OperationStatus, Tool, ToolContext
-from app.domain.tools import Risk, ToolError, ToolResult, ToolSpec
+from app.domain.tools import Risk, ToolError, ToolResult, ToolSpec, rfc3339
 
 RINGS = ["adopt", "trial", "assess", "hold"]
 
@@ -141,13 +141,23 @@ class _RadarTool:
     def check(self, arguments: Mapping[str, Any]) -> str | None:
         return None
 
-    def _observed(self) -> str:
-        return self._clock.now().isoformat().replace("+00:00", "Z")
+    def _observed(self, context: ToolContext | None = None) -> str:
+        """When the result was true: now, or for a snapshot read the time it is pinned to."""
+        if context is not None and context.as_of is not None:
+            return rfc3339(context.as_of)
+        return rfc3339(self._clock.now())
 
 
-async def _technology(session: AsyncSession, tenant_id: str, tech_id: str) -> Technology:
-    """The technology's row, or the tool's `not_found` refusal."""
-    row = await technology_repo.get(session, tenant_id=tenant_id, tech_id=tech_id)
+async def _technology(
+    session: AsyncSession, tenant_id: str, tech_id: str, snapshot: str | None = None
+) -> Technology:
+    """The technology's row (as of `snapshot` when given), or the tool's `not_found`."""
+    if snapshot is None:
+        row = await technology_repo.get(session, tenant_id=tenant_id, tech_id=tech_id)
+    else:
+        row = await technology_history_repo.get(
+            session, tenant_id=tenant_id, tech_id=tech_id, snapshot=snapshot
+        )
     if row is None:
         raise ToolError("not_found", "no technology with that id in this radar")
     return row
@@ -162,14 +172,19 @@ class SearchTechnologies(_RadarTool):
         return None
 
     async def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        query = {
+            "tenant_id": context.tenant_id,
+            "query": arguments["query"].strip(),
+            "ring": arguments.get("ring"),
+            "limit": arguments.get("limit", 5),
+        }
         async with self._sessions() as session:
-            rows, total = await technology_repo.search(
-                session,
-                tenant_id=context.tenant_id,
-                query=arguments["query"].strip(),
-                ring=arguments.get("ring"),
-                limit=arguments.get("limit", 5),
-            )
+            if context.snapshot is None:
+                rows, total = await technology_repo.search(session, **query)
+            else:
+                rows, total = await technology_history_repo.search(
+                    session, snapshot=context.snapshot, **query
+                )
         items = [
             {
                 "id": r.id,
@@ -181,15 +196,16 @@ class SearchTechnologies(_RadarTool):
             for r in rows
         ]
         version = str(max(r.version for r in rows)) if rows else None
-        return ToolResult({"items": items, "total": total}, version, self._observed())
+        return ToolResult({"items": items, "total": total}, version, self._observed(context))
 
 
 class GetTechnology(_RadarTool):
     spec = GET_SPEC
 
     async def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        tech_id = arguments["technology_id"]
         async with self._sessions() as session:
-            row = await _technology(session, context.tenant_id, arguments["technology_id"])
+            row = await _technology(session, context.tenant_id, tech_id, context.snapshot)
         output = {
             "id": row.id,
             "name": row.name,
@@ -197,9 +213,9 @@ class GetTechnology(_RadarTool):
             "ring": row.ring,
             "description": row.description,
             "version": row.version,
-            "updated_at": row.updated_at.isoformat().replace("+00:00", "Z"),
+            "updated_at": rfc3339(row.updated_at),
         }
-        return ToolResult(output, str(row.version), self._observed())
+        return ToolResult(output, str(row.version), self._observed(context))
 
 
 class MoveTechnologyRing(_RadarTool):

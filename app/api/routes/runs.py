@@ -61,10 +61,6 @@ def _refuse_unsupported(body: CreateRunIn) -> None:
         for name in _UNSUPPORTED
         if getattr(body, name) is not None
     ]
-    if body.consistency == "snapshot":
-        errors.append(
-            FieldError("consistency", "snapshot reads are not supported by this build yet")
-        )
     if errors:
         raise DomainError(ErrorCode.VALIDATION, "some fields are invalid", errors)
 
@@ -104,6 +100,7 @@ async def create_run(
         limits=body.limits.model_dump(exclude_none=True) if body.limits else None,
         metadata=body.metadata,
         data_policy=tuple(body.data_policy or ()),
+        consistency=body.consistency or "latest",
         script=[item.model_dump(exclude_none=True) for item in body.script]
         if body.script is not None
         else None,

@@ -47,10 +47,16 @@ class Unanswered(ToolError):
     A side effect's earlier attempt that ended so may have taken effect."""
 
 
-def context_of(state: RunState, call: Call, timeout_s: float | None = None) -> ToolContext:
+def context_of(
+    state: RunState, call: Call, timeout_s: float | None = None, *, reads: bool = False
+) -> ToolContext:
     """The call's context; an approved call's carries the preview approved and its
-    approver (the run's creator stays the principal)."""
+    approver (the run's creator stays the principal). A read (`reads`: a read-only tool's
+    execution) of a snapshot run carries its `as_of` and snapshot; nothing else does: a
+    side effect, its preview and its lookup act on the data as it is now, never on what
+    the model saw."""
     run = state.run
+    pinned = reads and run.as_of is not None
     preview = state.preview_of(call)
     approved = (
         preview is not None
@@ -71,6 +77,8 @@ def context_of(state: RunState, call: Call, timeout_s: float | None = None) -> T
         timeout_s=timeout_s,
         preview=PreviewRef(preview.id, preview.resource_version) if approved else None,
         approved_by=Principal(run.tenant_id, preview.decided_by) if approved else None,
+        as_of=run.as_of if pinned else None,
+        snapshot=run.read_snapshot if pinned else None,
     )
 
 
@@ -131,7 +139,7 @@ async def _attempt(lease: Lease, state: RunState, tool: Tool, call: Call) -> Too
     left = seconds_left(rt.clock.now(), run.deadline_at)
     timeout = min(tool.spec.timeout_s, left)
     try:
-        context = context_of(state, call, timeout)
+        context = context_of(state, call, timeout, reads=tool.spec.read_only)
         result = await lease.guarded(tool.execute(call.arguments, context), timeout)
         check_output(tool, result.output)
     except OutputRefused as refused:

@@ -425,6 +425,8 @@ export const TERMINATION_REASONS = Object.freeze([
  * @property {LimitsOut} limits
  * @property {UsageOut} usage
  * @property {Array<PendingApproval>} pending_approvals
+ * @property {"latest" | "snapshot"} consistency
+ * @property {string | null} [as_of]
  * @property {string} created_at
  * @property {string} updated_at
  * @property {string} deadline_at
