@@ -219,3 +219,27 @@ async def test_a_final_answer_with_a_secret_is_redacted_by_default(
     events = await run_items(harness, run["id"], "events")
     [acted] = [e["data"] for e in events if e["type"] == "guardrail.on_final"]
     assert acted["action"] == "redacted" and acted["kinds"] == ["github_token", "email"]
+
+
+async def test_a_block_that_ends_the_run_cancels_the_turns_other_calls(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    guardrails = {"on_block": {"before_call": "end_run"}}
+    h = await harness_factory(config=guarded_config(backend, guardrails=guardrails, external=True))
+    headers = await h.key()
+    script = [
+        tool_calls(
+            ("c1", "lookup", {"q": f"use {AWS}"}),
+            ("c2", "search_technologies", {"query": "db"}),
+        ),
+        final("done"),
+    ]
+    run = (await h.client.post("/v1/runs", headers=headers, json=run_body(*script))).json()
+    assert run["termination_reason"] == "policy_denied", run
+    assert run["error"]["code"] == "guardrail_blocked" and run["usage"]["tool_calls"] == 0
+    items = await run_items(h, run["id"], "calls")
+    assert [(c["call_id"], c["status"], c["error"]["code"]) for c in items] == [
+        ("c1", "rejected", "guardrail_blocked"),
+        ("c2", "cancelled", "policy_denied"),
+    ]
+    assert items[0]["arguments"] == {"q": "use [REDACTED]"} and backend.sent("lookup") == []

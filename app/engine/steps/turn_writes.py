@@ -225,7 +225,8 @@ async def record_turn(
     room = 0 if spent else max(0, run.limits.max_tool_calls - run.tool_calls)
     checked = await apply_rate_limits(rt, tenant_id=run.tenant_id, checked=checked, room=room)
     guarded = guarding.before_calls(guarding.policy_of(rt, run), step, checked, exposed_by_name)
-    stop = guarded.ends
+    # The turn's other accepted calls never run when a block ends the run.
+    stop = guarding.ENDED if guarded.ends else None
     if spent:
         stop = ErrorValue(ObservationCode.BUDGET, f"the turn used up the run's {spent} budget")
     calls, extra, events = _new_calls(
