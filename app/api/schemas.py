@@ -260,6 +260,10 @@ class CallOut(BaseModel):
     output_withheld: bool = Field(
         description="It took effect, but its output broke its schema or size limit: not kept"
     )
+    trust: Literal["untrusted"] = Field(
+        description="The trust level of what the tool returned: always `untrusted` data, "
+        "which reaches the model inside an envelope and never as instructions (docs/trust.md)"
+    )
 
 
 class CallPage(BaseModel):

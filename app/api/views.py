@@ -6,8 +6,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from app.domain.context import UNTRUSTED
 from app.domain.ports import Tool
 from app.domain.records import Call, Preview, Run
+from app.domain.sensitive import redact_value
 
 
 def run_view(record: Run, pending: Sequence[Preview] = ()) -> dict[str, Any]:
@@ -65,6 +67,10 @@ def call_view(call: Call) -> dict[str, Any]:
     )
     view = {k: getattr(call, k) for k in keys}
     view["error"] = None if call.error is None else call.error.as_dict()
+    # The tool got the arguments as proposed; nobody reads a secret in them here.
+    view["arguments"] = redact_value(call.arguments)
+    # What a tool returns is data from outside, whatever it says (docs/trust.md).
+    view["trust"] = UNTRUSTED
     return view
 
 
@@ -97,7 +103,7 @@ def preview_view(record: Preview, now: datetime) -> dict[str, Any]:
         "call_id": record.call_id,
         "step": record.step,
         "tool": record.tool,
-        "arguments": record.arguments,
+        "arguments": redact_value(record.arguments),
         "args_hash": record.args_hash,
         "content_hash": record.content_hash,
         "summary": record.summary,

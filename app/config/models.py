@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from app.domain.guardrails import DEFAULTS, OnBlock, Point, Policy, unknown_at
 from app.domain.retention import Retention
 from app.domain.tools import Risk, ToolSpec
 from app.domain.webhooks import BadDestination, pattern
@@ -157,6 +158,7 @@ class HttpToolConfig(_Strict):
     max_attempts: PosInt = 3
     rate_limit_per_minute: PosInt | None = None
     enabled: bool = True
+    external: bool = False  # outside the trust boundary: `argument_policy` checks its arguments
 
     @model_validator(mode="before")
     @classmethod
@@ -199,6 +201,48 @@ class HttpToolConfig(_Strict):
             max_attempts=self.max_attempts,
             enabled=self.enabled,
             rate_limit_per_minute=self.rate_limit_per_minute,
+            external=self.external,
+        )
+
+
+class OnBlockConfig(_Strict):
+    """What a block at each point does: `observe` (the model hears a rejection) or
+    `end_run` (the run ends `policy_denied`)."""
+
+    before_call: OnBlock = Field(default=OnBlock.OBSERVE, strict=False)
+    after_call: OnBlock = Field(default=OnBlock.OBSERVE, strict=False)
+    on_final: OnBlock = Field(default=OnBlock.OBSERVE, strict=False)
+
+
+def _known_at(point: Point) -> AfterValidator:
+    def check(names: list[str]) -> list[str]:
+        unknown = unknown_at(point, names)
+        if unknown:
+            raise ValueError(f"no built-in guardrail {', '.join(unknown)} at {point.value}")
+        return names
+
+    return AfterValidator(check)
+
+
+BeforeCallNames = Annotated[list[str], _known_at(Point.BEFORE_CALL)]
+AfterCallNames = Annotated[list[str], _known_at(Point.AFTER_CALL)]
+OnFinalNames = Annotated[list[str], _known_at(Point.ON_FINAL)]
+
+
+class GuardrailsConfig(_Strict):
+    """The guardrails an agent runs at each point, in order (`app.domain.guardrails`)."""
+
+    before_call: BeforeCallNames = list(DEFAULTS[Point.BEFORE_CALL])
+    after_call: AfterCallNames = list(DEFAULTS[Point.AFTER_CALL])
+    on_final: OnFinalNames = list(DEFAULTS[Point.ON_FINAL])
+    on_block: OnBlockConfig = OnBlockConfig()
+
+    def policy(self) -> Policy:
+        return Policy(
+            tuple(self.before_call),
+            tuple(self.after_call),
+            tuple(self.on_final),
+            {point: getattr(self.on_block, point.value) for point in Point},
         )
 
 
@@ -208,6 +252,7 @@ class AgentConfig(_Strict):
     tools: list[Name] = []
     limits: AgentLimitsConfig = AgentLimitsConfig()
     data_policy: list[NonEmpty] = []  # tags every route the agent uses must carry
+    guardrails: GuardrailsConfig = GuardrailsConfig()
 
 
 class RetentionConfig(_Strict):

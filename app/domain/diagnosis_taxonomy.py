@@ -115,6 +115,9 @@ TOOL_CODES: Mapping[str, DiagnosisCategory] = {
     "invalid_output": C.INVALID_OUTPUT,
     "output_too_large": C.INVALID_OUTPUT,
     "outcome_unknown": C.OUTCOME_UNKNOWN,
+    # A guardrail's block, or a guardrail that failed (and so blocked): policy, not a fault.
+    "guardrail_blocked": C.POLICY_DENIED,
+    "guardrail_failed": C.POLICY_DENIED,
 }
 
 #: Termination reasons that name their own category; `tool_failed` and `model_failed`

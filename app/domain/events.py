@@ -33,6 +33,10 @@ class EventType(StrEnum):
     PREVIEW_COMMITTED = "preview.committed"
     PREVIEW_SUPERSEDED = "preview.superseded"
     PREVIEW_EXPIRED = "preview.expired"
+    #: A guardrail acted (flagged, redacted or blocked) at one of its points.
+    GUARDRAIL_BEFORE_CALL = "guardrail.before_call"
+    GUARDRAIL_AFTER_CALL = "guardrail.after_call"
+    GUARDRAIL_ON_FINAL = "guardrail.on_final"
 
 
 def preview_event(status: str) -> EventType:

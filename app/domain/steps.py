@@ -13,6 +13,7 @@ from enum import Enum
 
 from app.domain.budget import Limits, Usage, stop_reason
 from app.domain.errors import ObservationCode
+from app.domain.guardrails import POLICY_CODES
 from app.domain.status import CallStatus, TerminationReason
 
 
@@ -91,6 +92,10 @@ def decide(
     if now >= deadline:
         return finish(TerminationReason.DEADLINE)
     for call in last_calls:
+        if call.ends_run and call.error_code in POLICY_CODES:
+            # A guardrail's block ended it (a side effect's blocked result may have
+            # succeeded, its output withheld).
+            return finish(TerminationReason.POLICY_DENIED, call.error_code, call.message)
         if call.status is CallStatus.FAILED and call.ends_run:
             return finish(TerminationReason.TOOL_FAILED, call.error_code, call.message)
     if any(c.open for c in last_calls):

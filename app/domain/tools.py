@@ -41,6 +41,9 @@ class ToolSpec:
     enabled: bool = True
     #: Calls per tenant and minute, across replicas (None: no limit).
     rate_limit_per_minute: int | None = None
+    #: Its backend is outside the operator's trust boundary: the `argument_policy`
+    #: guardrail checks what is sent to it.
+    external: bool = False
 
     @property
     def read_only(self) -> bool:

@@ -149,10 +149,10 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> Next:
                 return verdict
             maybe_sent = verdict  # tried again
             continue
-        batch.succeed(call, result)
+        went = batch.succeed(call, result)
         if side_effect:
             await batch.flush()
-        return Next.GO_ON
+        return went
 
 
 async def _may_start(
@@ -275,9 +275,9 @@ async def _settle_unknown(batch: Round, tool: Tool, call: Call) -> Next | Resend
         except OutputRefused as refused:  # it took effect: its output is not kept
             outcome = ToolResult.withholding(refused)
     if isinstance(outcome, ToolResult):
-        batch.succeed(call, outcome)
+        went = batch.succeed(call, outcome)
         await batch.flush()
-        return Next.GO_ON
+        return went
     return await batch.failed(call, outcome or OUTCOME_UNKNOWN)
 
 

@@ -24,6 +24,7 @@ from app.domain.status import (
 from app.domain.steps import Next
 from app.domain.tools import ToolError, ToolResult
 from app.engine.process.lease import Lease
+from app.engine.steps import guarding
 from app.engine.steps.commit import Change, commit
 from app.engine.steps.state import RunState
 from app.engine.steps.tool_attempt import OUTCOME_UNKNOWN
@@ -98,11 +99,26 @@ class Round:
         """It may have taken effect, and nobody can tell: it ends the run."""
         self._settle(call, Outcome.UNKNOWN, {**UNKNOWN.as_dict(), "ends_run": True})
 
-    def succeed(self, call: Call, result: ToolResult) -> None:
+    def succeed(self, call: Call, result: ToolResult) -> Next:
         """`result.withheld`: it took effect, but its output could not be kept; the event
-        says why, and the model hears that it succeeded."""
+        says why, and the model hears that it succeeded. The after_call guardrails see
+        the result first: what they redact is never stored, and a result they block goes
+        no further (a read fails with the block; a side effect took effect, so it
+        succeeds with its output withheld and the block as its error)."""
+        spec = self.state.tools[call.tool].spec
+        guarded = guarding.after_call(guarding.policy_of(self.state), call, spec.external, result)
+        self.events.extend(guarded.events)
+        blocked, ends = guarded.blocked, guarded.ends
+        if blocked is not None and spec.read_only:
+            data = {**blocked.as_dict(), "ends_run": ends}
+            self._settle(call, Outcome.FAILED, data, error=blocked, ends=ends)
+            return Next.unless(ends)
+        result = guarded.result
         data: dict[str, Any] = {"attempts": call.attempts}
         outcome = Outcome.SUCCEEDED
+        if blocked is not None:
+            result = replace(result, output=None, withheld=blocked.code)
+            data.update(ends_run=ends)
         if result.withheld is not None:
             data.update(output_withheld=True, code=result.withheld)
             outcome = Outcome.WITHHELD
@@ -110,11 +126,14 @@ class Round:
             call,
             outcome,
             data,
+            error=blocked,
+            ends=ends,
             output=result.output,
             output_withheld=result.withheld is not None,
             observed_at=result.observed_at,
             source_version=result.source_version,
         )
+        return Next.unless(ends)
 
     def _settle(
         self,

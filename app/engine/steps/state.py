@@ -35,6 +35,8 @@ def _call_record(call: Call) -> CallRecord:
         call.source_id,
         error,
         call.output_withheld,
+        call.observed_at,
+        call.source_version,
     )
 
 

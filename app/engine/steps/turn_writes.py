@@ -6,11 +6,12 @@ records it: no later model call could read its calls' results, so none of them r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from app.domain.budget import Spend, spend_of, spent_budget, tool_calls_that_fit
-from app.domain.citations import cited_ids, unknown_citations
+from app.domain.citations import cited_ids
 from app.domain.errors import ErrorValue, ObservationCode
 from app.domain.events import Event, EventType
 from app.domain.ids import new_id, operation_id
@@ -22,7 +23,7 @@ from app.domain.run_patch import RunPatch
 from app.domain.status import CallStatus, TerminationReason
 from app.domain.steps import finish
 from app.engine.process.lease import Lease
-from app.engine.steps import routing
+from app.engine.steps import guarding, routing
 from app.engine.steps.chat_call import Versions
 from app.engine.steps.commit import Change, commit
 from app.engine.steps.finish import finish_run
@@ -85,20 +86,21 @@ async def record_failure(
 
 
 def _new_calls(
-    state: RunState, step: int, checked: list[CheckedCall], now: Any, spent: str | None
+    state: RunState,
+    step: int,
+    checked: list[CheckedCall],
+    now: Any,
+    stop: ErrorValue | None,
+    guarded: Mapping[str, list[Event]],
 ) -> tuple[list[Call], list[dict[str, Any]], list[Event]]:
     """The calls, rejections of repeated ids (kept on the turn: a call is unique by step
-    and id), and their events. Accepted calls past max_tool_calls are cancelled, and all
-    of them when the turn used up the run's `spent` budget."""
+    and id), and their events (a call's guardrail events after its proposal). Accepted
+    calls past max_tool_calls are cancelled, and all of them when the turn ends the run
+    (`stop`: it used up a budget, or a guardrail's block ends it)."""
     run = state.run
     accepted = [c for c in checked if c.rejection is None]
-    fit = 0 if spent else tool_calls_that_fit(run.limits, run.usage, len(accepted))
-    over = ErrorValue(
-        ObservationCode.BUDGET,
-        f"the turn used up the run's {spent} budget"
-        if spent
-        else "the run's tool-call budget is exhausted",
-    )
+    fit = 0 if stop else tool_calls_that_fit(run.limits, run.usage, len(accepted))
+    over = stop or ErrorValue(ObservationCode.BUDGET, "the run's tool-call budget is exhausted")
     calls: list[Call] = []
     extra: list[dict[str, Any]] = []
     events: list[Event] = []
@@ -114,6 +116,7 @@ def _new_calls(
             )
             events.append((EventType.CALL_REJECTED, {**about, **error}))
             continue
+        events.extend(guarded.get(c.call_id, ()))
         status, error_value = CallStatus.PENDING, None
         if c.rejection:
             CALL_PROPOSAL_REJECTED.check(CallStatus.PENDING, CallStatus.REJECTED)
@@ -121,7 +124,7 @@ def _new_calls(
             events.append((EventType.CALL_REJECTED, {**about, **c.rejection.as_dict()}))
         elif fit <= 0:
             status, error_value = CallStatus.CANCELLED, over
-            events.append((EventType.CALL_CANCELLED, {**about, "code": "budget"}))
+            events.append((EventType.CALL_CANCELLED, {**about, "code": over.code}))
         else:
             fit -= 1
         calls.append(_call(state, step, len(calls), c, status, error_value, now))
@@ -211,25 +214,36 @@ async def record_turn(
         await _record_final(lease, state, reply, turn, counters, completed)
         return
     spent = spent_budget(run.limits, state.usage().plus(spend))
+    exposed_by_name = {t.spec.name: t for t in exposed}
     checked = check_calls(
         reply.calls,
-        exposed={t.spec.name: t for t in exposed},
+        exposed=exposed_by_name,
         principal=run.creator,
         disabled=await rt.disabled_tools.of(run.tenant_id),
     )
     # A turn that used the budget up takes no rate-limit slot: none of its calls runs.
     room = 0 if spent else max(0, run.limits.max_tool_calls - run.tool_calls)
     checked = await apply_rate_limits(rt, tenant_id=run.tenant_id, checked=checked, room=room)
-    calls, extra, events = _new_calls(state, step, checked, turn.created_at, spent)
+    guarded = guarding.before_calls(guarding.policy_of(state), step, checked, exposed_by_name)
+    # The turn's other accepted calls never run when a block ends the run.
+    stop = guarding.ENDED if guarded.ends else None
+    if spent:
+        stop = ErrorValue(ObservationCode.BUDGET, f"the turn used up the run's {spent} budget")
+    calls, extra, events = _new_calls(
+        state, step, guarded.checked, turn.created_at, stop, guarded.events
+    )
     turn = replace(turn, extra_rejections=tuple(extra))
     change = Change(run=counters, events=[completed, *events], turn=turn, new_calls=calls)
-    if spent is None:
+    if spent is None and guarded.ends is None:
         await commit(lease, state, change)
         return
-    message = f"the turn used up the run's {spent} budget; none of its calls ran"
-    await finish_run(
-        lease, state, finish(TerminationReason.BUDGET, "budget", message), before=change
-    )
+    if spent is not None:
+        message = f"the turn used up the run's {spent} budget; none of its calls ran"
+        ending = finish(TerminationReason.BUDGET, "budget", message)
+    else:
+        assert guarded.ends is not None
+        ending = finish(TerminationReason.POLICY_DENIED, guarded.ends.code, guarded.ends.message)
+    await finish_run(lease, state, ending, before=change)
 
 
 async def _record_final(
@@ -240,25 +254,29 @@ async def _record_final(
     counters: RunPatch,
     completed: Event,
 ) -> None:
-    """A final answer ends the run unless it cites a source the run never produced; then
-    it is rejected (and counted as a step) and the model hears why."""
-    unknown = unknown_citations(reply.text, state.sources)
-    turn = replace(turn, text=reply.text)
-    if unknown:
-        rejection = ErrorValue.rejection(
-            ObservationCode.INVALID_CITATION,
-            f"cited sources this run never produced: {', '.join(unknown)}",
-        )
+    """A final answer ends the run unless an on_final guardrail blocks it (a citation of
+    a source the run never produced, sensitive content): then it is rejected (and counted
+    as a step) and the model hears why, or the block ends the run `policy_denied`."""
+    policy = guarding.policy_of(state)
+    checked = guarding.on_final(policy, turn.step, reply.text, frozenset(state.sources))
+    turn = replace(turn, text=checked.text)
+    rejection = checked.rejection
+    if rejection is not None:
         turn = replace(turn, rejection=rejection)
-        events = [completed, (EventType.FINAL_REJECTED, {"step": turn.step, **rejection.as_dict()})]
-        await commit(lease, state, Change(run=counters, events=events, turn=turn))
+        rejected = (EventType.FINAL_REJECTED, {"step": turn.step, **rejection.as_dict()})
+        change = Change(run=counters, events=[completed, *checked.events, rejected], turn=turn)
+        if not checked.ends:
+            await commit(lease, state, change)
+            return
+        ending = finish(TerminationReason.POLICY_DENIED, rejection.code, rejection.message)
+        await finish_run(lease, state, ending, before=change)
         return
-    output = {"text": reply.text, "citations": citations(reply.text, state.sources)}
+    output = {"text": checked.text, "citations": citations(checked.text, state.sources)}
     await finish_run(
         lease,
         state,
         finish(TerminationReason.FINAL),
-        before=Change(run=counters, events=[completed]),
+        before=Change(run=counters, events=[completed, *checked.events]),
         turn=turn,
         output=output,
     )

@@ -50,7 +50,7 @@ export const DIAGNOSIS_CATEGORIES = Object.freeze([
   "final",
 ]);
 
-/** @typedef {"run.created" | "run.claimed" | "run.cancel_requested" | "run.finished" | "turn.completed" | "turn.failed" | "final.rejected" | "step.failed" | "sources.assigned" | "call.proposed" | "call.rejected" | "call.awaiting_approval" | "call.approved" | "call.rejected_by_approver" | "call.started" | "call.succeeded" | "call.failed" | "call.cancelled" | "preview.created" | "preview.approved" | "preview.rejected" | "preview.commit_requested" | "preview.committed" | "preview.superseded" | "preview.expired"} EventType */
+/** @typedef {"run.created" | "run.claimed" | "run.cancel_requested" | "run.finished" | "turn.completed" | "turn.failed" | "final.rejected" | "step.failed" | "sources.assigned" | "call.proposed" | "call.rejected" | "call.awaiting_approval" | "call.approved" | "call.rejected_by_approver" | "call.started" | "call.succeeded" | "call.failed" | "call.cancelled" | "preview.created" | "preview.approved" | "preview.rejected" | "preview.commit_requested" | "preview.committed" | "preview.superseded" | "preview.expired" | "guardrail.before_call" | "guardrail.after_call" | "guardrail.on_final"} EventType */
 /** @type {readonly EventType[]} */
 export const EVENT_TYPES = Object.freeze([
   "run.created",
@@ -78,6 +78,9 @@ export const EVENT_TYPES = Object.freeze([
   "preview.committed",
   "preview.superseded",
   "preview.expired",
+  "guardrail.before_call",
+  "guardrail.after_call",
+  "guardrail.on_final",
 ]);
 
 /** @typedef {"pending" | "approved" | "rejected" | "expired" | "superseded" | "committed"} PreviewStatus */
@@ -172,6 +175,7 @@ export const TERMINATION_REASONS = Object.freeze([
  * @property {string | null} source_version
  * @property {string | null} preview_id
  * @property {boolean} output_withheld
+ * @property {"untrusted"} trust
  */
 
 /**

@@ -4,6 +4,7 @@
 
 import { announce, columnHeads, consolePath, details, h, jsonBlock, link, replace, usd, when } from "../dom.js";
 import { diagnosisView } from "../diagnosis.js";
+import { guardrailsView, isGuardrailEvent } from "../guardrails.js";
 import { attempt, clearProblem } from "../problems.js";
 import { timeline } from "../timeline.js";
 import { coalesce, debounce } from "../util.js";
@@ -12,6 +13,7 @@ import { coalesce, debounce } from "../util.js";
 /** @typedef {import("../schema.js").CallOut} CallOut */
 /** @typedef {import("../schema.js").CallPage} CallPage */
 /** @typedef {import("../schema.js").DiagnosisOut} DiagnosisOut */
+/** @typedef {import("../schema.js").EventOut} EventOut */
 /** @typedef {import("../schema.js").RunOut} RunOut */
 
 /**
@@ -91,7 +93,7 @@ function callsView(calls) {
   return h(
     "table",
     { class: "grid calls", "aria-labelledby": "calls-title" },
-    columnHeads(["Call", "Step", "Tool", "Status", "Error", "Source", "Preview", "Arguments", "Output"]),
+    columnHeads(["Call", "Step", "Tool", "Status", "Error", "Source", "Trust", "Preview", "Arguments", "Output"]),
     h(
       "tbody",
       {},
@@ -109,6 +111,8 @@ function callsView(calls) {
             c.error ? [h("code", {}, c.error.code), c.error.message ? `: ${c.error.message}` : ""] : "—",
           ),
           h("td", {}, c.source_id || "—"),
+          // What a tool returned is data from outside, whatever it says (docs/trust.md).
+          h("td", {}, h("span", { class: `trust trust-${c.trust}` }, c.trust)),
           h("td", {}, c.preview_id ? link(consolePath("previews", c.preview_id), "Preview") : "—"),
           h("td", {}, jsonBlock(c.arguments, `Arguments of ${c.call_id}`)),
           h("td", {}, c.output === null ? "—" : jsonBlock(c.output, `Output of ${c.call_id}`)),
@@ -159,6 +163,7 @@ export async function runPage(ctx, id) {
   const output = h("div", {});
   const usage = h("div", {});
   const calls = h("div", {});
+  const guards = h("div", {}, h("p", { class: "hint" }, "Loading…"));
   ctx.main.append(
     h("h1", { tabindex: "-1" }, "Run ", h("code", {}, id)),
     slot,
@@ -167,6 +172,7 @@ export async function runPage(ctx, id) {
     h("section", {}, h("h2", {}, "Output"), output),
     h("section", {}, h("h2", { id: "usage-title" }, "Usage against limits"), usage),
     h("section", {}, h("h2", { id: "calls-title" }, "Calls"), calls),
+    h("section", {}, h("h2", { id: "guardrails-title" }, "Guardrails"), guards),
   );
   let run = /** @type {RunOut} */ (await ctx.api(path));
   let lastStatus = run.status;
@@ -206,8 +212,18 @@ export async function runPage(ctx, id) {
   paint(null);
   await refresh();
   const soon = debounce(refresh, 150);
-  await timeline(ctx, ctx.main, id, {
+  /** @type {EventOut[]} */
+  const guarded = [];
+  const first = await timeline(ctx, ctx.main, id, {
     done: run.status === "finished",
-    onEvent: (event) => (event.type === "run.finished" ? refresh() : soon()),
+    onEvent: (event) => {
+      if (isGuardrailEvent(event)) {
+        guarded.push(event);
+        replace(guards, guardrailsView(guarded));
+      }
+      return event.type === "run.finished" ? refresh() : soon();
+    },
   });
+  guarded.unshift(...first.filter(isGuardrailEvent));
+  replace(guards, guardrailsView(guarded));
 }

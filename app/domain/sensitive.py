@@ -1,0 +1,181 @@
+"""What the guardrails look for in text: secrets (redacted to `[REDACTED]`), personal data,
+and the markers of a prompt injection. Pure patterns and walks over JSON values; which of
+them a run applies, and where, is `app.domain.guardrails`' business.
+
+The lists are documented in docs/trust.md: a pattern added here belongs there too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+REDACTED = "[REDACTED]"
+
+#: Secrets by kind. Each pattern is longer than `[REDACTED]`, so a redaction never grows
+#: a result past its size bound.
+SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # AWS access key ids: long-term (AKIA) and temporary (ASIA).
+    ("aws_access_key_id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    # Stripe live secret and restricted keys.
+    ("stripe_secret_key", re.compile(r"\b(?:sk|rk)_live_[0-9A-Za-z]{10,}")),
+    # GitHub: classic personal, OAuth, user-to-server, server-to-server, refresh tokens,
+    # and fine-grained personal access tokens.
+    ("github_token", re.compile(r"\b(?:gh[pousr]_[0-9A-Za-z]{36,}|github_pat_[0-9A-Za-z_]{22,})")),
+    # OpenAI keys: legacy `sk-…` and project / service-account / admin keys.
+    ("openai_api_key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
+    # PEM private keys (RSA, EC, OPENSSH, encrypted, …), to their END line or, cut off,
+    # to the end of the text.
+    (
+        "private_key",
+        re.compile(
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"
+            r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|[\s\S]*\Z)"
+        ),
+    ),
+)
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for n, char in enumerate(reversed(digits)):
+        d = int(char)
+        if n % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+_CARD = re.compile(r"\b(?:\d[ -]?){12,18}\d\b")
+_EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
+_SSN = re.compile(r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b")
+
+
+def _cards(text: str) -> Iterable[re.Match[str]]:
+    for match in _CARD.finditer(text):
+        if _luhn(re.sub(r"[ -]", "", match.group())):
+            yield match
+
+
+#: Personal data by kind: an e-mail address, a US social security number, a payment card
+#: number (13 to 19 digits passing the Luhn check).
+PII: tuple[tuple[str, Callable[[str], Iterable[re.Match[str]]]], ...] = (
+    ("email", _EMAIL.finditer),
+    ("us_ssn", _SSN.finditer),
+    ("payment_card", _cards),
+)
+
+#: Markers of a prompt injection in a tool's result, by name: text that tries to speak
+#: with the authority of the instructions (override them, claim a role, open a chat
+#: template's turn). Matched case-insensitively; a match is flagged, never trusted.
+INJECTION_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "ignore_instructions",
+        re.compile(
+            r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+)*"
+            r"(?:previous|prior|above|earlier|preceding|system|original)?\s*"
+            r"(?:instructions|prompts?|rules|directions|guidelines)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    ("new_instructions", re.compile(r"\bnew\s+(?:system\s+)?instructions\s*:", re.IGNORECASE)),
+    (
+        "role_spoofing",
+        re.compile(r"(?:^|[\n\r\"{,])\s*(?:system|developer|assistant)\s*:", re.IGNORECASE),
+    ),
+    (
+        "chat_template",
+        re.compile(
+            r"<\|(?:im_start|im_end|system|start_header_id)\|>|\[/?INST\]|<</?SYS>>|</?system>",
+            re.IGNORECASE,
+        ),
+    ),
+    ("role_change", re.compile(r"\byou\s+are\s+now\s+(?:a|an|the|in)\b", re.IGNORECASE)),
+    (
+        "prompt_exfiltration",
+        re.compile(
+            r"\b(?:reveal|print|repeat|show)\s+(?:me\s+)?(?:your|the)\s+"
+            r"(?:system\s+prompt|instructions|hidden\s+prompt)\b",
+            re.IGNORECASE,
+        ),
+    ),
+)
+
+
+def secrets_in(text: str) -> list[str]:
+    """The kinds of secret `text` holds, in the order of `SECRETS`."""
+    return [kind for kind, pattern in SECRETS if pattern.search(text)]
+
+
+def pii_in(text: str) -> list[str]:
+    return [kind for kind, find in PII if next(iter(find(text)), None) is not None]
+
+
+def markers_in(text: str) -> list[str]:
+    return [name for name, pattern in INJECTION_MARKERS if pattern.search(text)]
+
+
+def redact_secrets_text(text: str) -> str:
+    for _, pattern in SECRETS:
+        text = pattern.sub(REDACTED, text)
+    return text
+
+
+def redact_pii_text(text: str) -> str:
+    for _, find in PII:
+        spans = [m.span() for m in find(text)]
+        for start, end in reversed(spans):
+            text = text[:start] + REDACTED + text[end:]
+    return text
+
+
+def scrub_text(text: str) -> str:
+    """`text` without its secrets and personal data."""
+    return redact_pii_text(redact_secrets_text(text))
+
+
+def strings_of(value: Any) -> Iterable[str]:
+    """Every string of a JSON value, keys included, without recursion."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(k for k in item if isinstance(k, str))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def found_in(value: Any, find: Callable[[str], list[str]]) -> list[str]:
+    """The kinds `find` reports in any string of `value`, each once, in a stable order."""
+    kinds: dict[str, None] = {}
+    for text in strings_of(value):
+        for kind in find(text):
+            kinds.setdefault(kind, None)
+    return sorted(kinds)
+
+
+def map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """`value` with `change` applied to every string, keys included. JSON values from a
+    tool nest at most as deep as their checks allow, so recursion is bounded."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {
+            (change(k) if isinstance(k, str) else k): map_strings(v, change)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [map_strings(v, change) for v in value]
+    return value
+
+
+def redact_value(value: Any) -> Any:
+    """`value` with every secret replaced by `[REDACTED]`: what the API and the model see
+    of a call's arguments (the tool itself receives them as proposed)."""
+    if not any(secrets_in(text) for text in strings_of(value)):
+        return value
+    return map_strings(value, redact_secrets_text)

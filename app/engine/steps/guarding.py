@@ -1,0 +1,128 @@
+"""Where the engine asks the guardrails (`domain.guardrails`): a turn's accepted
+proposals (before_call), a call's result before it is stored (after_call) and a final
+answer before it ends the run (on_final). Pure wiring: each returns what the step's own
+transaction then writes, guardrail events included; nothing here writes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from app.domain import guardrails
+from app.domain.errors import ErrorValue
+from app.domain.events import Event
+from app.domain.guardrails import Checked, OnBlock, Point, Policy, Subject
+from app.domain.ports import Tool
+from app.domain.proposals import CheckedCall
+from app.domain.records import Call
+from app.domain.sensitive import scrub_text
+from app.domain.tools import ToolResult
+from app.engine.steps.state import RunState
+
+#: Why a turn's other calls never ran when a guardrail's block ended the run.
+ENDED = ErrorValue("policy_denied", "the run ended: a guardrail blocked a call of this turn")
+
+
+def policy_of(state: RunState) -> Policy:
+    """The guardrails of the run's agent as its pinned config version has them (the
+    defaults when that version cannot be read: never unguarded)."""
+    agent = state.config.agent
+    return Policy() if agent is None else agent.guardrails.policy()
+
+
+def blocked_error(checked: Checked) -> ErrorValue | None:
+    """The observation a block feeds back: its machine code and a safe message."""
+    verdict = checked.blocked
+    if verdict is None:
+        return None
+    return ErrorValue(verdict.code, verdict.message, verdict.retryable)
+
+
+@dataclass
+class Proposals:
+    """A turn's proposals after the before_call guardrails: those blocked now carry the
+    block as their rejection; `events` by call id; `ends`: the block that ends the run."""
+
+    checked: list[CheckedCall]
+    events: dict[str, list[Event]] = field(default_factory=dict)
+    ends: ErrorValue | None = None
+
+
+def before_calls(
+    policy: Policy, step: int, checked: list[CheckedCall], exposed: Mapping[str, Tool]
+) -> Proposals:
+    """Checks each call the gates accepted, in proposal order (SPEC §2: the pre-call
+    guardrail comes after the gates, before execution or a preview)."""
+    result = Proposals([])
+    for call in checked:
+        if call.rejection is not None or call.tool not in exposed:
+            result.checked.append(call)
+            continue
+        spec = exposed[call.tool].spec
+        subject = Subject(
+            Point.BEFORE_CALL, call.call_id, call.tool, spec.external, arguments=call.arguments
+        )
+        seen = guardrails.check(policy, subject)
+        result.events[call.call_id] = seen.events(step)
+        error = blocked_error(seen)
+        if error is not None:
+            call = replace(call, rejection=error)
+            if policy.blocks_with(Point.BEFORE_CALL) is OnBlock.END_RUN and result.ends is None:
+                result.ends = error
+        result.checked.append(call)
+    return result
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A result after the after_call guardrails: `result` as it may be stored (redacted),
+    or `blocked` (it goes no further) and whether that ends the run."""
+
+    result: ToolResult
+    events: list[Event]
+    blocked: ErrorValue | None = None
+    ends: bool = False
+
+
+def after_call(policy: Policy, call: Call, spec_external: bool, result: ToolResult) -> Settled:
+    """Runs before the result is stored: neither the API nor the model ever sees what a
+    guardrail redacted or blocked."""
+    if result.withheld is not None:
+        return Settled(result, [])
+    subject = Subject(
+        Point.AFTER_CALL,
+        call.call_id,
+        call.tool,
+        spec_external,
+        arguments=call.arguments,
+        output=result.output,
+    )
+    seen = guardrails.check(policy, subject)
+    events = seen.events(call.step)
+    error = blocked_error(seen)
+    if error is not None:
+        ends = policy.blocks_with(Point.AFTER_CALL) is OnBlock.END_RUN
+        return Settled(result, events, error, ends)
+    return Settled(replace(result, output=seen.subject.output), events)
+
+
+@dataclass(frozen=True)
+class Final:
+    """A final answer after the on_final guardrails: its text as it may be shown, or the
+    rejection that stops it, and whether that ends the run."""
+
+    text: str
+    events: list[Event]
+    rejection: ErrorValue | None = None
+    ends: bool = False
+
+
+def on_final(policy: Policy, step: int, text: str, sources: frozenset[str]) -> Final:
+    seen = guardrails.check(policy, Subject(Point.ON_FINAL, text=text, sources=sources))
+    events = seen.events(step)
+    error = blocked_error(seen)
+    if error is None:
+        return Final(seen.subject.text, events)
+    # The turn keeps what the model wrote, without what a guardrail would redact.
+    ends = policy.blocks_with(Point.ON_FINAL) is OnBlock.END_RUN
+    return Final(scrub_text(text), events, error, ends)
