@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+## Test processes: each has its own database; a file's tests run in one of them.
+TEST_WORKERS ?= 2
 TSC := node_modules/.bin/tsc
 
 .PHONY: run test lint typecheck openapi bench clean
@@ -28,7 +30,7 @@ run: $(STAMP)
 test: $(STAMP) $(TSC)
 	$(TSC) --noEmit --allowJs --checkJs --project tsconfig.json
 	$(BIN)/ruff check app tests migrations bench
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 ## The console's plain ES modules, type-checked from their JSDoc (nothing is emitted).
 typecheck: $(TSC)

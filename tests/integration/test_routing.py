@@ -198,6 +198,8 @@ async def test_the_classifier_call_counts_against_the_runs_budgets(
 ) -> None:  # type: ignore[no-untyped-def]
     h = await router_harness(harness_factory, provider, run_driver=False)
     provider.answer(text("hi"), text("small", usage=(300, 2)), text("answered", usage=(20, 8)))
+    # The process's config versions are kept before its first creation, once: not counted.
+    await h.runtime.versions.ensure_kept(h.runtime.reads)
     with counting(h.app.state.engine) as ruled:
         await run_of(h, "ruled", "hello")
     with counting(h.app.state.engine) as classified:
