@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from app import cli_args
 from app.config.settings import Settings
+from app.domain.replay import SCRATCH_PREFIX, is_scratch
 from app.observability import logs
 
 
@@ -114,6 +115,9 @@ def cmd_keys_create(settings: Settings, args: argparse.Namespace) -> int:
     )
     if not args.tenant.strip() or not args.subject.strip():
         print("error: --tenant and --subject must not be empty", file=sys.stderr)
+        return 2
+    if is_scratch(args.tenant):
+        print(f"error: tenants named {SCRATCH_PREFIX}… are a replay's", file=sys.stderr)
         return 2
     if args.name is not None and not (args.name.strip() and len(args.name) <= 100):
         print("error: --name must be 1-100 characters, not blank", file=sys.stderr)

@@ -20,6 +20,7 @@ from app.db.tables import run
 from app.domain.events import EventType
 from app.domain.moves import RUN_CLAIM
 from app.domain.records import Run
+from app.domain.replay import SCRATCH_PREFIX
 from app.domain.run_changes import Sweep
 
 #: A claimed run, and the seconds it waited to be taken up (runnable → claimed).
@@ -27,10 +28,12 @@ Claimed = tuple[Run, float]
 
 
 def _claimable(db_time: DbTime) -> Any:
-    # Served by ix_run_runnable: a run without a lease sorts as -infinity.
+    # Served by ix_run_runnable: a run without a lease sorts as -infinity. A replay's
+    # scratch runs are the replay's alone to step.
     return and_(
         status_in(run.c.status, RUN_CLAIM.guard),
         func.coalesce(run.c.lease_expires_at, text("'-infinity'::timestamptz")) < db_time.now(),
+        ~run.c.tenant_id.startswith(SCRATCH_PREFIX, autoescape=True),
     )
 
 

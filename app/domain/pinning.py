@@ -14,20 +14,32 @@ from app.domain.tools import ToolSpec, canonical_json
 
 HTTP = "http"
 BUILTIN = "builtin"
+#: A tool's operator levers: never part of a version, always the current config's, so
+#: that switching a tool off, tightening its permissions or its limits reaches every run
+#: at once, whatever version it was created with.
+LIVE = frozenset(
+    {"enabled", "permissions", "rate_limit_per_minute", "concurrency_group", "max_concurrency"}
+)
+
+
+def pinned_part(declared: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in declared.items() if k not in LIVE}
+
+
+def live_part(declared: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in declared.items() if k in LIVE}
 
 
 def builtin_declaration(spec: ToolSpec) -> dict[str, Any]:
     """A tool the code provides: its spec is its whole declaration (the code serves only
     its own version)."""
-    spec_fields = asdict(spec)
-    spec_fields["permissions"] = list(spec.permissions)
-    return {"kind": BUILTIN, **spec_fields}
+    return {"kind": BUILTIN, **pinned_part(asdict(spec))}
 
 
 def http_declaration(declared: Mapping[str, Any]) -> dict[str, Any]:
     """An operator's HTTP tool, as the config declared it (its URLs included; its `kind`
-    says `http`)."""
-    return {**declared, "kind": HTTP}
+    says `http`), but for its levers."""
+    return {**pinned_part(declared), "kind": HTTP}
 
 
 def document(

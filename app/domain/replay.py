@@ -28,6 +28,16 @@ from app.domain.events import EventType
 from app.domain.status import PreviewStatus
 
 #: Events about the processes, not the run.
+#: The scratch tenants a replay makes its runs in: no key may belong to one, and no
+#: process's poller claims their runs (only the replay steps them, with its scripted
+#: routes; a service process would call its real model with the recorded input).
+SCRATCH_PREFIX = "replay-"
+
+
+def is_scratch(tenant_id: str) -> bool:
+    return tenant_id.startswith(SCRATCH_PREFIX)
+
+
 PROCESS_EVENTS = frozenset({EventType.RUN_CLAIMED, EventType.STEP_FAILED})
 
 #: Data fields that every run makes anew (ids and times), at any depth.

@@ -52,6 +52,11 @@ def _declaration(name: str, config: AppConfig, tool: Tool) -> dict[str, Any]:
     return pinning.http_declaration(declared.model_dump(mode="json"))
 
 
+def _levers(name: str, config: AppConfig) -> dict[str, Any]:
+    declared = config.tools.get(name)
+    return {} if declared is None else pinning.live_part(declared.model_dump(mode="json"))
+
+
 class Versions:
     def __init__(
         self, config: AppConfig, tools: Mapping[str, Tool], build_http: HttpToolFactory
@@ -59,6 +64,7 @@ class Versions:
         self._tools = tools
         self._build_http = build_http
         self._declared = {name: _declaration(name, config, t) for name, t in tools.items()}
+        self._levers = {name: _levers(name, config) for name in tools}
         self._documents: dict[str, dict[str, Any]] = {}
         self._by_agent: dict[str, str] = {}
         self._served: dict[str, RunConfig] = {}
@@ -110,17 +116,28 @@ class Versions:
             tool = self._tool(name, declared)
             if tool is not None:
                 tools[name] = tool
-        try:
-            agent = AgentConfig.model_validate(doc["agent"])
-        except ValidationError:  # kept under an older code: its instructions still hold
-            agent = AgentConfig.model_construct(**doc["agent"])
-        return RunConfig(version, agent, tools)
+        return RunConfig(version, _agent(doc["agent"]), tools)
 
     def _tool(self, name: str, declared: Mapping[str, Any]) -> Tool | None:
         if name not in self._tools:
             return None  # left the config: the operator took it away
         if declared == self._declared[name]:
             return self._tools[name]
-        if declared.get("kind") != pinning.HTTP:
+        if declared.get("kind") != pinning.HTTP or self._declared[name].get("kind") != pinning.HTTP:
             return None  # a built-in tool serves only the code's version
-        return self._build_http(name, declared)
+        # The run's version of the tool, under the operator's levers as they are now.
+        return self._build_http(name, {**declared, **self._levers[name]})
+
+
+def _agent(kept: Mapping[str, Any]) -> AgentConfig | None:
+    """The version's agent; one this code no longer reads (a field added or removed by a
+    deploy) keeps its instructions and tools, with the default guardrails (never none)."""
+    try:
+        return AgentConfig.model_validate(kept)
+    except ValidationError:
+        known = {k: kept[k] for k in ("model", "instructions", "tools") if k in kept}
+        try:
+            return AgentConfig.model_validate(known)
+        except ValidationError:
+            log.warning("a run's config version keeps an agent this code cannot read")
+            return None

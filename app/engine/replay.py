@@ -21,7 +21,7 @@ from app.adapters.builtin_tools.demo_data import seed
 from app.db import replay_repo, turns_repo
 from app.domain.errors import DomainError, ErrorCode
 from app.domain.records import Preview, Run
-from app.domain.replay import Decision, decision_for
+from app.domain.replay import SCRATCH_PREFIX, Decision, decision_for
 from app.domain.replay_script import NotRecorded, rebuild_script
 from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
 from app.domain.tools import Principal, unstorable_char
@@ -111,7 +111,7 @@ def _check_side_effects(rt: Runtime, named: set[str], *, allowed: bool) -> None:
 async def replay(rt: Runtime, driver: Driver, recorded: Recorded) -> Replayed:
     """Plays the recorded run again in a new scratch tenant; its timeline and why it stopped
     early (if it did)."""
-    done = Replayed(f"replay-{secrets.token_hex(6)}")
+    done = Replayed(f"{SCRATCH_PREFIX}{secrets.token_hex(6)}")
     async with rt.sessions.begin() as session:
         await seed(session, tenant_id=done.tenant_id, now=rt.clock.now(), ids=recorded.radar)
     try:

@@ -119,3 +119,53 @@ async def test_the_version_is_one_row_and_a_run_names_it(harness_factory) -> Non
     async with h.runtime.sessions() as session:
         kept = await session.execute(select(config_version.c.hash))
         assert {first["config_hash"], third["config_hash"]} <= set(kept.scalars())
+
+
+def _lookup(backend: FakeBackend, *, enabled: bool, description: str) -> dict[str, Any]:
+    return {
+        "kind": "http",
+        "description": description,
+        "input_schema": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"q": {"type": "string"}},
+        },
+        "url": backend.tool_url("lookup"),
+        "timeout_s": 2,
+        "enabled": enabled,
+    }
+
+
+@pytest.mark.parametrize("changed", [False, True], ids=["same-declaration", "new-declaration"])
+async def test_the_operators_levers_reach_a_pinned_run_at_once(
+    harness_factory, backend: FakeBackend, changed: bool
+) -> None:  # type: ignore[no-untyped-def]
+    """`enabled` (like the kill switch, permissions and limits) is no part of a version:
+    switched off in the new config, a tool is off for the runs of every version."""
+
+    def config(enabled: bool, description: str) -> Any:
+        agent = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], "ticket", "lookup"]}
+        tools = {
+            "ticket": ticket_tool(backend),
+            "lookup": _lookup(backend, enabled=enabled, description=description),
+        }
+        return make_config({"tech-radar": agent}, tools=tools)
+
+    before = await harness_factory(config=config(True, "Looks up."))
+    caller, approver = await keys(before)
+    script = tool_calls(TICKET), tool_calls(("l1", "lookup", {"q": "y"})), final("done")
+    run = await parked_run(before, caller, *script)
+    after = await harness_factory(config=config(False, "Looks it up." if changed else "Looks up."))
+    backend.answer("ticket", ok({"ticket": 7}))
+    preview_id = run["pending_approvals"][0]["preview_id"]
+    await approve(after, approver, preview_id)
+    assert (await commit(after, approver, preview_id, f"lever-{changed}")).status_code == 200
+    await after.driver.wait("acme", run["id"], 15)
+    calls = (await after.client.get(f"/v1/runs/{run['id']}/calls", headers=caller)).json()
+    lookup = next(c for c in calls["items"] if c["tool"] == "lookup")
+    assert lookup["status"] == "rejected" and lookup["error"]["code"] == "tool_disabled"
+    assert backend.sent("lookup") == []
+    # Its version is the one it was created with all the same.
+    assert (await after.client.get(f"/v1/runs/{run['id']}", headers=caller)).json()[
+        "config_hash"
+    ] == run["config_hash"]

@@ -31,8 +31,8 @@ def test_the_hash_names_the_content_not_its_order() -> None:
         {"agent": {**AGENT, "instructions": "Help more."}},
         {"agent": {**AGENT, "tools": ["lookup", "other"]}},
         {"schema": {**SCHEMA, "required": ["q"]}},
-        {"permissions": ("radar:read",)},
         {"requires_approval": True},
+        {"timeout_s": 3.0},
     ],
 )
 def test_any_change_a_run_would_notice_is_another_version(changed: dict[str, Any]) -> None:
@@ -43,3 +43,18 @@ def test_an_http_declaration_says_its_kind() -> None:
     declared = pinning.http_declaration({"kind": "http", "url": "https://tools.example/x"})
     assert declared["kind"] == pinning.HTTP
     assert pinning.builtin_declaration(ToolSpec("x", "X.", SCHEMA))["kind"] == pinning.BUILTIN
+
+
+@pytest.mark.parametrize(
+    "lever",
+    [
+        {"permissions": ("radar:read",)},
+        {"enabled": False},
+        {"rate_limit_per_minute": 5},
+        {"concurrency_group": "radar", "max_concurrency": 2},
+    ],
+)
+def test_the_operators_levers_are_no_part_of_a_version(lever: dict[str, Any]) -> None:
+    assert _version(**lever) == _version()
+    declared = pinning.http_declaration({"kind": "http", "url": "https://x.example", **lever})
+    assert not set(declared) & pinning.LIVE

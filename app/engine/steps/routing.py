@@ -14,8 +14,9 @@ CONFIGURED = "the agent's route"
 
 
 def data_policy(lease: Lease, state: RunState) -> frozenset[str]:
-    """The tags every route the run uses must carry: its agent's and its own."""
-    agent = lease.rt.agent(state.run.agent)
+    """The tags every route the run uses must carry: its agent's (as the run's pinned
+    version has it) and its own."""
+    agent = state.config.agent
     return frozenset(agent.data_policy if agent else []) | frozenset(state.run.data_policy)
 
 
