@@ -201,10 +201,16 @@ def unknown_at(point: Point, names: Sequence[str]) -> list[str]:
     return [n for n in names if n not in REGISTRY or point not in REGISTRY[n].points]
 
 
+#: What runs at a point whatever the agent lists: the citation rule (SPEC §2), and the
+#: redaction of secrets in results (a list meant to add a check never drops it).
+_ALWAYS = {Point.ON_FINAL: "citations", Point.AFTER_CALL: "redact_secrets"}
+
+
 @dataclass(frozen=True)
 class Policy:
     """An agent's guardrails: the names run at each point, in order, and what a block at
-    each point does. `on_final` always starts with `citations` (SPEC §2 requires it)."""
+    each point does. `on_final` always starts with `citations` (SPEC §2 requires it), and
+    `after_call` with `redact_secrets`."""
 
     before_call: tuple[str, ...] = DEFAULTS[Point.BEFORE_CALL]
     after_call: tuple[str, ...] = DEFAULTS[Point.AFTER_CALL]
@@ -212,10 +218,11 @@ class Policy:
     on_block: Mapping[Point, OnBlock] = field(default_factory=dict)
 
     def names(self, point: Point) -> tuple[str, ...]:
-        names = getattr(self, point.value)
-        if point is Point.ON_FINAL and "citations" not in names:
-            return ("citations", *names)
-        return tuple(names)
+        names = tuple(getattr(self, point.value))
+        required = _ALWAYS.get(point)
+        if required is not None and required not in names:
+            return (required, *names)
+        return names
 
     def blocks_with(self, point: Point) -> OnBlock:
         return self.on_block.get(point, OnBlock.OBSERVE)

@@ -152,6 +152,8 @@ def _request(rt: Runtime, recorded: Recorded) -> runs.CreateRun:
         metadata=run.metadata,
         script=recorded.script,
         data_policy=run.data_policy,
+        # Pinned to the replay's own creation: the data may have moved since the run.
+        consistency=run.consistency,
     )
 
 

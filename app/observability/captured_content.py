@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.domain.sensitive import redact_secrets_text
+
 ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _ON = frozenset({"true", "1", "yes", "span_only", "span_and_event"})
 REDACTED = "[REDACTED]"
@@ -69,5 +71,7 @@ class Capture:
         if isinstance(value, str):
             for secret in self.known_secrets:
                 value = value.replace(secret, REDACTED)
-            return _SECRET_TEXT.sub(REDACTED, value)
+            # The guardrails' list too (Stripe, GitHub fine-grained, PEM keys, …): what a
+            # result's redaction removes never reaches a span either.
+            return redact_secrets_text(_SECRET_TEXT.sub(REDACTED, value))
         return value

@@ -242,3 +242,10 @@ def test_the_registry_knows_each_guardrail_at_its_points_only() -> None:
     defaults = Policy()
     assert all(unknown_at(p, defaults.names(p)) == [] for p in Point)
     assert set(REGISTRY) >= {"argument_policy", "redact_secrets", "flag_injection", "citations"}
+
+
+def test_after_call_always_redacts_secrets_first() -> None:
+    policy = Policy(after_call=("block_injection",))
+    assert policy.names(Point.AFTER_CALL) == ("redact_secrets", "block_injection")
+    seen = check(policy, _call(Point.AFTER_CALL, output={"note": f"key {STRIPE}"}))
+    assert STRIPE not in str(seen.subject.output) and "[REDACTED]" in str(seen.subject.output)

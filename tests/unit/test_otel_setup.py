@@ -131,3 +131,14 @@ def test_a_routes_default_key_variable_is_redacted_too() -> None:
         "MY_KEY",
         None,
     ]
+
+
+def test_captured_content_redacts_what_the_guardrails_redact() -> None:
+    stripe = "sk_" + "live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+    github_pat = "github_pat_" + "11ABCDEFG0" + "x" * 40
+    pem = (
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7x\nabc==\n-----END RSA PRIVATE KEY-----"
+    )
+    text = Capture(enabled=True).text({"output": f"{stripe} {github_pat} {pem}"})
+    assert stripe not in text and github_pat not in text and "MIIEowIBAAKCAQEA7x" not in text
+    assert REDACTED in text
