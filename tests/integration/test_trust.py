@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from tests.support.backend import FakeBackend, ok, serving
+from tests.support.approvals import approvals_harness, keys, parked_run, row
+from tests.support.backend import FakeBackend, fail, ok, serving
 from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.fake_openai import FakeOpenAI, calls
 from tests.support.fake_openai import text as says
@@ -243,3 +244,38 @@ async def test_a_block_that_ends_the_run_cancels_the_turns_other_calls(
         ("c2", "cancelled", "policy_denied"),
     ]
     assert items[0]["arguments"] == {"q": "use [REDACTED]"} and backend.sent("lookup") == []
+
+
+async def test_a_backends_error_message_and_version_are_redacted_like_its_output(
+    harness_factory, backend: FakeBackend, provider: FakeOpenAI
+) -> None:  # type: ignore[no-untyped-def]
+    """What a backend writes beside its output (an error's message, a source version) is
+    as untrusted as the output: no secret in it reaches the model, the API or the events."""
+    stripe = "sk_" + "live_" + "a" * 24
+    h = await harness_factory(config=guarded_config(backend, provider_url=provider.url))
+    await seed_radar(h)
+    backend.answer("lookup", fail(400, "bad_query", f"db said: key {stripe}"))
+    backend.answer("lookup", ok({"x": 1}, source_version=f"v-{stripe}"))
+    provider.answer(
+        calls(("c1", "lookup", '{"q": "a"}')), calls(("c2", "lookup", '{"q": "b"}')), says("ok")
+    )
+    run = await start(h, agent="live")
+    assert run["termination_reason"] == "final", run
+    seen = [
+        json.dumps(provider.requests[-1]["messages"]),
+        json.dumps(await run_items(h, run["id"], "calls")),
+        json.dumps(await run_items(h, run["id"], "events")),
+    ]
+    assert all(stripe not in text and "[REDACTED]" in text for text in seen)
+
+
+async def test_a_previews_summary_and_impact_never_show_a_secret(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    """The write tool echoes its `rationale` argument in the preview's impact."""
+    h = await approvals_harness(harness_factory)
+    caller, approver = await keys(h)
+    kafka = await row(h, "Kafka")
+    arguments = {"technology_id": kafka["id"], "ring": "adopt", "rationale": f"key {GITHUB}"}
+    run = await parked_run(h, caller, tool_calls(("m1", "move_technology_ring", arguments)))
+    preview_id = run["pending_approvals"][0]["preview_id"]
+    shown = await h.client.get(f"/v1/previews/{preview_id}", headers=approver)
+    assert GITHUB not in shown.text and "[REDACTED]" in shown.text

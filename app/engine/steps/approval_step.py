@@ -22,6 +22,7 @@ from app.domain.ids import new_id
 from app.domain.ports import Previewer, Tool
 from app.domain.records import Call, Preview
 from app.domain.retry import backoff_s
+from app.domain.sensitive import redact_value
 from app.domain.status import CallStatus, PreviewStatus
 from app.domain.steps import Next
 from app.domain.tools import ToolError
@@ -117,6 +118,9 @@ def _new_preview(
     rt = batch.lease.rt
     run = batch.state.run
     now = rt.clock.now()
+    # What a tool says of a call (it may echo an argument, or anything) is shown to
+    # approvers as the API shows a call: no secret in it. The hash covers what is shown.
+    body = replace(body, summary=redact_value(body.summary), impact=redact_value(body.impact))
     return Preview(
         tenant_id=run.tenant_id,
         id=new_id("prv"),

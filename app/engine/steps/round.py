@@ -14,6 +14,7 @@ from app.domain.moves import CALL_PARK, CALL_START, PREVIEW_SUPERSEDE
 from app.domain.records import Call, Preview, add_cost
 from app.domain.retry import ends_run
 from app.domain.run_patch import RunPatch
+from app.domain.sensitive import redact_secrets_text
 from app.domain.settle import UNKNOWN, Outcome, refusal, settle
 from app.domain.status import (
     CallStatus,
@@ -81,7 +82,9 @@ class Round:
         if error is OUTCOME_UNKNOWN:  # ours, not a backend's code of that name
             self.unknown(call)
             return
-        value = ErrorValue(error.code, error.message, error.retryable)
+        # A backend's message is its own text, as untrusted as its output: no secret in
+        # it is stored, shown or sent to the model.
+        value = ErrorValue(error.code, redact_secrets_text(error.message), error.retryable)
         self._settle(
             call, Outcome.FAILED, {**value.as_dict(), "ends_run": ends}, error=value, ends=ends
         )
@@ -130,8 +133,8 @@ class Round:
             ends=ends,
             output=result.output,
             output_withheld=result.withheld is not None,
-            observed_at=result.observed_at,
-            source_version=result.source_version,
+            observed_at=_scrubbed(result.observed_at),
+            source_version=_scrubbed(result.source_version),
         )
         return Next.unless(ends)
 
@@ -300,3 +303,8 @@ class Round:
         if assigned:
             self.events.append((EventType.SOURCES_ASSIGNED, {"step": step, "sources": assigned}))
         await self.flush(RunPatch(next_source=first + len(todo)))
+
+
+def _scrubbed(text: str | None) -> str | None:
+    """A backend's version or time, which it may fill with anything: never a secret."""
+    return None if text is None else redact_secrets_text(text)
