@@ -262,12 +262,14 @@ async def test_a_lease_is_not_taken_over_early_when_clocks_disagree(harness_fact
 async def test_a_process_without_the_poller_still_keeps_its_leases(harness_factory) -> None:  # type: ignore[no-untyped-def]
     """`serve --no-driver` turns off only the poller: a run created there is renewed, so
     another process never takes it over in the middle of a step."""
-    a = await harness_factory(run_driver=False, settings_override={"lease_s": 1.2})
+    # A lease of 3 s, renewed every second: a loaded machine (tests in parallel) may be
+    # late to a renewal by a second or two without the lease lapsing.
+    a = await harness_factory(run_driver=False, settings_override={"lease_s": 3.0})
     b = await harness_factory(run_driver=False)
     headers = await a.key()
-    run_id = (await start(a, headers, final("slow", delay_ms=3000), wait_s=0))["id"]
-    for _ in range(5):  # well past the 1.2 s lease, held all along by renewals
-        await asyncio.sleep(0.6)
+    run_id = (await start(a, headers, final("slow", delay_ms=7000), wait_s=0))["id"]
+    for _ in range(5):  # well past the 3 s lease, held all along by renewals
+        await asyncio.sleep(1.2)
         assert await b.driver.poll_once() == 0
     finished = await a.driver.wait("acme", run_id, 10)
     record, turns = await state(a, run_id)
