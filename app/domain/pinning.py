@@ -13,7 +13,10 @@ from typing import Any
 from app.domain.tools import ToolSpec, canonical_json
 
 HTTP = "http"
+AGENT = "agent"
 BUILTIN = "builtin"
+#: The kinds of tool an operator declares, each rebuilt from its declaration.
+OPERATOR_KINDS = frozenset({HTTP, AGENT})
 
 
 def builtin_declaration(spec: ToolSpec) -> dict[str, Any]:
@@ -24,10 +27,10 @@ def builtin_declaration(spec: ToolSpec) -> dict[str, Any]:
     return {"kind": BUILTIN, **spec_fields}
 
 
-def http_declaration(declared: Mapping[str, Any]) -> dict[str, Any]:
-    """An operator's HTTP tool, as the config declared it (its URLs included; its `kind`
-    says `http`)."""
-    return {**declared, "kind": HTTP}
+def operator_declaration(declared: Mapping[str, Any]) -> dict[str, Any]:
+    """An operator's tool, as the config declared it (an HTTP tool's URLs included; its
+    `kind` says `http` unless it says `agent`)."""
+    return {**declared, "kind": declared.get("kind") or HTTP}
 
 
 def document(

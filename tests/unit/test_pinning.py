@@ -39,7 +39,9 @@ def test_any_change_a_run_would_notice_is_another_version(changed: dict[str, Any
     assert _version(**changed) != _version()
 
 
-def test_an_http_declaration_says_its_kind() -> None:
-    declared = pinning.http_declaration({"kind": "http", "url": "https://tools.example/x"})
+def test_an_operator_declaration_says_its_kind() -> None:
+    declared = pinning.operator_declaration({"kind": "http", "url": "https://tools.example/x"})
     assert declared["kind"] == pinning.HTTP
+    delegate = pinning.operator_declaration({"kind": "agent", "agent": "ring-judge"})
+    assert delegate["kind"] == pinning.AGENT
     assert pinning.builtin_declaration(ToolSpec("x", "X.", SCHEMA))["kind"] == pinning.BUILTIN

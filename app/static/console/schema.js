@@ -464,6 +464,7 @@ export const TERMINATION_REASONS = Object.freeze([
  * @property {string} id
  * @property {string} name
  * @property {Record<string, unknown> | string} [arguments]
+ * @property {Array<ScriptToolCalls | ScriptFinal | ScriptError>} [script]
  */
 
 /**
