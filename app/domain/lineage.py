@@ -57,7 +57,7 @@ def grant(wanted: Limits, parent: Run, now: datetime) -> Limits | NoRoom:
     if granted.deadline_s <= 0:
         return NoRoom("deadline_s", max(0.0, time_left))
     for name in SHARED_BUDGETS:
-        if getattr(granted, name) <= 0 or (name != "max_cost_usd" and getattr(granted, name) < 1):
+        if getattr(granted, name) <= 0:  # integer limits are then below 1
             return NoRoom(name, max(0, getattr(left, name)))
     return granted
 
