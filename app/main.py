@@ -47,6 +47,7 @@ from app.api.routes import (
 from app.api.routes import metrics as scrape_route
 from app.config.files import (
     DEMO_CONFIG_PATH,
+    AgentToolConfig,
     AppConfig,
     HttpToolConfig,
     ModelRouteConfig,
@@ -55,7 +56,9 @@ from app.config.files import (
 from app.config.settings import Settings
 from app.db.clock import DbTime
 from app.db.session import make_engine, make_sessionmaker
+from app.domain.pinning import AGENT
 from app.domain.ports import Clock, ModelProvider, Tool
+from app.engine.delegation import AgentTool, Delegation, agent_tools
 from app.engine.pinned_config import Versions
 from app.engine.process.driver import Driver
 from app.engine.process.runtime import Runtime
@@ -199,11 +202,14 @@ def _lifespan(
             follow_redirects=False,
         )
         otel.instrument_client(http_client)
-        runtime = _runtime(settings, config, clock, tools, db_time, otel, engine, http_client)
+        runtime, delegation = _runtime(
+            settings, config, clock, tools, db_time, otel, engine, http_client
+        )
         # Webhooks have their own client (adapters.webhook_http): no proxies, pinned addresses.
         webhooks = WebhookSender(runtime, WebhookClient(settings.webhook_concurrency))
         # LISTEN needs a session of its own, which a transaction pooler does not give.
         driver = Driver(runtime, listen_url=settings.session_url(url), webhooks=webhooks)
+        delegation.attach(runtime, driver)  # agent tools run their children with these
         streams = _streams(settings, runtime)
         app.state.engine = engine
         app.state.runtime = runtime
@@ -246,22 +252,27 @@ def _runtime(
     otel: Telemetry,
     engine: AsyncEngine,
     http_client: httpx.AsyncClient,
-) -> Runtime:
-    """What the use cases run with, on `engine` (see `Runtime` for its three handles)."""
+) -> tuple[Runtime, Delegation]:
+    """What the use cases run with, on `engine` (see `Runtime` for its three handles),
+    and the delegation its agent tools run children with (attached to the driver later)."""
     sessions = make_sessionmaker(engine)
     single = engine.execution_options(isolation_level="AUTOCOMMIT")
     reads = make_sessionmaker(single)
     # The built-in tools only read: each of their statements stands alone.
     registry = dict((tools or radar_tools)(reads, clock))
     registry.update(http_tools(config.tools, http_client))
+    delegation = Delegation()
+    registry.update(agent_tools(config.tools, delegation))
 
     def build_http(name: str, declared: Mapping[str, Any]) -> Tool | None:
         try:
+            if declared.get("kind") == AGENT:
+                return AgentTool(name, AgentToolConfig.model_validate(declared), delegation)
             return HttpTool(name, HttpToolConfig.model_validate(declared), http_client)
         except ValidationError:  # a declaration this code no longer reads
             return None
 
-    return Runtime(
+    runtime = Runtime(
         sessions=sessions,
         clock=clock,
         settings=settings,
@@ -276,6 +287,7 @@ def _runtime(
         reads=reads,
         versions=Versions(config, registry, build_http),
     )
+    return runtime, delegation
 
 
 def _install(app: FastAPI, settings: Settings) -> None:

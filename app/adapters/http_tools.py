@@ -272,7 +272,10 @@ def _backend_error(status: int, raw: bytes) -> ToolError:
     )
 
 
-def http_tools(
-    configs: Mapping[str, HttpToolConfig], client: httpx.AsyncClient
-) -> dict[str, HttpTool]:
-    return {name: HttpTool(name, config, client) for name, config in configs.items()}
+def http_tools(configs: Mapping[str, Any], client: httpx.AsyncClient) -> dict[str, HttpTool]:
+    """The HTTP tools among the config's operator tools."""
+    return {
+        name: HttpTool(name, config, client)
+        for name, config in configs.items()
+        if isinstance(config, HttpToolConfig)
+    }

@@ -45,6 +45,7 @@ RUN_OUT_EXAMPLE: dict[str, Any] = {
     },
     "error": None,
     "parent_run_id": None,
+    "root_run_id": "run_5f0c3e6a9b1d4f2e8a7c6b5d4e3f2a1b",
     "metadata": {"ticket": "T-1"},
     "tools": ["search_technologies", "get_technology", "move_technology_ring"],
     "limits": {
@@ -61,6 +62,7 @@ RUN_OUT_EXAMPLE: dict[str, Any] = {
         "cost_usd": 0.0,
         "tool_calls": 1,
     },
+    "reserved": {"tokens": 0, "cost_usd": 0.0, "tool_calls": 0},
     "pending_approvals": [],
     "consistency": "latest",
     "as_of": None,

@@ -44,7 +44,14 @@ class CreateRunIn(RequestBody):
         default=None, max_length=100
     )
     limits: LimitsIn | None = None
-    parent_run_id: str | None = Field(default=None, description="Not supported by this build yet.")
+    parent_run_id: str | None = Field(
+        default=None,
+        max_length=64,
+        description="Makes a child run of this run (same tenant, else `404`): its deadline "
+        "and its token, cost and tool-call budgets are clamped to what the parent has left "
+        "and reserved on the parent until the child finishes; a finished parent, or one "
+        "with nothing left of a budget, is `409 invalid-state`.",
+    )
     metadata: dict[str, Any] | None = Field(default=None, description="At most 4 KiB as JSON.")
     consistency: Literal["latest", "snapshot"] | None = Field(
         default=None,
@@ -90,6 +97,12 @@ class UsageOut(BaseModel):
     steps: int
     input_tokens: int
     output_tokens: int
+    cost_usd: float
+    tool_calls: int
+
+
+class ReservedOut(BaseModel):
+    tokens: int
     cost_usd: float
     tool_calls: int
 
@@ -180,10 +193,19 @@ class RunOut(BaseModel):
     output: RunOutput | None = None
     error: RunError | None = None
     parent_run_id: str | None = None
+    root_run_id: str = Field(
+        description="The run at the top of its tree (itself when it has no parent)."
+    )
     metadata: dict[str, Any] | None = None
     tools: list[str]
     limits: LimitsOut
-    usage: UsageOut
+    usage: UsageOut = Field(
+        description="What the run used, its finished descendants' usage included (`steps` "
+        "counts its own model turns only)."
+    )
+    reserved: ReservedOut = Field(
+        description="What the run holds of its budgets for its unfinished children."
+    )
     pending_approvals: list[PendingApproval]
     consistency: Literal["latest", "snapshot"]
     as_of: datetime | None = Field(
@@ -295,41 +317,6 @@ class DiagnosisOut(BaseModel):
     )
 
 
-class ToolOut(BaseModel):
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any] | None
-    risk: str
-    requires_approval: bool
-    side_effects: bool
-    idempotent: bool
-    permissions: list[str]
-    timeout_s: float
-    concurrency_group: str | None
-    max_concurrency: int | None
-    cost_usd: float
-    enabled: bool
-
-
-class ToolPage(BaseModel):
-    items: list[ToolOut]
-    next_cursor: str | None
-
-
-class AgentOut(BaseModel):
-    name: str
-    model: str
-    instructions: str
-    tools: list[str]
-    limits: LimitsOut
-
-
-class AgentPage(BaseModel):
-    items: list[AgentOut]
-    next_cursor: str | None
-
-
 class FieldErrorOut(BaseModel):
     """One invalid field of a `validation-error` problem."""
 
@@ -376,13 +363,6 @@ class CommitOut(BaseModel):
     preview: PreviewOut
     call: CallOut
     run: RunOut
-
-
-class MeOut(BaseModel):
-    tenant: str
-    subject: str
-    roles: list[str]
-    scopes: list[str] | None = Field(description="`null`: every scope.")
 
 
 class ReadyOut(BaseModel):

@@ -25,6 +25,12 @@ class ScriptCall(StrictIn):
     id: str = Field(min_length=1, max_length=200)
     name: str = Field(min_length=1, max_length=200)
     arguments: dict[str, Any] | str = Field(default_factory=dict)
+    script: list[ScriptItem] | None = Field(
+        default=None,
+        max_length=1000,
+        description="For a call to an `agent` tool whose agent is on a scripted model: "
+        "the child run's script.",
+    )
 
 
 class ScriptToolCalls(StrictIn):
@@ -50,3 +56,5 @@ class ScriptError(StrictIn):
 
 
 ScriptItem = Annotated[ScriptToolCalls | ScriptFinal | ScriptError, Field(discriminator="type")]
+
+ScriptCall.model_rebuild()

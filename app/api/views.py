@@ -13,7 +13,7 @@ from app.domain.sensitive import redact_value
 
 
 def run_view(record: Run, pending: Sequence[Preview] = ()) -> dict[str, Any]:
-    usage = record.usage.as_dict()
+    usage = record.total_usage.as_dict()
     return {
         "id": record.id,
         "agent": record.agent,
@@ -22,10 +22,12 @@ def run_view(record: Run, pending: Sequence[Preview] = ()) -> dict[str, Any]:
         "output": record.output,
         "error": record.error,
         "parent_run_id": record.parent_run_id,
+        "root_run_id": record.root_run_id,
         "metadata": record.metadata,
         "tools": list(record.tools),
         "limits": record.limits.as_dict(),
         "usage": usage,
+        "reserved": record.reserved.as_dict(),
         "pending_approvals": [
             {
                 "preview_id": p.id,

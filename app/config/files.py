@@ -22,6 +22,7 @@ from app.config.models import (
     URL_PATTERN,
     AgentConfig,
     AgentLimitsConfig,
+    AgentToolConfig,
     AppConfig,
     ApprovalsConfig,
     ChooserConfig,
@@ -39,6 +40,7 @@ __all__ = [
     "DEMO_CONFIG_PATH",
     "AgentConfig",
     "AgentLimitsConfig",
+    "AgentToolConfig",
     "AppConfig",
     "ApprovalsConfig",
     "ChooserConfig",
@@ -67,6 +69,7 @@ _MODEL_FIELDS = ("model", "base_url", "api_key_env")
 _CALL_FIELDS = ("input_cost_per_mtok", "output_cost_per_mtok", "timeout_s", "max_attempts")
 _ROUTER_FIELDS = ("candidates", "default", "chooser", "fallback")
 _LIMIT_FIELDS = tuple(LimitsConfig.model_fields)
+_TOOL_KINDS = ("http", "agent")
 
 # Plain words for the patterns pydantic would otherwise quote as regular expressions.
 _PATTERN_MESSAGES = {
@@ -133,7 +136,12 @@ def _error(issues: Sequence[Issue]) -> ConfigError:
 
 def _loc_path(loc: tuple[int | str, ...]) -> str:
     # pydantic marks a bad dict key with a trailing "[key]"; the key itself is the path.
-    return ".".join(str(part) for part in loc if part != "[key]")
+    # A tool's kind is the union's tag, which pydantic puts after the tool's name
+    # (`tools.x.http.url`): the YAML the operator wrote has no such key.
+    parts = [part for part in loc if part != "[key]"]
+    if len(parts) > 2 and parts[0] == "tools" and parts[2] in _TOOL_KINDS:
+        del parts[2]
+    return ".".join(str(part) for part in parts)
 
 
 def _describe(err: ErrorDetails) -> str:
@@ -161,6 +169,10 @@ def _reference_issues(config: AppConfig, builtin: Mapping[str, ToolSpec]) -> Ite
     for name, tool in config.tools.items():
         if name in builtin:
             yield f"tools.{name}", "name is taken by a built-in tool"
+        if isinstance(tool, AgentToolConfig):
+            if tool.agent not in config.agents:
+                yield f"tools.{name}.agent", f"unknown agent {tool.agent!r}"
+            continue
         if tool.requires_approval and tool.preview_url is None:
             # Approval binds to a preview, so a tool needing approval must offer one.
             yield f"tools.{name}.preview_url", "required when requires_approval is true"

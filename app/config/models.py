@@ -134,6 +134,14 @@ def _check_schema(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
+def _object_input_schema(value: dict[str, Any]) -> dict[str, Any]:
+    _check_schema(value)
+    # Unknown properties must be refused, so that a model cannot smuggle parameters.
+    if value.get("type") != "object" or value.get("additionalProperties") is not False:
+        raise ValueError("must be an object schema with additionalProperties: false")
+    return value
+
+
 class HttpToolConfig(_Strict):
     """An operator-declared HTTP tool (SPEC §4, wire format §4.1)."""
 
@@ -171,11 +179,7 @@ class HttpToolConfig(_Strict):
     @field_validator("input_schema")
     @classmethod
     def _object_schema(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _check_schema(value)
-        # Unknown properties must be refused, so that a model cannot smuggle parameters.
-        if value.get("type") != "object" or value.get("additionalProperties") is not False:
-            raise ValueError("must be an object schema with additionalProperties: false")
-        return value
+        return _object_input_schema(value)
 
     @field_validator("output_schema")
     @classmethod
@@ -203,6 +207,49 @@ class HttpToolConfig(_Strict):
             rate_limit_per_minute=self.rate_limit_per_minute,
             external=self.external,
         )
+
+
+#: An agent tool's input when its declaration gives no schema: the child run's input text.
+DEFAULT_AGENT_INPUT = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["input"],
+    "properties": {"input": {"type": "string", "minLength": 1, "maxLength": 100_000}},
+}
+
+
+class AgentToolConfig(_Strict):
+    """A tool that delegates to another agent as a child run (SPEC §3.5): the call's
+    arguments are the child's input, its outcome the child's final output or error."""
+
+    kind: Literal["agent"]
+    agent: Name
+    description: NonEmpty
+    input_schema: dict[str, Any] = DEFAULT_AGENT_INPUT
+
+    @field_validator("input_schema")
+    @classmethod
+    def _object_schema(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return _object_input_schema(value)
+
+    def to_tool_spec(self, name: str) -> ToolSpec:
+        # A side effect (it spends the parent's budgets), deduplicated by its operation id
+        # (one child per call); its time is the parent's deadline, not a timeout of its own.
+        return ToolSpec(
+            name=name,
+            description=self.description,
+            input_schema=self.input_schema,
+            side_effects=True,
+            idempotent=True,
+            timeout_s=AGENT_TOOL_TIMEOUT_S,
+        )
+
+
+#: An agent tool's attempt lasts until the parent's deadline (the executor takes the
+#: smaller of this and the time left): a year stands for "no timeout of its own".
+AGENT_TOOL_TIMEOUT_S = 365 * 86_400.0
+
+ToolConfig = Annotated[HttpToolConfig | AgentToolConfig, Field(discriminator="kind")]
 
 
 class OnBlockConfig(_Strict):
@@ -304,7 +351,7 @@ class AppConfig(_Strict):
     limits: LimitsConfig = LimitsConfig()
     approvals: ApprovalsConfig = ApprovalsConfig()
     models: dict[Name, ModelRouteConfig] = {}
-    tools: dict[Name, HttpToolConfig] = {}
+    tools: dict[Name, ToolConfig] = {}
     agents: dict[Name, AgentConfig] = {}
     quotas: QuotasConfig | None = None  # off unless configured
     webhooks: WebhooksConfig = WebhooksConfig()

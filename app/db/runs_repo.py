@@ -49,6 +49,7 @@ class StaleWrite(Exception):
 
 
 _RUN_FIELDS = tuple(f.name for f in fields(Run))
+_COSTS = ("cost_usd", "reserved_cost_usd", "children_cost_usd")
 
 
 def to_run(row: Mapping[str, Any]) -> Run:
@@ -57,7 +58,8 @@ def to_run(row: Mapping[str, Any]) -> Run:
     data["tools"] = tuple(row["tools"])
     data["data_policy"] = tuple(row["data_policy"] or ())
     data["limits"] = Limits.from_dict(row["limits"])
-    data["cost_usd"] = float(row["cost_usd"])
+    for name in _COSTS:
+        data[name] = float(row[name])
     scopes = row["creator_scopes"]
     data["creator_scopes"] = None if scopes is None else tuple(scopes)
     return Run(**data)
@@ -281,8 +283,11 @@ async def list_page(
     agent: str | None,
     after: tuple[datetime, str] | None,
     limit: int,
+    parent_run_id: str | None = None,
 ) -> list[Run]:
     query = select(run).where(run.c.tenant_id == tenant_id)
+    if parent_run_id:  # served by ix_run_tenant_parent
+        query = query.where(run.c.parent_run_id == parent_run_id)
     if status:
         query = query.where(run.c.status == status)
     if agent:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -65,14 +65,30 @@ _OUTCOME = (
 )
 
 
+#: The run's columns only others write (a child's creation, a finishing child's
+#: settlement): every step's write returns them, so that the holder's budget checks see
+#: its children without a read of their own.
+SHARED = (
+    "reserved_tokens",
+    "reserved_cost_usd",
+    "reserved_tool_calls",
+    "children_input_tokens",
+    "children_output_tokens",
+    "children_cost_usd",
+    "children_tool_calls",
+)
+
+
 @dataclass(frozen=True)
 class Applied:
     """What a lease holder learns from its own write: only what other writers move too
-    (a cancel request adds an event and sets cancel_requested_at)."""
+    (a cancel request adds an event and sets cancel_requested_at; children reserve and
+    settle: `shared`)."""
 
     version: int
     event_seq: int
     cancel_requested_at: datetime | None
+    shared: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _json_value(value: Any) -> Any:
@@ -148,7 +164,12 @@ async def apply(
     row = (await connection.execute(statement, params)).one_or_none()
     if row is None:
         raise StaleWrite(run_id)
-    return Applied(row.version, row.event_seq, row.cancel_requested_at)
+    mapping = row._mapping
+    shared = {
+        name: float(mapping[name]) if name.endswith("cost_usd") else mapping[name]
+        for name in SHARED
+    }
+    return Applied(row.version, row.event_seq, row.cancel_requested_at, shared)
 
 
 def _recordset(name: str, table: Any, columns: Sequence[str]) -> Any:
@@ -181,7 +202,12 @@ def _changed(names: tuple[str, ...]) -> Any:
                 "updated_at": bindparam("w_now", type_=run.c.updated_at.type),
             }
         )
-        .returning(run.c.version, run.c.event_seq, run.c.cancel_requested_at)
+        .returning(
+            run.c.version,
+            run.c.event_seq,
+            run.c.cancel_requested_at,
+            *(run.c[name] for name in SHARED),
+        )
         .cte("changed")
     )
 
@@ -224,7 +250,12 @@ def _statement(
     decisions: bool = False,
 ) -> Any:
     changed = _changed(names)
-    answer = select(changed.c.version, changed.c.event_seq, changed.c.cancel_requested_at)
+    answer = select(
+        changed.c.version,
+        changed.c.event_seq,
+        changed.c.cancel_requested_at,
+        *(changed.c[name] for name in SHARED),
+    )
     if events:
         before = changed.c.event_seq - bindparam("w_count", type_=Integer())
         appended = appended_events(

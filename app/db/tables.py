@@ -107,6 +107,16 @@ run = Table(
     Column("data_policy", ARRAY(Text)),  # tags every route the run uses must carry
     # The config version the run was created with (`config_version`), kept until it ends.
     Column("config_hash", String(64)),
+    # Child runs (migration 0019): what the run has reserved for its unfinished children,
+    # and what its finished descendants spent. Written by a child's creation and by the
+    # trigger that settles a finishing child (lineage_tables.py), never by its own steps.
+    Column("reserved_tokens", BigInteger, nullable=False, server_default="0"),
+    Column("reserved_cost_usd", Numeric(18, 8), nullable=False, server_default="0"),
+    Column("reserved_tool_calls", Integer, nullable=False, server_default="0"),
+    Column("children_input_tokens", BigInteger, nullable=False, server_default="0"),
+    Column("children_output_tokens", BigInteger, nullable=False, server_default="0"),
+    Column("children_cost_usd", Numeric(18, 8), nullable=False, server_default="0"),
+    Column("children_tool_calls", Integer, nullable=False, server_default="0"),
     Column("lease_token", String(64)),
     _ts("lease_expires_at", nullable=True),
     Column("version", Integer, nullable=False, server_default="1"),
@@ -360,8 +370,10 @@ technology_operation = Table(
     PrimaryKeyConstraint("tenant_id", "operation_id"),
 )
 
-# The webhook, quota and history tables and their triggers, declared on this module's `metadata` in
-# their own modules; imported here so that whoever has the metadata has them too.
+# The webhook, quota, history and lineage tables and their triggers, declared on this
+# module's `metadata` in their own modules; imported here so that whoever has the
+# metadata has them too.
 from app.db import history_tables as _history_tables  # noqa: E402, F401
+from app.db import lineage_tables as _lineage_tables  # noqa: E402, F401
 from app.db import quota_tables as _quota_tables  # noqa: E402, F401
 from app.db import webhook_tables as _webhook_tables  # noqa: E402, F401

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -70,6 +70,45 @@ class Spend:
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class Reserved:
+    """What a run holds for its unfinished children: the sum of their grants."""
+
+    tokens: int = 0
+    cost_usd: float = 0.0
+    tool_calls: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def own_limits(limits: Limits, reserved: Reserved, total: Usage, own: Usage) -> Limits:
+    """`limits` less what others hold of them: the descendants' spending (`total` less
+    `own`) and the reservations. Steps are the run's own and are not shared."""
+    return replace(
+        limits,
+        max_tokens=limits.max_tokens - (total.tokens - own.tokens) - reserved.tokens,
+        max_cost_usd=round(
+            limits.max_cost_usd - (total.cost_usd - own.cost_usd) - reserved.cost_usd,
+            COST_DIGITS,
+        ),
+        max_tool_calls=limits.max_tool_calls
+        - (total.tool_calls - own.tool_calls)
+        - reserved.tool_calls,
+    )
+
+
+def left_for_child(limits: Limits, reserved: Reserved, total: Usage) -> Limits:
+    """What a child may be granted at most: what the parent has not spent (its own and
+    its descendants') nor reserved. Its deadline is left to `deadline_at`."""
+    return replace(
+        limits,
+        max_tokens=limits.max_tokens - total.tokens - reserved.tokens,
+        max_cost_usd=round(limits.max_cost_usd - total.cost_usd - reserved.cost_usd, COST_DIGITS),
+        max_tool_calls=limits.max_tool_calls - total.tool_calls - reserved.tool_calls,
+    )
 
 
 def narrow_limits(caps: Limits, *overrides: dict[str, Any] | None) -> Limits:

@@ -13,7 +13,11 @@ from typing import Any
 from app.domain.tools import ToolSpec, canonical_json
 
 HTTP = "http"
+AGENT = "agent"
 BUILTIN = "builtin"
+#: The kinds of tool an operator declares, each rebuilt from its declaration.
+OPERATOR_KINDS = frozenset({HTTP, AGENT})
+
 #: A tool's operator levers: never part of a version, always the current config's, so
 #: that switching a tool off, tightening its permissions or its limits reaches every run
 #: at once, whatever version it was created with.
@@ -36,10 +40,10 @@ def builtin_declaration(spec: ToolSpec) -> dict[str, Any]:
     return {"kind": BUILTIN, **pinned_part(asdict(spec))}
 
 
-def http_declaration(declared: Mapping[str, Any]) -> dict[str, Any]:
-    """An operator's HTTP tool, as the config declared it (its URLs included; its `kind`
-    says `http`), but for its levers."""
-    return {**pinned_part(declared), "kind": HTTP}
+def operator_declaration(declared: Mapping[str, Any]) -> dict[str, Any]:
+    """An operator's tool, as the config declared it (an HTTP tool's URLs included; its
+    `kind` says `http` unless it says `agent`), but for its levers."""
+    return {**pinned_part(declared), "kind": declared.get("kind") or HTTP}
 
 
 def document(

@@ -43,6 +43,9 @@ class ToolContext:
     #: At the commit of an approved call: the preview approved, and who approved it.
     preview: PreviewRef | None = None
     approved_by: Principal | None = None
+    #: A scripted run's call may carry a script for the child run it delegates to (SPEC
+    #: §5: only an agent tool reads it); None otherwise.
+    child_script: tuple[Mapping[str, Any], ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.domain.budget import Limits, Usage, add_cost
+from app.domain.budget import Limits, Reserved, Usage, add_cost, own_limits
 from app.domain.errors import ErrorValue
 from app.domain.status import OPEN_PREVIEW_STATUSES, CallStatus, PreviewStatus, RunStatus
 from app.domain.tools import Principal
@@ -75,6 +75,15 @@ class Run:
     data_policy: tuple[str, ...] = ()
     #: The config version it was created with (`domain.pinning`), kept until it ends.
     config_hash: str | None = None
+    #: Held for its unfinished children (their grants); given back as each finishes.
+    reserved_tokens: int = 0
+    reserved_cost_usd: float = 0.0
+    reserved_tool_calls: int = 0
+    #: What its finished descendants spent (their own usage, each counted once).
+    children_input_tokens: int = 0
+    children_output_tokens: int = 0
+    children_cost_usd: float = 0.0
+    children_tool_calls: int = 0
 
     @property
     def usage(self) -> Usage:
@@ -85,6 +94,28 @@ class Run:
             cost_usd=self.cost_usd,
             tool_calls=self.tool_calls,
         )
+
+    @property
+    def total_usage(self) -> Usage:
+        """Its own usage with its finished descendants' (SPEC §3.5): what it shows."""
+        return Usage(
+            steps=self.steps,
+            input_tokens=self.input_tokens + self.children_input_tokens,
+            output_tokens=self.output_tokens + self.children_output_tokens,
+            cost_usd=add_cost(self.cost_usd, self.children_cost_usd),
+            tool_calls=self.tool_calls + self.children_tool_calls,
+        )
+
+    @property
+    def reserved(self) -> Reserved:
+        return Reserved(self.reserved_tokens, self.reserved_cost_usd, self.reserved_tool_calls)
+
+    @property
+    def own_limits(self) -> Limits:
+        """What its own steps may spend: its limits less what its descendants spent and
+        what it holds for its unfinished children. Every budget check of its steps
+        compares its own usage with these, so a parent never spends its children's share."""
+        return own_limits(self.limits, self.reserved, self.total_usage, self.usage)
 
     @property
     def as_of(self) -> datetime | None:

@@ -57,10 +57,15 @@ class CancelRequest:
     run_id: str
     by: str
     at: datetime
+    #: The ancestor whose cancel this is (None: the run's own): cancels propagate down.
+    from_run_id: str | None = None
 
     @property
     def events(self) -> tuple[Event, ...]:
-        return ((EventType.RUN_CANCEL_REQUESTED, {"by": self.by}),)
+        data = {"by": self.by}
+        if self.from_run_id is not None:
+            data["from_run_id"] = self.from_run_id
+        return ((EventType.RUN_CANCEL_REQUESTED, data),)
 
 
 class Due(StrEnum):

@@ -3,13 +3,14 @@ by hash in `config_version`, and the config a run is stepped with — its own ve
 whatever this process was started with.
 
 This process's versions (one per agent of its config) are written once, before its first
-creation, so a creation only names its hash. A run of another version is served from that version's
-document, read once per process: its instructions, and its tools as they were declared.
-An operator's HTTP tool is rebuilt from its declaration (its schemas, policy and URL); a
-built-in tool is the code's, so a run whose built-in tool changed since, or whose tool
-left the config, finds it gone and the call ends `tool_unavailable`, never served by the
-new version silently. The operator's levers stay live: the kill switch, `enabled`, rate
-limits and the route's own settings are the current config's."""
+creation, so a creation only names its hash. A run of another version is served from
+that version's document, read once per process: its instructions, and its tools as they
+were declared. An operator's HTTP or agent tool is rebuilt from its declaration (its
+schemas, policy and URL, or the agent it delegates to); a built-in tool is the code's,
+so a run whose built-in tool changed since, or whose tool left the config, finds it gone
+and the call ends `tool_unavailable`, never served by the new version silently. The
+operator's levers stay live: the kill switch, `enabled`, rate limits and the route's own
+settings are the current config's."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ from app.domain.ports import Tool
 from app.domain.records import Run
 
 log = logging.getLogger(__name__)
-#: Builds an operator's HTTP tool from its declaration (None when the declaration no
-#: longer parses under this code).
+#: Builds an operator's tool (HTTP or agent) from its declaration (None when the
+#: declaration no longer parses under this code).
 HttpToolFactory = Callable[[str, Mapping[str, Any]], Tool | None]
 
 
@@ -49,7 +50,7 @@ def _declaration(name: str, config: AppConfig, tool: Tool) -> dict[str, Any]:
     declared = config.tools.get(name)
     if declared is None:
         return pinning.builtin_declaration(tool.spec)
-    return pinning.http_declaration(declared.model_dump(mode="json"))
+    return pinning.operator_declaration(declared.model_dump(mode="json"))
 
 
 def _levers(name: str, config: AppConfig) -> dict[str, Any]:
@@ -123,7 +124,8 @@ class Versions:
             return None  # left the config: the operator took it away
         if declared == self._declared[name]:
             return self._tools[name]
-        if declared.get("kind") != pinning.HTTP or self._declared[name].get("kind") != pinning.HTTP:
+        kinds = (declared.get("kind"), self._declared[name].get("kind"))
+        if kinds[0] not in pinning.OPERATOR_KINDS or kinds[0] != kinds[1]:
             return None  # a built-in tool serves only the code's version
         # The run's version of the tool, under the operator's levers as they are now.
         return self._build_http(name, {**declared, **self._levers[name]})

@@ -7,7 +7,7 @@ import base64
 import contextlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -21,7 +21,7 @@ from app.domain.records import Call, EventRecord, Preview, Run
 from app.domain.run_changes import CancelRequest, Creation, ScriptItem
 from app.domain.status import RunStatus
 from app.domain.tools import Principal, exposed_tools, first_path, unstorable
-from app.engine import idempotency
+from app.engine import children, idempotency
 from app.engine.idempotency import Claim
 from app.engine.process.lease import Lease
 from app.engine.process.runtime import Runtime
@@ -41,6 +41,10 @@ class CreateRun:
     data_policy: Sequence[str] = ()
     #: `latest` or `snapshot` (its reads pinned to its creation).
     consistency: str = "latest"
+    #: A child run's parent (SPEC §3.5), in the creator's tenant.
+    parent_run_id: str | None = None
+    #: The new run's id when its creator derives it (a delegation: one child per call).
+    run_id: str | None = None
 
 
 T = TypeVar("T")
@@ -78,9 +82,10 @@ async def start_run(
     lease: bool = False,
 ) -> Started:
     """Records a new run with its `run.created` event and binds the request's
-    Idempotency-Key claim to it, in one transaction. With `lease`, the run is created
-    already leased to this process (`run.claimed`), so stepping it needs no claim of
-    its own; else it is queued for the driver."""
+    Idempotency-Key claim to it, in one transaction (a child's with its reservation on
+    its parent: `engine.children`). With `lease`, the run is created already leased to
+    this process (`run.claimed`), so stepping it needs no claim of its own; else it is
+    queued for the driver."""
     agent, policy = _checked(rt, request)
     agent_limits = agent.limits.model_dump(exclude_none=True) if agent.limits else {}
     asked = dict(request.limits or {})
@@ -92,40 +97,74 @@ async def start_run(
         principal=principal,
         disabled=await rt.disabled_tools.of(principal.tenant_id),
     )
+    if request.parent_run_id is not None:  # refused before it takes a slot of a quota
+        await children.parent_of(rt, principal.tenant_id, request.parent_run_id)
     # Last of the checks: a request refused for its content takes no slot of a quota.
     await admit_run(rt, principal.tenant_id)
     await rt.versions.ensure_kept(rt.reads)
     now = rt.clock.now()
     token = new_lease_token() if lease else None
     script = tuple(dict(i) for i in request.script) if request.script is not None else None
-    record = _new_run(
-        rt, principal, request, agent.model, tools, limits, policy, token=token, now=now
-    )
-    created_data = {"agent": request.agent, "tools": tools, "limits": limits.as_dict()}
-    if lowered := clamped(asked, limits):  # said only when a cap lowered what was asked
-        created_data["clamped"] = lowered
-    created_event: Event = (EventType.RUN_CREATED, created_data)
-    claimed: tuple[Event, ...] = ((EventType.RUN_CLAIMED, {"after_step": 0}),) if lease else ()
-    lease_s = rt.settings.lease_s if lease else None
-    creation = Creation(record, (created_event, *claimed), script=script, lease_s=lease_s)
-    sent = asyncio.get_running_loop().time()
-    # One statement: the key's binding, the run, its script and its first events.
-    async with rt.single.connect() as connection:
-        created = await runs_repo.create(
-            connection,
-            creation,
-            db_time=rt.db_time,
-            binding=None if claim is None else idempotency.binding(rt, claim),
+
+    def creation(granted: Limits, parent: Run | None) -> Creation:
+        record = _new_run(
+            rt, principal, request, agent.model, tools, granted, policy, token=token, now=now
         )
-    if created is None:
-        assert claim is not None
-        raise idempotency.binding_failed(claim)
-    record = created
+        if parent is not None:
+            record = replace(record, parent_run_id=parent.id, root_run_id=parent.root_run_id)
+        data = {"agent": request.agent, "tools": tools, "limits": granted.as_dict()}
+        if parent is not None:
+            data["parent_run_id"] = parent.id
+        if lowered := clamped(asked, granted):  # said only when a cap lowered what was asked
+            data["clamped"] = lowered
+        claimed: tuple[Event, ...] = ((EventType.RUN_CLAIMED, {"after_step": 0}),) if lease else ()
+        lease_s = rt.settings.lease_s if lease else None
+        events = ((EventType.RUN_CREATED, data), *claimed)
+        return Creation(record, events, script=script, lease_s=lease_s)
+
+    sent = asyncio.get_running_loop().time()
+    record = await _create(rt, principal, request, limits, creation, claim, now)
     rt.events.committed(record.tenant_id, record.id)
     if not lease:
         return Started(record)
     state = RunState.fresh(record, await rt.versions.of_run(rt.reads, record), script)
     return Started(record, lease_for(rt, record, sent), state)
+
+
+async def _create(
+    rt: Runtime,
+    principal: Principal,
+    request: CreateRun,
+    limits: Limits,
+    creation: Callable[[Limits, Run | None], Creation],
+    claim: Claim | None,
+    now: datetime,
+) -> Run:
+    """The run, its script, its first events and the key's binding in one statement; a
+    child's in one transaction with its parent's reservation."""
+    binding = None if claim is None else idempotency.binding(rt, claim)
+    created: Run | None
+    if request.parent_run_id is None:
+        async with rt.single.connect() as connection:
+            made = creation(limits, None)
+            created = await runs_repo.create(connection, made, db_time=rt.db_time, binding=binding)
+    else:
+        try:
+            created = await children.create_child(
+                rt,
+                tenant_id=principal.tenant_id,
+                parent_id=request.parent_run_id,
+                wanted=limits,
+                build=creation,
+                binding=binding,
+                now=now,
+            )
+        except children.Unbound:
+            created = None
+    if created is None:
+        assert claim is not None
+        raise idempotency.binding_failed(claim)
+    return created
 
 
 def _checked(rt: Runtime, request: CreateRun) -> tuple[AgentConfig, frozenset[str]]:
@@ -164,7 +203,7 @@ def _new_run(
     now: datetime,
 ) -> Run:
     """The run as created: leased to this process when `token` is given, else queued."""
-    run_id = new_id("run")
+    run_id = request.run_id or new_id("run")
     leased = token is not None
     return Run(
         tenant_id=principal.tenant_id,
@@ -250,6 +289,7 @@ async def list_runs(
     agent: str | None,
     limit: int,
     cursor: str | None,
+    parent_run_id: str | None = None,
 ) -> tuple[list[Run], str | None]:
     after = created_position(cursor) if cursor else None
     async with rt.sessions() as session:
@@ -260,6 +300,7 @@ async def list_runs(
             agent=agent,
             after=after,
             limit=limit + 1,
+            parent_run_id=parent_run_id,
         )
     return page_of(rows, limit, by_created)
 
@@ -310,16 +351,14 @@ async def list_calls(
 
 
 async def request_cancel(rt: Runtime, *, principal: Principal, run_id: str) -> Run:
-    """Marks the run cancelled-on-request; its stepper (in any process) ends it as soon as
-    in-flight work can stop. Cancelling a finished run is `invalid_state`."""
-    async with rt.sessions.begin() as session:
-        request = CancelRequest(
-            tenant_id=principal.tenant_id, run_id=run_id, by=principal.subject, at=rt.clock.now()
-        )
-        asked = await runs_repo.mark_cancel_requested(session, request)
-        record = asked or await runs_repo.get(session, principal.tenant_id, run_id)
+    """Marks the run cancelled-on-request, and every unfinished descendant with it; each
+    one's stepper (in any process) ends it as soon as in-flight work can stop.
+    Cancelling a finished run is `invalid_state`."""
+    request = CancelRequest(
+        tenant_id=principal.tenant_id, run_id=run_id, by=principal.subject, at=rt.clock.now()
+    )
+    asked, record = await children.cancel_tree(rt, request)
     if asked is not None:
-        rt.events.committed(asked.tenant_id, asked.id)
         return asked
     if record is None:
         raise not_found()

@@ -106,11 +106,12 @@ async def test_refusals_store_nothing_and_the_key_stays_usable(harness: Harness)
     approver = await harness.key(roles="approver")
     refused = [
         await post(harness, headers, "k-4", run_body(final("x"), agent="nobody")),  # 422
+        # 404: no such parent run
         await post(harness, headers, "k-4", {**run_body(final("x")), "parent_run_id": "r"}),
         await post(harness, {"Authorization": "Bearer tg_wrong"}, "k-4", run_body(final("x"))),
         await post(harness, approver, "k-4", run_body(final("x"))),  # 403
     ]
-    assert [r.status_code for r in refused] == [422, 422, 401, 403]
+    assert [r.status_code for r in refused] == [422, 404, 401, 403]
     async with harness.runtime.sessions() as session:
         stored = (
             await session.execute(select(func.count()).select_from(idempotency_key))

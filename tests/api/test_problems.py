@@ -176,7 +176,6 @@ async def test_invalid_query_parameter_is_a_validation_error(harness: Harness) -
 @pytest.mark.parametrize(
     ("overrides", "path"),
     [
-        ({"parent_run_id": "run_parent"}, "parent_run_id"),
         ({"continue_from": "run_earlier"}, "continue_from"),
         ({"data_policy": ["x"]}, "data_policy"),
     ],

@@ -46,13 +46,26 @@ def config_keys(
         origin, args = typing.get_origin(kind), typing.get_args(kind)
         if isinstance(kind, type) and issubclass(kind, BaseModel):
             found |= config_keys(kind, f"{path}.")
-        elif origin is dict and _is_section(args[1]):
-            found |= config_keys(_inner(args[1]), f"{path}.<name>.")
+        elif origin is dict and _sections(args[1]):
+            # A union of sections (the kinds of tool): every kind's keys, a key the kinds
+            # share listed once (as the first kind has it).
+            for section in _sections(args[1]):
+                found = config_keys(section, f"{path}.<name>.") | found
         elif origin is list and _is_section(args[0]):
             found |= config_keys(_inner(args[0]), f"{path}[].")
         else:
             found[path] = (field, kind)
     return found
+
+
+def _sections(annotation: Any) -> list[type[BaseModel]]:
+    """The sections a mapping's values may be: one model, or a union of models."""
+    kind = _inner(annotation)
+    if typing.get_origin(kind) in (typing.Union, types.UnionType):
+        members = [_inner(a) for a in typing.get_args(kind)]
+        if all(isinstance(m, type) and issubclass(m, BaseModel) for m in members):
+            return members
+    return [kind] if _is_section(kind) else []
 
 
 def _is_section(annotation: Any) -> bool:

@@ -39,9 +39,11 @@ def test_any_change_a_run_would_notice_is_another_version(changed: dict[str, Any
     assert _version(**changed) != _version()
 
 
-def test_an_http_declaration_says_its_kind() -> None:
-    declared = pinning.http_declaration({"kind": "http", "url": "https://tools.example/x"})
+def test_an_operator_declaration_says_its_kind() -> None:
+    declared = pinning.operator_declaration({"kind": "http", "url": "https://tools.example/x"})
     assert declared["kind"] == pinning.HTTP
+    delegate = pinning.operator_declaration({"kind": "agent", "agent": "ring-judge"})
+    assert delegate["kind"] == pinning.AGENT
     assert pinning.builtin_declaration(ToolSpec("x", "X.", SCHEMA))["kind"] == pinning.BUILTIN
 
 
@@ -56,5 +58,5 @@ def test_an_http_declaration_says_its_kind() -> None:
 )
 def test_the_operators_levers_are_no_part_of_a_version(lever: dict[str, Any]) -> None:
     assert _version(**lever) == _version()
-    declared = pinning.http_declaration({"kind": "http", "url": "https://x.example", **lever})
+    declared = pinning.operator_declaration({"kind": "http", "url": "https://x.example", **lever})
     assert not set(declared) & pinning.LIVE

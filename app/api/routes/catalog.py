@@ -7,10 +7,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from starlette.responses import JSONResponse
 
+from app.api.catalog_schemas import AgentPage, MeOut, ToolOut, ToolPage
 from app.api.deps import AdminDep, AnyRoleDep, RuntimeDep
 from app.api.idempotency import IdempotencyKey, run_idempotent
 from app.api.responses import problems
-from app.api.schemas import AgentPage, MeOut, ToolOut, ToolPage
 from app.api.views import tool_view
 from app.config.files import AgentConfig
 from app.domain.budget import narrow_limits

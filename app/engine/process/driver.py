@@ -91,6 +91,17 @@ class Driver:
             return
         self._start(key, self._claim_and_drive(key))
 
+    def run_child(self, tenant_id: str, run_id: str) -> None:
+        """Starts advancing a delegated child here, past `max_active_runs` if need be:
+        its parent holds a slot of this process and waits for it, so the limit counting
+        the child too could leave every slot held by a waiting parent."""
+        key = (tenant_id, run_id)
+        if key not in self._tasks:
+            self._start(key, self._claim_and_drive(key))
+
+    def is_advancing(self, tenant_id: str, run_id: str) -> bool:
+        return (tenant_id, run_id) in self._tasks
+
     def adopt(self, lease: Lease, state: RunState) -> None:
         """Advances a run this process claimed itself (e.g. leased to it at creation)."""
         self._start(lease.key, self._drive(lease, state))

@@ -98,6 +98,7 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
         event_seq=applied.event_seq,
         cancel_requested_at=applied.cancel_requested_at,
         updated_at=now,
+        **applied.shared,
     )
     state.committed(
         run, turn=change.turn, new_calls=change.new_calls, updated_calls=change.updated_calls

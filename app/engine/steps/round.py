@@ -242,7 +242,7 @@ class Round:
         """Whether the run's cost budget can still pay for one more call of this cost
         (counting what the round has started but not yet recorded)."""
         run = self.state.run
-        return add_cost(run.cost_usd, self.cost_usd + cost_usd) <= run.limits.max_cost_usd
+        return add_cost(run.cost_usd, self.cost_usd + cost_usd) <= run.own_limits.max_cost_usd
 
     def refuse(self, call: Call, message: str) -> None:
         """A call refused before any attempt: neither counted nor charged; the run then

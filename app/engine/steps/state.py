@@ -140,7 +140,7 @@ class RunState:
         """The budget a model call of a request this size would certainly exceed (see
         `least_input_tokens`), what is owed counted."""
         return call_would_exceed(
-            self.run.limits,
+            self.run.own_limits,
             self.usage(),
             input_tokens=least_input_tokens(request_bytes),
             input_per_mtok=input_per_mtok,
@@ -161,7 +161,7 @@ class RunState:
         run = self.run
         last = self.calls if self.turn is not None and self.turn.step == run.steps else []
         return decide(
-            limits=run.limits,
+            limits=run.own_limits,
             usage=run.usage,
             now=now,
             deadline=run.deadline_at,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,7 +80,21 @@ def context_of(
         approved_by=Principal(run.tenant_id, preview.decided_by) if approved else None,
         as_of=run.as_of if pinned else None,
         snapshot=run.read_snapshot if pinned else None,
+        child_script=_child_script(state, call),
     )
+
+
+def _child_script(state: RunState, call: Call) -> tuple[Mapping[str, Any], ...] | None:
+    """The script a scripted turn gave this call for the child it delegates to: the turn
+    is the run's last recorded model outcome (calls run before the next model call)."""
+    script, at = state.script, state.run.model_calls - 1
+    if not script or not 0 <= at < len(script):
+        return None
+    for proposed in script[at].get("calls") or ():
+        if proposed.get("id") == call.call_id and proposed.get("name") == call.tool:
+            child = proposed.get("script")
+            return None if child is None else tuple(child)
+    return None
 
 
 async def invoke(lease: Lease, state: RunState, tool: Tool, call: Call) -> ToolResult:

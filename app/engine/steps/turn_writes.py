@@ -99,7 +99,7 @@ def _new_calls(
     (`stop`: it used up a budget, or a guardrail's block ends it)."""
     run = state.run
     accepted = [c for c in checked if c.rejection is None]
-    fit = 0 if stop else tool_calls_that_fit(run.limits, run.usage, len(accepted))
+    fit = 0 if stop else tool_calls_that_fit(run.own_limits, run.usage, len(accepted))
     over = stop or ErrorValue(ObservationCode.BUDGET, "the run's tool-call budget is exhausted")
     calls: list[Call] = []
     extra: list[dict[str, Any]] = []
@@ -213,7 +213,7 @@ async def record_turn(
     if isinstance(reply, FinalAnswer):
         await _record_final(lease, state, reply, turn, counters, completed)
         return
-    spent = spent_budget(run.limits, state.usage().plus(spend))
+    spent = spent_budget(run.own_limits, state.usage().plus(spend))
     exposed_by_name = {t.spec.name: t for t in exposed}
     checked = check_calls(
         reply.calls,
@@ -222,7 +222,7 @@ async def record_turn(
         disabled=await rt.disabled_tools.of(run.tenant_id),
     )
     # A turn that used the budget up takes no rate-limit slot: none of its calls runs.
-    room = 0 if spent else max(0, run.limits.max_tool_calls - run.tool_calls)
+    room = 0 if spent else max(0, run.own_limits.max_tool_calls - run.tool_calls)
     checked = await apply_rate_limits(rt, tenant_id=run.tenant_id, checked=checked, room=room)
     guarded = guarding.before_calls(guarding.policy_of(state), step, checked, exposed_by_name)
     # The turn's other accepted calls never run when a block ends the run.

@@ -410,6 +410,13 @@ export const TERMINATION_REASONS = Object.freeze([
  */
 
 /**
+ * @typedef {object} ReservedOut
+ * @property {number} tokens
+ * @property {number} cost_usd
+ * @property {number} tool_calls
+ */
+
+/**
  * @typedef {object} RunError
  * @property {string} code
  * @property {string} message
@@ -424,10 +431,12 @@ export const TERMINATION_REASONS = Object.freeze([
  * @property {RunOutput | null} [output]
  * @property {RunError | null} [error]
  * @property {string | null} [parent_run_id]
+ * @property {string} root_run_id
  * @property {Record<string, unknown> | null} [metadata]
  * @property {Array<string>} tools
  * @property {LimitsOut} limits
  * @property {UsageOut} usage
+ * @property {ReservedOut} reserved
  * @property {Array<PendingApproval>} pending_approvals
  * @property {"latest" | "snapshot"} consistency
  * @property {string | null} [as_of]
@@ -455,6 +464,7 @@ export const TERMINATION_REASONS = Object.freeze([
  * @property {string} id
  * @property {string} name
  * @property {Record<string, unknown> | string} [arguments]
+ * @property {Array<ScriptToolCalls | ScriptFinal | ScriptError>} [script]
  */
 
 /**

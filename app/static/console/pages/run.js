@@ -1,6 +1,6 @@
 // @ts-check
-// One run's page: its status, its diagnosis, output with its citations, usage against
-// limits, calls, and the timeline, live until the run finishes.
+// One run's page: its status, its parent and child runs, its diagnosis, output with its
+// citations, usage against limits, calls, and the timeline, live until the run finishes.
 
 import { announce, columnHeads, consolePath, details, h, jsonBlock, link, replace, usd, when } from "../dom.js";
 import { diagnosisView } from "../diagnosis.js";
@@ -15,6 +15,29 @@ import { coalesce, debounce } from "../util.js";
 /** @typedef {import("../schema.js").DiagnosisOut} DiagnosisOut */
 /** @typedef {import("../schema.js").EventOut} EventOut */
 /** @typedef {import("../schema.js").RunOut} RunOut */
+/** @typedef {import("../schema.js").RunPage} RunPage */
+
+/**
+ * A run's children (`GET /v1/runs?parent_run_id=`), each a link to its own page.
+ * @param {RunOut[]} children
+ * @returns {HTMLElement}
+ */
+function childrenView(children) {
+  if (!children.length) return h("p", { class: "hint" }, "No child runs.");
+  return h(
+    "ul",
+    { class: "plain children", "aria-label": "Child runs" },
+    children.map((c) =>
+      h(
+        "li",
+        { "data-run": c.id },
+        link(consolePath("runs", c.id), h("code", {}, c.id)),
+        ` — ${c.agent}, `,
+        h("span", { class: `status status-${c.status}` }, c.termination_reason || c.status),
+      ),
+    ),
+  );
+}
 
 /**
  * @param {RunOut} run
@@ -129,6 +152,15 @@ function callsView(calls) {
 function factsView(run) {
   return details([
     ["Agent", run.agent],
+    [
+      "Parent run",
+      run.parent_run_id
+        ? link(
+            consolePath("runs", run.parent_run_id),
+            h("code", { id: "parent-run" }, run.parent_run_id),
+          )
+        : undefined,
+    ],
     ["Status", h("strong", { class: `status status-${run.status}`, id: "run-status" }, run.status)],
     ["Termination reason", run.termination_reason],
     ["Error", run.error ? `${run.error.code}: ${run.error.message}` : undefined],
@@ -145,6 +177,13 @@ function factsView(run) {
         : undefined,
     ],
     ["Tools", run.tools.join(", ") || "—"],
+    [
+      "Reserved for children",
+      run.reserved.tokens || run.reserved.tool_calls
+        ? `${run.reserved.tokens} tokens, ${usd(run.reserved.cost_usd)}, ` +
+          `${run.reserved.tool_calls} tool calls`
+        : undefined,
+    ],
     ["Created", when(run.created_at)],
     ["Updated", when(run.updated_at)],
     ["Deadline", when(run.deadline_at)],
@@ -163,6 +202,7 @@ export async function runPage(ctx, id) {
   const output = h("div", {});
   const usage = h("div", {});
   const calls = h("div", {});
+  const kids = h("div", {}, h("p", { class: "hint" }, "Loading…"));
   const guards = h("div", {}, h("p", { class: "hint" }, "Loading…"));
   ctx.main.append(
     h("h1", { tabindex: "-1" }, "Run ", h("code", {}, id)),
@@ -172,6 +212,7 @@ export async function runPage(ctx, id) {
     h("section", {}, h("h2", {}, "Output"), output),
     h("section", {}, h("h2", { id: "usage-title" }, "Usage against limits"), usage),
     h("section", {}, h("h2", { id: "calls-title" }, "Calls"), calls),
+    h("section", {}, h("h2", { id: "children-title" }, "Child runs"), kids),
     h("section", {}, h("h2", { id: "guardrails-title" }, "Guardrails"), guards),
   );
   let run = /** @type {RunOut} */ (await ctx.api(path));
@@ -189,13 +230,15 @@ export async function runPage(ctx, id) {
     if (found) replace(diagnosis, diagnosisView(found));
   };
   const read = async () => {
-    const [fresh, page, found] = await Promise.all([
+    const [fresh, page, found, children] = await Promise.all([
       ctx.api(path),
       ctx.api(`${path}/calls?limit=200`),
       ctx.api(`${path}/diagnosis`),
+      ctx.api(`/v1/runs?parent_run_id=${encodeURIComponent(id)}&limit=200`),
     ]);
     run = /** @type {RunOut} */ (fresh);
     paint(/** @type {CallPage} */ (page).items, /** @type {DiagnosisOut} */ (found));
+    replace(kids, childrenView(/** @type {RunPage} */ (children).items));
     clearProblem(slot);
     if (run.status !== lastStatus) {
       lastStatus = run.status;

@@ -1,0 +1,110 @@
+"""Child runs (SPEC §3.5): a child's creation, which reserves its grant on its parent in
+the creating transaction, and the cancel of a run with its unfinished descendants.
+
+The parent is read, the child's limits clamped to what it has left (`domain.lineage`),
+then one transaction reserves them on the parent — an UPDATE whose WHERE checks the
+parent's room as its row stands then — and creates the child; a reservation refused
+because a concurrent one took the room is tried again from a fresh read, with what is
+left then. Concurrent children can therefore never hold more than the parent had."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+
+from app.db import lineage_repo, runs_repo
+from app.db.idempotency_repo import Binding
+from app.domain import lineage
+from app.domain.budget import Limits
+from app.domain.errors import DomainError, ErrorCode
+from app.domain.records import Run
+from app.domain.run_changes import CancelRequest, Creation
+from app.domain.status import RunStatus
+from app.engine.process.runtime import Runtime
+
+#: Reservations lost to concurrent ones before a creation gives up (each loss means
+#: another child took room, so the parent's room shrinks every time).
+MAX_TRIES = 50
+
+
+class Unbound(Exception):
+    """The request's key binding did not take hold: the transaction made nothing."""
+
+
+def not_found() -> DomainError:
+    return DomainError(ErrorCode.NOT_FOUND, "no such parent run")
+
+
+async def parent_of(rt: Runtime, tenant_id: str, parent_id: str) -> Run:
+    """The parent, in the caller's tenant (another tenant's run is not found), when it
+    may take a child."""
+    async with rt.reads() as session:
+        parent = await runs_repo.get(session, tenant_id, parent_id)
+    if parent is None:
+        raise not_found()
+    refused = lineage.finished_message(parent)
+    if refused is not None:
+        raise DomainError(ErrorCode.INVALID_STATE, refused)
+    return parent
+
+
+async def create_child(
+    rt: Runtime,
+    *,
+    tenant_id: str,
+    parent_id: str,
+    wanted: Limits,
+    build: Callable[[Limits, Run], Creation],
+    binding: Binding | None,
+    now: datetime,
+) -> Run:
+    """Creates the child `build` makes from its granted limits and its parent, with the
+    parent's reservation, in one transaction. Raises `not_found` (no such parent in the
+    tenant), `invalid_state` (the parent finished, is being cancelled, or has nothing
+    left of a limit) or `Unbound`."""
+    for _ in range(MAX_TRIES):
+        parent = await parent_of(rt, tenant_id, parent_id)
+        granted = lineage.grant(wanted, parent, now)
+        if isinstance(granted, lineage.NoRoom):
+            raise DomainError(ErrorCode.INVALID_STATE, granted.message)
+        creation = build(granted, parent)
+        async with rt.sessions.begin() as session:
+            held = await lineage_repo.reserve(
+                session,
+                tenant_id=tenant_id,
+                parent_id=parent_id,
+                grant=lineage.reservation(granted),
+            )
+            if held:
+                created = await runs_repo.create(
+                    session, creation, db_time=rt.db_time, binding=binding
+                )
+                if created is None:
+                    raise Unbound()  # rolls the reservation back with it
+                return created
+    raise DomainError(ErrorCode.INVALID_STATE, "the parent run is too busy taking children")
+
+
+async def cancel_tree(rt: Runtime, request: CancelRequest) -> tuple[Run | None, Run | None]:
+    """Asks the run and every unfinished descendant to cancel, in one transaction,
+    descendants first (the order a finishing child's settlement locks rows in). Answers
+    the run as marked (None when it did not take the request: finished, asked before,
+    or absent) and as it was read first (None: no such run in the tenant). A finished
+    run's descendants are left alone: the request is refused."""
+    marked: list[Run] = []
+    async with rt.sessions.begin() as session:
+        record = await runs_repo.get(session, request.tenant_id, request.run_id)
+        if record is None or record.status is RunStatus.FINISHED:
+            return None, record
+        below = await lineage_repo.unfinished_descendants(
+            session, request.tenant_id, request.run_id
+        )
+        for run_id in below:
+            child = replace(request, run_id=run_id, from_run_id=request.run_id)
+            if (done := await runs_repo.mark_cancel_requested(session, child)) is not None:
+                marked.append(done)
+        asked = await runs_repo.mark_cancel_requested(session, request)
+    for changed in [*marked, *([asked] if asked else [])]:
+        rt.events.committed(changed.tenant_id, changed.id)
+    return asked, record

@@ -1,0 +1,77 @@
+"""What a child may be granted of its parent (SPEC §3.5), and what a parent's own steps
+may still spend once it holds grants for its children."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from app.domain.budget import Limits
+from app.domain.lineage import NoRoom, grant, reservation
+from app.domain.records import Run
+from app.domain.status import RunStatus
+
+NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+LIMITS = Limits(max_steps=8, deadline_s=600, max_tokens=1000, max_cost_usd=1.0, max_tool_calls=10)
+
+
+def parent(**fields: object) -> Run:
+    run = Run(
+        tenant_id="acme",
+        id="run_p",
+        agent="a",
+        route="scripted",
+        status=RunStatus.RUNNING,
+        input="x",
+        tools=(),
+        limits=LIMITS,
+        created_by="svc",
+        creator_scopes=None,
+        root_run_id="run_p",
+        deadline_at=NOW + timedelta(seconds=100),
+        created_at=NOW,
+        updated_at=NOW,
+    )
+    return replace(run, **fields)  # type: ignore[arg-type]
+
+
+def test_a_grant_is_clamped_to_what_the_parent_has_neither_spent_nor_reserved() -> None:
+    busy = parent(
+        input_tokens=100,
+        output_tokens=10,
+        children_input_tokens=40,
+        reserved_tokens=300,
+        cost_usd=0.25,
+        reserved_cost_usd=0.5,
+        tool_calls=2,
+        children_tool_calls=1,
+        reserved_tool_calls=3,
+    )
+    granted = grant(LIMITS, busy, NOW)
+    assert isinstance(granted, Limits)
+    assert granted.max_tokens == 1000 - 150 - 300
+    assert granted.max_cost_usd == 0.25
+    assert granted.max_tool_calls == 10 - 3 - 3
+    assert granted.deadline_s == 100  # never past the parent's deadline
+    assert granted.max_steps == 8  # steps are not shared
+    assert reservation(granted).tokens == granted.max_tokens
+
+
+def test_a_smaller_ask_is_kept_and_nothing_left_is_refused_by_name() -> None:
+    small = replace(LIMITS, max_tokens=50, max_cost_usd=0.1, max_tool_calls=1)
+    assert grant(small, parent(), NOW) == replace(small, deadline_s=100)
+    full = parent(reserved_tool_calls=10)
+    refused = grant(LIMITS, full, NOW)
+    assert refused == NoRoom("max_tool_calls", 0)
+    assert "no max_tool_calls left" in refused.message
+    late = grant(LIMITS, parent(), NOW + timedelta(seconds=101))
+    assert isinstance(late, NoRoom) and late.limit == "deadline_s"
+
+
+def test_a_parents_own_limits_leave_out_its_childrens_share() -> None:
+    held = parent(reserved_tokens=300, children_input_tokens=100, reserved_tool_calls=4)
+    own = held.own_limits
+    assert own.max_tokens == 1000 - 300 - 100
+    assert own.max_tool_calls == 10 - 4
+    assert own.max_steps == 8
+    assert held.total_usage.input_tokens == 100 and held.usage.input_tokens == 0
