@@ -92,3 +92,15 @@ DIAGNOSIS_EXAMPLE: dict[str, Any] = {
         "explanation": "the run ended max_steps: the step limit was reached without a final answer",
     },
 }
+
+INPUT_NOTE = (
+    "The task. Required, unless the run continues another (`continue_from`): then it "
+    "defaults to that run's input."
+)
+CONTINUE_NOTE = (
+    "A finished run of the tenant (e.g. one that ended `context_exhausted`) to continue: the "
+    "new run starts from its recorded state — its input, a summary of each of its calls, the "
+    "effects it committed and the calls that awaited approval — under the new run's agent "
+    "and limits. Unknown: `404`; not finished: `409`."
+)
+CONTINUED_NOTE = "The finished run this one continues (`continue_from`); null otherwise."

@@ -107,6 +107,9 @@ run = Table(
     Column("data_policy", ARRAY(Text)),  # tags every route the run uses must carry
     # The config version the run was created with (`config_version`), kept until it ends.
     Column("config_hash", String(64)),
+    # The finished run this one continues, and what it carries over from it (bounded).
+    Column("continued_from", String(64)),
+    Column("carry_over", JSONB),
     Column("lease_token", String(64)),
     _ts("lease_expires_at", nullable=True),
     Column("version", Integer, nullable=False, server_default="1"),

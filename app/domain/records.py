@@ -75,6 +75,10 @@ class Run:
     data_policy: tuple[str, ...] = ()
     #: The config version it was created with (`domain.pinning`), kept until it ends.
     config_hash: str | None = None
+    #: The finished run it continues (`POST /v1/runs` with `continue_from`), and what it
+    #: carries over from it into its model input (`domain.carry_over`).
+    continued_from: str | None = None
+    carry_over: Mapping[str, Any] | None = None
 
     @property
     def usage(self) -> Usage:

@@ -7,13 +7,14 @@ import base64
 import contextlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from app.config.files import AgentConfig
 from app.db import runs_repo, turns_repo
 from app.domain.budget import Limits, clamped, deadline_at, narrow_limits
+from app.domain.carry_over import build as carry_over_of
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.events import Event, EventType
 from app.domain.ids import new_id
@@ -33,7 +34,8 @@ from app.engine.steps.stepper import lease_for, new_lease_token
 @dataclass(frozen=True)
 class CreateRun:
     agent: str
-    input: str
+    #: None only with `continue_from`: then the continued run's input.
+    input: str | None
     tools: Sequence[str] | None = None
     limits: Mapping[str, Any] | None = None
     metadata: Mapping[str, Any] | None = None
@@ -41,6 +43,8 @@ class CreateRun:
     data_policy: Sequence[str] = ()
     #: `latest` or `snapshot` (its reads pinned to its creation).
     consistency: str = "latest"
+    #: A finished run of the tenant that this one continues (SPEC §3.1).
+    continue_from: str | None = None
 
 
 T = TypeVar("T")
@@ -80,7 +84,11 @@ async def start_run(
     """Records a new run with its `run.created` event and binds the request's
     Idempotency-Key claim to it, in one transaction. With `lease`, the run is created
     already leased to this process (`run.claimed`), so stepping it needs no claim of
-    its own; else it is queued for the driver."""
+    its own; else it is queued for the driver. With `continue_from`, the finished run it
+    continues is read first (`not_found`, `invalid_state` when it has not finished)."""
+    carry_over = None
+    if request.continue_from is not None:
+        request, carry_over = await _continuing(rt, principal, request)
     agent, policy = _checked(rt, request)
     agent_limits = agent.limits.model_dump(exclude_none=True) if agent.limits else {}
     asked = dict(request.limits or {})
@@ -101,9 +109,8 @@ async def start_run(
     record = _new_run(
         rt, principal, request, agent.model, tools, limits, policy, token=token, now=now
     )
-    created_data = {"agent": request.agent, "tools": tools, "limits": limits.as_dict()}
-    if lowered := clamped(asked, limits):  # said only when a cap lowered what was asked
-        created_data["clamped"] = lowered
+    record = replace(record, continued_from=request.continue_from, carry_over=carry_over)
+    created_data = _created_data(request, tools, limits)
     created_event: Event = (EventType.RUN_CREATED, created_data)
     claimed: tuple[Event, ...] = ((EventType.RUN_CLAIMED, {"after_step": 0}),) if lease else ()
     lease_s = rt.settings.lease_s if lease else None
@@ -128,8 +135,48 @@ async def start_run(
     return Started(record, lease_for(rt, record, sent), state)
 
 
+def _created_data(request: CreateRun, tools: list[str], limits: Limits) -> dict[str, Any]:
+    """What `run.created` says: the agent, tools and limits granted, the limits a cap
+    lowered (only when one did), and the run it continues (only when it does)."""
+    data: dict[str, Any] = {"agent": request.agent, "tools": tools, "limits": limits.as_dict()}
+    if lowered := clamped(dict(request.limits or {}), limits):
+        data["clamped"] = lowered
+    if request.continue_from is not None:
+        data["continued_from"] = request.continue_from
+    return data
+
+
+async def _continuing(
+    rt: Runtime, principal: Principal, request: CreateRun
+) -> tuple[CreateRun, dict[str, Any]]:
+    """The request with its input (the continued run's when it gives none), and what the
+    new run carries over from the finished run it continues: two reads, before anything
+    is written."""
+    assert request.continue_from is not None
+    async with rt.sessions() as session:
+        earlier = await runs_repo.get(session, principal.tenant_id, request.continue_from)
+        if earlier is None:
+            raise DomainError(ErrorCode.NOT_FOUND, "no such run to continue")
+        if earlier.status is not RunStatus.FINISHED:
+            raise DomainError(ErrorCode.INVALID_STATE, "only a finished run can be continued")
+        calls = await turns_repo.calls(session, tenant_id=earlier.tenant_id, run_id=earlier.id)
+    request = replace(request, input=request.input or earlier.input)
+    assert request.input is not None
+    carry_over = carry_over_of(
+        run=earlier, calls=calls, new_input=request.input, side_effects=_side_effects(rt)
+    )
+    return request, carry_over
+
+
+def _side_effects(rt: Runtime) -> Callable[[str], bool]:
+    # A tool gone from the config counts as one: it may have had effects.
+    return lambda name: name not in rt.tools or not rt.tools[name].spec.read_only
+
+
 def _checked(rt: Runtime, request: CreateRun) -> tuple[AgentConfig, frozenset[str]]:
     """The request's agent and data policy, or why the request is refused (`422`)."""
+    if request.input is None:
+        raise _invalid("input", "required unless the run continues another (continue_from)")
     agent = rt.agent(request.agent)
     if agent is None:
         raise _invalid("agent", f"no agent named {request.agent!r}")
@@ -172,7 +219,7 @@ def _new_run(
         agent=request.agent,
         route=route,
         status=RunStatus.RUNNING if leased else RunStatus.QUEUED,
-        input=request.input,
+        input=request.input or "",
         tools=tuple(tools),
         limits=limits,
         metadata=dict(request.metadata) if request.metadata is not None else None,

@@ -51,7 +51,7 @@ _NO_ADVANCE_BODY = AdvanceIn()  # the body is optional: its defaults when none i
 
 Limit = Annotated[int, Query(ge=1, le=200, description="Items per page (default 50).")]
 
-_UNSUPPORTED = ("parent_run_id", "continue_from")
+_UNSUPPORTED = ("parent_run_id",)
 MAX_SEQ = 2**31 - 1
 
 
@@ -79,7 +79,7 @@ async def run_answer(rt: Runtime, record: Run) -> dict[str, Any]:
     "",
     status_code=201,
     response_model=RunOut,
-    responses=problems(400, 401, 403, 409, 413, 415, 422, 429),
+    responses=problems(400, 401, 403, 404, 409, 413, 415, 422, 429),
 )
 async def create_run(
     body: CreateRunIn,
@@ -101,6 +101,7 @@ async def create_run(
         metadata=body.metadata,
         data_policy=tuple(body.data_policy or ()),
         consistency=body.consistency or "latest",
+        continue_from=body.continue_from,
         script=[item.model_dump(exclude_none=True) for item in body.script]
         if body.script is not None
         else None,
