@@ -104,3 +104,7 @@ CONTINUE_NOTE = (
     "and limits. Unknown: `404`; not finished: `409`."
 )
 CONTINUED_NOTE = "The finished run this one continues (`continue_from`); null otherwise."
+CREATE_RUN_EXTRA: dict[str, Any] = {
+    "examples": [RUN_EXAMPLE],
+    "anyOf": [{"required": ["input"]}, {"required": ["continue_from"]}],
+}

@@ -48,7 +48,7 @@ OPAQUE = {
     "scopes",  # a new key's: each must be one some configured tool declares
 }
 #: Fields the document names for features of a later build: refused by this one, by name.
-NOT_YET = {"parent_run_id", "continue_from"}
+NOT_YET = {"parent_run_id"}
 #: Refusals of state that answer 422: a key used before for another request.
 STATE_422 = {"idempotency-key-reused"}
 
