@@ -94,9 +94,11 @@ DIAGNOSIS_EXAMPLE: dict[str, Any] = {
     },
 }
 
+#: Said in words: `anyOf` over `required` at the top of a body makes client generators
+#: turn the body into a union of types.
 INPUT_NOTE = (
     "The task. Required, unless the run continues another (`continue_from`): then it "
-    "defaults to that run's input."
+    "defaults to that run's input (without either: `422` on `input`)."
 )
 CONTINUE_NOTE = (
     "A finished run of the tenant (e.g. one that ended `context_exhausted`) to continue: the "
@@ -105,7 +107,3 @@ CONTINUE_NOTE = (
     "and limits. Unknown: `404`; not finished: `409`."
 )
 CONTINUED_NOTE = "The finished run this one continues (`continue_from`); null otherwise."
-CREATE_RUN_EXTRA: dict[str, Any] = {
-    "examples": [RUN_EXAMPLE],
-    "anyOf": [{"required": ["input"]}, {"required": ["continue_from"]}],
-}

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.api import examples
-from app.api.examples import DIAGNOSIS_EXAMPLE, RUN_OUT_EXAMPLE
+from app.api.examples import DIAGNOSIS_EXAMPLE, RUN_EXAMPLE, RUN_OUT_EXAMPLE
 from app.api.hygiene import RequestBody
 from app.api.script_items import ScriptItem, StrictIn
 from app.domain.diagnosis_taxonomy import DiagnosisCategory
@@ -37,8 +37,7 @@ class LimitsIn(StrictIn):
 
 
 class CreateRunIn(RequestBody):
-    # `input` is required unless the run continues another: the document says so too.
-    model_config = ConfigDict(extra="forbid", json_schema_extra=examples.CREATE_RUN_EXTRA)
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [RUN_EXAMPLE]})
 
     agent: str = Field(min_length=1, max_length=64)
     input: str | None = Field(
