@@ -95,18 +95,15 @@ class ContextWindow:
     _entries: list[_Entry] = field(default_factory=list)
 
     def append(self, turn: TurnRecord) -> None:
-        whole = turn_messages(turn, self.paging)
-        compact = turn_messages(turn, self.paging, compact=True)
+        whole = tuple(turn_messages(turn, self.paging))
+        whole_chars = sum(message_chars(m) for m in whole)
         paged = any(is_paged(c, self.paging) for c in turn.calls)
-        self._entries.append(
-            _Entry(
-                tuple(whole),
-                tuple(compact),
-                sum(message_chars(m) for m in whole),
-                sum(message_chars(m) for m in compact),
-                paged,
-            )
-        )
+        if self.paging.context_tokens is None:  # no budget: never compact, so not built
+            self._entries.append(_Entry(whole, whole, whole_chars, whole_chars, paged))
+            return
+        compact = tuple(turn_messages(turn, self.paging, compact=True))
+        compact_chars = sum(message_chars(m) for m in compact)
+        self._entries.append(_Entry(whole, compact, whole_chars, compact_chars, paged))
 
     def view(self, schemas: Sequence[Mapping[str, Any]]) -> View:
         """The model input within the budget, older turns compact as needed (the oldest
