@@ -71,6 +71,7 @@ RUN_OUT_EXAMPLE: dict[str, Any] = {
     "deadline_at": "2026-11-29T10:00:30Z",
     "version": 4,
     "config_hash": "3f7a9c2e5b8d1f4a6c0e9b2d5f8a1c4e7b0d3f6a9c2e5b8d1f4a6c0e9b2d5f8a",
+    "continued_from": None,
 }
 
 
@@ -94,3 +95,17 @@ DIAGNOSIS_EXAMPLE: dict[str, Any] = {
         "explanation": "the run ended max_steps: the step limit was reached without a final answer",
     },
 }
+
+#: Said in words: `anyOf` over `required` at the top of a body makes client generators
+#: turn the body into a union of types.
+INPUT_NOTE = (
+    "The task. Required, unless the run continues another (`continue_from`): then it "
+    "defaults to that run's input (without either: `422` on `input`)."
+)
+CONTINUE_NOTE = (
+    "A finished run of the tenant (e.g. one that ended `context_exhausted`) to continue: the "
+    "new run starts from its recorded state — its input, a summary of each of its calls, the "
+    "effects it committed and the calls that awaited approval — under the new run's agent "
+    "and limits. Unknown: `404`; not finished: `409`."
+)
+CONTINUED_NOTE = "The finished run this one continues (`continue_from`); null otherwise."

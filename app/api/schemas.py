@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from app.api import examples
 from app.api.examples import DIAGNOSIS_EXAMPLE, RUN_EXAMPLE, RUN_OUT_EXAMPLE
 from app.api.hygiene import RequestBody
 from app.api.script_items import ScriptItem, StrictIn
@@ -39,7 +40,9 @@ class CreateRunIn(RequestBody):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [RUN_EXAMPLE]})
 
     agent: str = Field(min_length=1, max_length=64)
-    input: str = Field(min_length=1, max_length=100_000)
+    input: str | None = Field(
+        default=None, min_length=1, max_length=100_000, description=examples.INPUT_NOTE
+    )
     tools: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
         default=None, max_length=100
     )
@@ -65,7 +68,9 @@ class CreateRunIn(RequestBody):
         description="Tags every model route this run uses must carry (besides its agent's); "
         "a router only chooses among candidates that carry them.",
     )
-    continue_from: str | None = Field(default=None, description="Not supported by this build yet.")
+    continue_from: str | None = Field(
+        default=None, min_length=1, max_length=64, description=examples.CONTINUE_NOTE
+    )
     wait_s: float = Field(default=10, ge=0, le=30)
     script: list[ScriptItem] | None = Field(default=None, max_length=1000)
 
@@ -223,6 +228,7 @@ class RunOut(BaseModel):
         "(SHA-256 of its agent and its tools' declarations); null for a run created before "
         "versions were kept.",
     )
+    continued_from: str | None = Field(default=None, description=examples.CONTINUED_NOTE)
 
 
 class RunPage(BaseModel):

@@ -45,6 +45,7 @@ def run_view(record: Run, pending: Sequence[Preview] = ()) -> dict[str, Any]:
         "deadline_at": record.deadline_at,
         "version": record.version,
         "config_hash": record.config_hash,
+        "continued_from": record.continued_from,
     }
 
 

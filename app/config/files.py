@@ -34,6 +34,7 @@ from app.config.models import (
     RetentionConfig,
     WebhooksConfig,
 )
+from app.domain.paging import READ_RESULT
 from app.domain.tools import ToolSpec
 
 __all__ = [
@@ -120,7 +121,7 @@ def parse_config(data: Any, *, builtin_tools: Mapping[str, ToolSpec]) -> AppConf
     except ValidationError as exc:
         issues = [(_loc_path(err["loc"]), _describe(err)) for err in exc.errors()]
         raise _error(issues) from None
-    issues = [*_reference_issues(config, builtin_tools), *_unsupported(config, builtin_tools)]
+    issues = list(_reference_issues(config, builtin_tools))
     if issues:
         raise _error(issues)
     return config
@@ -167,7 +168,7 @@ def _reference_issues(config: AppConfig, builtin: Mapping[str, ToolSpec]) -> Ite
     for name, route in config.models.items():
         yield from _route_issues(f"models.{name}", route, config.models)
     for name, tool in config.tools.items():
-        if name in builtin:
+        if name in builtin or name == READ_RESULT:
             yield f"tools.{name}", "name is taken by a built-in tool"
         if isinstance(tool, AgentToolConfig):
             if tool.agent not in config.agents:
@@ -277,15 +278,6 @@ def _routes_used(name: str, routes: Mapping[str, ModelRouteConfig]) -> list[str]
             if other is not None and other in routes and other not in used:
                 used.append(other)
     return used
-
-
-# -- what this build can run ---------------------------------------------------------------
-
-
-def _unsupported(config: AppConfig, builtin: Mapping[str, ToolSpec]) -> Iterator[Issue]:
-    for name, agent in config.agents.items():
-        if agent.limits.context_tokens is not None:
-            yield f"agents.{name}.limits.context_tokens", f"context_tokens is {NOT_SUPPORTED}"
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

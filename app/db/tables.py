@@ -117,6 +117,9 @@ run = Table(
     Column("children_output_tokens", BigInteger, nullable=False, server_default="0"),
     Column("children_cost_usd", Numeric(18, 8), nullable=False, server_default="0"),
     Column("children_tool_calls", Integer, nullable=False, server_default="0"),
+    # The finished run this one continues, and what it carries over from it (bounded).
+    Column("continued_from", String(64)),
+    Column("carry_over", JSONB),
     Column("lease_token", String(64)),
     _ts("lease_expires_at", nullable=True),
     Column("version", Integer, nullable=False, server_default="1"),

@@ -84,6 +84,10 @@ class Run:
     children_output_tokens: int = 0
     children_cost_usd: float = 0.0
     children_tool_calls: int = 0
+    #: The finished run it continues (`POST /v1/runs` with `continue_from`), and what it
+    #: carries over from it into its model input (`domain.carry_over`).
+    continued_from: str | None = None
+    carry_over: Mapping[str, Any] | None = None
 
     @property
     def usage(self) -> Usage:

@@ -45,6 +45,14 @@ class RunConfig:
     def instructions(self) -> str:
         return self.agent.instructions if self.agent is not None else ""
 
+    @property
+    def context_tokens(self) -> int | None:
+        """The agent's model-input budget per step (None: no budget)."""
+        limits = getattr(self.agent, "limits", None)
+        if isinstance(limits, Mapping):  # a version kept under older code
+            return limits.get("context_tokens")
+        return getattr(limits, "context_tokens", None)
+
 
 def _declaration(name: str, config: AppConfig, tool: Tool) -> dict[str, Any]:
     declared = config.tools.get(name)

@@ -22,6 +22,7 @@ from app.domain.run_changes import CancelRequest, Creation, ScriptItem
 from app.domain.status import RunStatus
 from app.domain.tools import Principal, exposed_tools, first_path, unstorable
 from app.engine import children, idempotency
+from app.engine.continuation import continued
 from app.engine.idempotency import Claim
 from app.engine.process.lease import Lease
 from app.engine.process.runtime import Runtime
@@ -33,7 +34,8 @@ from app.engine.steps.stepper import lease_for, new_lease_token
 @dataclass(frozen=True)
 class CreateRun:
     agent: str
-    input: str
+    #: None only with `continue_from`: then the continued run's input.
+    input: str | None
     tools: Sequence[str] | None = None
     limits: Mapping[str, Any] | None = None
     metadata: Mapping[str, Any] | None = None
@@ -45,6 +47,8 @@ class CreateRun:
     parent_run_id: str | None = None
     #: The new run's id when its creator derives it (a delegation: one child per call).
     run_id: str | None = None
+    #: A finished run of the tenant that this one continues (SPEC §3.1).
+    continue_from: str | None = None
 
 
 T = TypeVar("T")
@@ -85,7 +89,12 @@ async def start_run(
     Idempotency-Key claim to it, in one transaction (a child's with its reservation on
     its parent: `engine.children`). With `lease`, the run is created already leased to
     this process (`run.claimed`), so stepping it needs no claim of its own; else it is
-    queued for the driver."""
+    queued for the driver. With `continue_from`, the finished run it continues is read
+    first (`not_found`, `invalid_state` when it has not finished)."""
+    carry_over = None
+    if request.continue_from is not None:
+        given, carry_over = await continued(rt, principal, request.continue_from, request.input)
+        request = replace(request, input=given)
     agent, policy = _checked(rt, request)
     agent_limits = agent.limits.model_dump(exclude_none=True) if agent.limits else {}
     asked = dict(request.limits or {})
@@ -110,13 +119,10 @@ async def start_run(
         record = _new_run(
             rt, principal, request, agent.model, tools, granted, policy, token=token, now=now
         )
+        record = replace(record, continued_from=request.continue_from, carry_over=carry_over)
         if parent is not None:
             record = replace(record, parent_run_id=parent.id, root_run_id=parent.root_run_id)
-        data = {"agent": request.agent, "tools": tools, "limits": granted.as_dict()}
-        if parent is not None:
-            data["parent_run_id"] = parent.id
-        if lowered := clamped(asked, granted):  # said only when a cap lowered what was asked
-            data["clamped"] = lowered
+        data = _created_data(request, tools, granted, parent)
         claimed: tuple[Event, ...] = ((EventType.RUN_CLAIMED, {"after_step": 0}),) if lease else ()
         lease_s = rt.settings.lease_s if lease else None
         events = ((EventType.RUN_CREATED, data), *claimed)
@@ -167,8 +173,26 @@ async def _create(
     return created
 
 
+def _created_data(
+    request: CreateRun, tools: list[str], limits: Limits, parent: Run | None
+) -> dict[str, Any]:
+    """What `run.created` says: the agent, tools and limits granted, its parent (a child
+    run's), the limits a cap lowered (only when one did), and the run it continues (only
+    when it does)."""
+    data: dict[str, Any] = {"agent": request.agent, "tools": tools, "limits": limits.as_dict()}
+    if parent is not None:
+        data["parent_run_id"] = parent.id
+    if lowered := clamped(dict(request.limits or {}), limits):
+        data["clamped"] = lowered
+    if request.continue_from is not None:
+        data["continued_from"] = request.continue_from
+    return data
+
+
 def _checked(rt: Runtime, request: CreateRun) -> tuple[AgentConfig, frozenset[str]]:
     """The request's agent and data policy, or why the request is refused (`422`)."""
+    if request.input is None:
+        raise _invalid("input", "required unless the run continues another (continue_from)")
     agent = rt.agent(request.agent)
     if agent is None:
         raise _invalid("agent", f"no agent named {request.agent!r}")
@@ -211,7 +235,7 @@ def _new_run(
         agent=request.agent,
         route=route,
         status=RunStatus.RUNNING if leased else RunStatus.QUEUED,
-        input=request.input,
+        input=request.input or "",
         tools=tuple(tools),
         limits=limits,
         metadata=dict(request.metadata) if request.metadata is not None else None,

@@ -183,11 +183,20 @@ def test_quotas_are_taken_and_checked() -> None:
     assert error.path == "quotas.daily_cost_usd"
 
 
-def test_context_tokens_is_refused() -> None:
-    error = _refused(_config(agents=_agent(limits={"context_tokens": 4000})))
+def test_context_tokens_is_an_agents_model_input_budget() -> None:
+    config = parse_config(
+        _config(agents=_agent(limits={"context_tokens": 4000})), builtin_tools=BUILTIN
+    )
+    assert config.agents["radar"].limits.context_tokens == 4000
 
+    error = _refused(_config(agents=_agent(limits={"context_tokens": 0})))
     assert error.path == "agents.radar.limits.context_tokens"
-    assert NOT_SUPPORTED in error.message
+
+
+def test_read_result_is_a_built_in_tools_name() -> None:
+    error = _refused(_config(tools={"read_result": HTTP_TOOL}))
+    assert error.path == "tools.read_result"
+    assert "built-in" in error.message
 
 
 # -- refused: references between sections ------------------------------------------------

@@ -51,7 +51,7 @@ _NO_ADVANCE_BODY = AdvanceIn()  # the body is optional: its defaults when none i
 
 Limit = Annotated[int, Query(ge=1, le=200, description="Items per page (default 50).")]
 
-_UNSUPPORTED = ("continue_from",)
+_UNSUPPORTED: tuple[str, ...] = ()  # fields named for a later build
 MAX_SEQ = 2**31 - 1
 
 
@@ -102,6 +102,7 @@ async def create_run(
         data_policy=tuple(body.data_policy or ()),
         consistency=body.consistency or "latest",
         parent_run_id=body.parent_run_id,
+        continue_from=body.continue_from,
         script=[item.model_dump(exclude_none=True) for item in body.script]
         if body.script is not None
         else None,

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.domain.budget import Spend, request_size, seconds_left
+from app.domain.context_budget import View
 from app.domain.model import ModelError, ModelRequest, reply_problem, usage_in_range
+from app.domain.paging import READ_RESULT
 from app.domain.retry import backoff_s
 from app.domain.status import TerminationReason
 from app.domain.steps import Finish, finish
@@ -22,6 +24,7 @@ from app.engine.steps.state import RunState
 from app.engine.steps.turn_writes import record_failure, record_turn, spend_on
 
 log = logging.getLogger(__name__)
+CONTEXT_EXHAUSTED = TerminationReason.CONTEXT_EXHAUSTED.value
 
 
 @dataclass(frozen=True)
@@ -46,15 +49,22 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
         # The config changed under the run: say so, rather than fail the step repeatedly.
         message = "the run's model route is no longer configured"
         return finish(TerminationReason.MODEL_FAILED, "model_unavailable", message)
+    exposed = [state.tools[n] for n in run.tools if n in state.tools]
+    view = state.view(exposed)
+    if not view.fits:  # checked before any model call, a router's chooser included
+        return finish(
+            TerminationReason.CONTEXT_EXHAUSTED, CONTEXT_EXHAUSTED, _exhausted(state, view)
+        )
+    if view.summarized:  # a result is a summary: the model may read it page by page
+        exposed.append(state.tools[READ_RESULT])
     try:
         chosen = await routing.route_for(lease, state, step)
     except routing.NoRoute:
         message = "no model route meets the run's data policy and needs"
         return finish(TerminationReason.POLICY_DENIED, "no_route", message)
     fallback = routing.fallback_for(lease, state, chosen)
-    exposed = [state.tools[n] for n in run.tools if n in state.tools]
     tools = [t.spec for t in exposed]
-    messages = state.messages()
+    messages = view.messages
     size = request_size(state.instructions, messages, tools)
     shared = _Step(step, exposed, versions_of(state.instructions, tools), messages, tools, size)
     while True:
@@ -76,6 +86,13 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
             return finish(TerminationReason.DEADLINE)
         if pause:
             await lease.guarded(asyncio.sleep(pause), pause + 1)
+
+
+def _exhausted(state: RunState, view: View) -> str:
+    need = f"about {view.tokens} tokens; its context budget is {state.context_tokens}"
+    if state.run.steps == 0:
+        return f"the run's input does not fit: it needs {need}"
+    return f"what the run must keep no longer fits: it needs {need}"
 
 
 async def _attempt(

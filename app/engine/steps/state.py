@@ -7,19 +7,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import previews_repo, runs_repo, turns_repo
 from app.domain.budget import Spend, Usage, call_would_exceed, least_input_tokens
-from app.domain.context import CallRecord, TurnRecord, opening_messages, turn_messages
+from app.domain.context import CallRecord, TurnRecord, opening_messages
+from app.domain.context_budget import ContextWindow, View, schema_of
+from app.domain.paging import READ_RESULT, Paging
 from app.domain.ports import Tool
 from app.domain.records import Call, Preview, Run, Turn
 from app.domain.run_changes import ScriptItem
 from app.domain.status import SETTLED_CALL_STATUSES, CallStatus
 from app.domain.steps import CallState, NextStep, decide
 from app.engine.pinned_config import RunConfig
+from app.engine.steps.read_result import ReadResult
 
 _OPEN = frozenset(CallStatus) - SETTLED_CALL_STATUSES
 
@@ -37,6 +39,7 @@ def _call_record(call: Call) -> CallRecord:
         call.output_withheld,
         call.observed_at,
         call.source_version,
+        call.preview_id,
     )
 
 
@@ -82,16 +85,23 @@ class RunState:
     #: A model call made but not recorded yet (a router's classifier), by route: the
     #: next write charges it to the run, whichever write that is.
     owed: tuple[str, Spend] | None = None
-    _messages: list[dict[str, Any]] = field(default_factory=list)
-    #: The last step whose messages are in `_messages`.
+    #: The model's view: every settled turn but the latest, in both its forms.
+    _window: ContextWindow = field(default_factory=lambda: ContextWindow([]))
+    #: The last step whose messages are in `_window`.
     _through: int = 0
 
     @classmethod
     def fresh(
-        cls, run: Run, config: RunConfig, script: Sequence[ScriptItem] | None = None
+        cls,
+        run: Run,
+        config: RunConfig,
+        script: Sequence[ScriptItem] | None = None,
     ) -> RunState:
-        opening = opening_messages(instructions=config.instructions, user_input=run.input)
-        return cls(run, config, script, _messages=opening)
+        opening = opening_messages(
+            instructions=config.instructions, user_input=run.input, carry_over=run.carry_over
+        )
+        window = ContextWindow(opening, Paging(config.context_tokens))
+        return cls(run, config, script, _window=window)
 
     @classmethod
     async def load(
@@ -111,7 +121,7 @@ class RunState:
                 if call.source_id:
                     state.sources[call.source_id] = call
         for turn in turns[:-1]:
-            state._messages.extend(turn_messages(_turn_record(turn, by_step.get(turn.step, []))))
+            state._window.append(_turn_record(turn, by_step.get(turn.step, [])))
             state._through = turn.step
         if turns:
             state.turn = turns[-1]
@@ -129,8 +139,10 @@ class RunState:
 
     @property
     def tools(self) -> Mapping[str, Tool]:
-        """The run's tools, as its version declared them; a tool gone is absent."""
-        return self.config.tools
+        """The run's tools, as its version declared them (a tool gone is absent), and the
+        built-in `read_result`, which reads this run's own results."""
+        reader = ReadResult(lambda: self.sources, self._window.paging)
+        return {**self.config.tools, READ_RESULT: reader}
 
     def usage(self) -> Usage:
         """The run's usage, with what is owed: what every budget check must see."""
@@ -150,12 +162,21 @@ class RunState:
         """Becomes `other` (a fresh read of the same run), for whoever holds this one."""
         vars(self).update(vars(other))
 
-    def messages(self) -> list[dict[str, Any]]:
-        """The model's view: called when the latest turn has settled."""
+    @property
+    def context_tokens(self) -> int | None:
+        return self._window.paging.context_tokens
+
+    def view(self, tools: Sequence[Tool]) -> View:
+        """The model's view within the run's context budget, with `tools` exposed (or one
+        that does not fit): called when the latest turn has settled."""
         if self.turn is not None and self._through < self.turn.step:
-            self._messages.extend(turn_messages(_turn_record(self.turn, self.calls)))
+            self._window.append(_turn_record(self.turn, self.calls))
             self._through = self.turn.step
-        return list(self._messages)
+        schemas = [schema_of(t.spec) for t in tools]
+        if self.context_tokens is not None:
+            # Counted whether exposed or not: exposing it never breaks the budget.
+            schemas.append(schema_of(ReadResult.spec))
+        return self._window.view(schemas)
 
     def next_step(self, *, now: datetime, cancel_seen: bool) -> NextStep:
         run = self.run

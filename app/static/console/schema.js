@@ -215,7 +215,7 @@ export const TERMINATION_REASONS = Object.freeze([
 /**
  * @typedef {object} CreateRunIn
  * @property {string} agent
- * @property {string} input
+ * @property {string} [input]
  * @property {Array<string>} [tools]
  * @property {LimitsIn} [limits]
  * @property {string} [parent_run_id]
@@ -445,6 +445,7 @@ export const TERMINATION_REASONS = Object.freeze([
  * @property {string} deadline_at
  * @property {number} version
  * @property {string | null} [config_hash]
+ * @property {string | null} [continued_from]
  */
 
 /**

@@ -161,6 +161,13 @@ function factsView(run) {
           )
         : undefined,
     ],
+    [
+      "Continued from",
+      // A run that continues a finished one (continue_from): a way back to it.
+      run.continued_from
+        ? link(consolePath("runs", run.continued_from), h("code", {}, run.continued_from))
+        : undefined,
+    ],
     ["Status", h("strong", { class: `status status-${run.status}`, id: "run-status" }, run.status)],
     ["Termination reason", run.termination_reason],
     ["Error", run.error ? `${run.error.code}: ${run.error.message}` : undefined],

@@ -1,0 +1,75 @@
+"""The run page of a run that continues another (`continue_from`), in a real browser
+(Debian's Chromium, every other host blocked): it says which run it continues, as a link
+that opens that run's page."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from playwright.async_api import expect
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.adapters.builtin_tools.tech_radar import radar_tools
+from app.config.settings import Settings
+from app.main import create_app
+from app.observability.otel_setup import Telemetry
+from tests.support.backend import serving_app
+from tests.support.browser import browsing
+from tests.support.factories import final
+from tests.support.harness import Harness, make_config
+
+WAIT_MS = 20_000
+
+
+@pytest.fixture
+async def served(db: AsyncEngine, settings: Settings) -> AsyncIterator[tuple[str, Harness]]:
+    app = create_app(
+        settings, config=make_config(), tools=radar_tools, telemetry=Telemetry(instrument=False)
+    )
+    async with (
+        serving_app(app, lifespan="on") as url,
+        httpx.AsyncClient(base_url=url, timeout=60) as client,
+    ):
+        yield url, Harness(app, client)
+
+
+async def _create(h: Harness, headers: dict[str, str], body: dict[str, object]) -> str:
+    answer = await h.client.post(
+        "/v1/runs", headers={**headers, "Idempotency-Key": secrets.token_hex(8)}, json=body
+    )
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["status"] == "finished"
+    return str(answer.json()["id"])
+
+
+async def test_the_run_page_links_to_the_run_it_continues(served: tuple[str, Harness]) -> None:
+    url, h = served
+    headers = await h.key(subject="svc-shop", roles="caller")
+    earlier = await _create(
+        h, headers, {"agent": "tech-radar", "input": "Which rings?", "script": [final("part")]}
+    )
+    body = {"agent": "tech-radar", "continue_from": earlier, "script": [final("whole")]}
+    later = await _create(h, headers, body)
+    async with browsing(url) as (context, blocked):
+        page = await context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        await page.goto(f"{url}/console/runs/{later}")
+        await page.get_by_label("API key").fill(headers["Authorization"].removeprefix("Bearer "))
+        await page.get_by_role("button", name="Sign in").click()
+
+        facts = page.locator("dl.facts")
+        await expect(facts).to_contain_text("Continued from", timeout=WAIT_MS)
+        back = facts.get_by_role("link", name=earlier)
+        await expect(back).to_have_attribute("href", f"/console/runs/{earlier}")
+        await back.click()
+        await expect(page.get_by_role("heading", level=1)).to_have_text(
+            f"Run {earlier}", timeout=WAIT_MS
+        )
+        # The earlier run continues nothing.
+        await expect(page.locator("dl.facts")).not_to_contain_text("Continued from")
+        assert errors == []
+    assert blocked == []
