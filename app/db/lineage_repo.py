@@ -103,3 +103,22 @@ ORDER BY down.depth DESC, down.id
 async def unfinished_descendants(session: AsyncSession, tenant_id: str, run_id: str) -> list[str]:
     rows = await session.execute(_DESCENDANTS, {"tenant": tenant_id, "run": run_id})
     return [row.id for row in rows]
+
+
+# How deep a run is: its ancestors, counted up to the root (bounded, like the rest).
+_DEPTH = text("""
+WITH RECURSIVE up(id, parent, depth) AS (
+    SELECT id, parent_run_id, 0 FROM run WHERE tenant_id = :tenant AND id = :run
+    UNION ALL
+    SELECT r.id, r.parent_run_id, up.depth + 1
+    FROM run r JOIN up ON r.tenant_id = :tenant AND r.id = up.parent
+    WHERE up.depth < 100
+)
+SELECT max(depth) FROM up
+""")
+
+
+async def depth_of(session: AsyncSession, tenant_id: str, run_id: str) -> int:
+    """0 for a root run, 1 for its child, …"""
+    found = await session.execute(_DEPTH, {"tenant": tenant_id, "run": run_id})
+    return int(found.scalar_one() or 0)

@@ -36,16 +36,27 @@ def not_found() -> DomainError:
     return DomainError(ErrorCode.NOT_FOUND, "no such parent run")
 
 
+#: The deepest a child may be (the root is 0): well within the 100 levels the roll-up
+#: trigger and the cancel walk follow.
+MAX_DEPTH = 16
+
+
 async def parent_of(rt: Runtime, tenant_id: str, parent_id: str) -> Run:
     """The parent, in the caller's tenant (another tenant's run is not found), when it
     may take a child."""
     async with rt.reads() as session:
         parent = await runs_repo.get(session, tenant_id, parent_id)
+        depth = 0 if parent is None else await lineage_repo.depth_of(session, tenant_id, parent_id)
     if parent is None:
         raise not_found()
     refused = lineage.finished_message(parent)
     if refused is not None:
         raise DomainError(ErrorCode.INVALID_STATE, refused)
+    if depth + 1 > MAX_DEPTH:
+        # Deeper trees would outrun the bounded walks that roll usage up and cancel.
+        raise DomainError(
+            ErrorCode.INVALID_STATE, f"a run tree may be at most {MAX_DEPTH} levels deep"
+        )
     return parent
 
 
@@ -105,6 +116,24 @@ async def cancel_tree(rt: Runtime, request: CancelRequest) -> tuple[Run | None, 
             if (done := await runs_repo.mark_cancel_requested(session, child)) is not None:
                 marked.append(done)
         asked = await runs_repo.mark_cancel_requested(session, request)
+    if asked is not None:
+        # A child whose creation was committing as the descendants were read (its
+        # reservation held the parent's row) was not among them; no child can be made
+        # under a run asked to cancel from now on, so one more pass catches them all.
+        marked.extend(await _late_children(rt, request))
     for changed in [*marked, *([asked] if asked else [])]:
         rt.events.committed(changed.tenant_id, changed.id)
     return asked, record
+
+
+async def _late_children(rt: Runtime, request: CancelRequest) -> list[Run]:
+    marked: list[Run] = []
+    async with rt.sessions.begin() as session:
+        below = await lineage_repo.unfinished_descendants(
+            session, request.tenant_id, request.run_id
+        )
+        for run_id in below:
+            child = replace(request, run_id=run_id, from_run_id=request.run_id)
+            if (done := await runs_repo.mark_cancel_requested(session, child)) is not None:
+                marked.append(done)
+    return marked

@@ -10,6 +10,7 @@ from typing import Any
 from app.db import runs_repo, turns_repo
 from app.domain.carry_over import build as carry_over_of
 from app.domain.errors import DomainError, ErrorCode
+from app.domain.paging import READ_RESULT
 from app.domain.status import RunStatus
 from app.domain.tools import Principal
 from app.engine.process.runtime import Runtime
@@ -37,5 +38,8 @@ async def continued(
 
 
 def _side_effects(rt: Runtime) -> Callable[[str], bool]:
-    # A tool gone from the config counts as one: it may have had effects.
-    return lambda name: name not in rt.tools or not rt.tools[name].spec.read_only
+    # A tool gone from the config counts as one: it may have had effects. `read_result`
+    # is the service's own reader of a run's results: never one.
+    return lambda name: (
+        name != READ_RESULT and (name not in rt.tools or not rt.tools[name].spec.read_only)
+    )

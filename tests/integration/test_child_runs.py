@@ -216,3 +216,42 @@ async def test_a_child_of_another_tenants_run_is_not_found(harness_factory) -> N
     listed = await h.client.get(f"/v1/runs?parent_run_id={parent['id']}", headers=stranger)
     assert listed.json()["items"] == []
     assert (await get(h, caller, parent["id"]))["reserved"]["tokens"] == 0
+
+
+async def test_a_run_tree_is_at_most_sixteen_levels_deep(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    """Deeper trees would outrun the bounded walks that roll usage up and cancel."""
+    h = await approvals_harness(harness_factory)
+    caller, _ = await keys(h)
+    kafka = await row(h, "Kafka")
+    script = tool_calls(move(kafka["id"])), final("moved")
+    run = await parked(h, caller, *script, limits=PARENT_LIMITS)
+    for _ in range(16):
+        run = await parked(h, caller, *script, parent_run_id=run["id"])
+    refused = await create(h, caller, *script, parent_run_id=run["id"])
+    assert refused.status_code == 409, refused.text
+    assert "16 levels" in refused.json()["detail"]
+
+
+async def test_calls_a_child_reserved_while_the_parents_turn_was_proposed_are_not_run(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    """The turn's fit was judged before the child took the parent's last tool calls: each
+    call's start checks the room again, so parent and child never hold more than the
+    parent had."""
+    h = await approvals_harness(harness_factory)
+    caller, _ = await keys(h)
+    kafka = await row(h, "Kafka")
+    reads = [(f"r{i}", "search_technologies", {"query": "db"}) for i in (1, 2)]
+    slow_turn = tool_calls(*reads, delay_ms=1500)
+    limits = {**PARENT_LIMITS, "max_tool_calls": 2}
+    parent = (await create(h, caller, slow_turn, final("done"), limits=limits, wait_s=0)).json()
+    await asyncio.sleep(0.3)  # the parent's model call is in flight
+    child = await parked(
+        h, caller, tool_calls(move(kafka["id"])), final("moved"), parent_run_id=parent["id"]
+    )
+    assert child["limits"]["max_tool_calls"] == 2  # all the parent had
+    ended = await finished(h, caller, parent["id"])
+    assert ended["termination_reason"] == "budget", ended
+    calls = (await h.client.get(f"/v1/runs/{parent['id']}/calls", headers=caller)).json()
+    assert [c["status"] for c in calls["items"]] == ["cancelled", "cancelled"]
+    assert ended["usage"]["tool_calls"] == 0

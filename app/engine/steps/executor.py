@@ -170,6 +170,11 @@ async def _may_start(
         return await batch.failed(
             call, OUTCOME_UNKNOWN if maybe_sent else stopped, flush=side_effect
         )
+    if call.attempts == 0 and not batch.has_call_room():
+        batch.refuse(call, "the run's tool-call budget has no room left for this call")
+        if side_effect:
+            await batch.flush()
+        return Next.STOP
     if call.attempts == 0 and not batch.affordable(tool.spec.cost_usd):
         batch.refuse(call, "the run's cost budget cannot pay for this call")
         if side_effect:

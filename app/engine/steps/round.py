@@ -244,6 +244,13 @@ class Round:
         run = self.state.run
         return add_cost(run.cost_usd, self.cost_usd + cost_usd) <= run.own_limits.max_cost_usd
 
+    def has_call_room(self) -> bool:
+        """Whether the run's tool-call budget still has room for one more call started now
+        (counting the round's started calls): a child reserving calls while this turn was
+        proposed shrinks it, and the turn's own fit was judged before."""
+        run = self.state.run
+        return run.tool_calls + self.tool_calls + 1 <= run.own_limits.max_tool_calls
+
     def refuse(self, call: Call, message: str) -> None:
         """A call refused before any attempt: neither counted nor charged; the run then
         ends `budget`."""
