@@ -12,7 +12,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
+from app.db.tables import run as run_table
 from tests.support.backend import FakeBackend, fail, ok, serving
 from tests.support.context_budget import (
     budget_config,
@@ -160,6 +162,21 @@ async def test_a_large_result_is_paged_through_read_result(
     ]
     assert run["usage"]["tool_calls"] == 3  # a page read is a call like any other
     assert run["output"]["citations"][0]["source_id"] == "s2"
+
+    # Continued, the run carries over no page read as a committed effect (none was one).
+    provider.answer(says("continued"))
+    answer = await h.client.post(
+        "/v1/runs",
+        headers=await h.key(),
+        json={"agent": "live", "continue_from": run["id"], "wait_s": 10},
+    )
+    assert answer.status_code == 201, answer.text
+    async with h.runtime.sessions() as session:
+        carried = await session.execute(
+            select(run_table.c.carry_over).where(run_table.c.id == answer.json()["id"])
+        )
+        committed = carried.scalar_one().get("committed") or []
+    assert all(effect.get("tool") != "read_result" for effect in committed), committed
 
 
 async def test_read_result_never_reads_another_runs_results(
