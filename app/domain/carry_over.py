@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from app.domain.context import CARRY_OVER, UNTRUSTED, CallRecord, summary
+from app.domain.context import CARRY_OVER, UNTRUSTED, record_of, summary
 from app.domain.records import Call, Run
 from app.domain.sensitive import redact_value
 from app.domain.status import CallStatus
@@ -31,23 +31,6 @@ NOTICE = (
     "calls that awaited approval when it ended (never executed: propose them again if "
     "still needed)"
 )
-
-
-def _record(call: Call) -> CallRecord:
-    error = None if call.error is None else call.error.as_dict()
-    return CallRecord(
-        call.call_id,
-        call.tool,
-        call.arguments,
-        call.status,
-        call.output,
-        call.source_id,
-        error,
-        call.output_withheld,
-        call.observed_at,
-        call.source_version,
-        call.preview_id,
-    )
 
 
 def _about(run_id: str, call: Call) -> dict[str, Any]:
@@ -72,7 +55,7 @@ def build(
     `new_input`; `side_effects(tool)`: whether a tool's success took effect."""
     earlier: Mapping[str, Any] = run.carry_over or {}
     results = [*earlier.get("results", ())]
-    results += [{**summary(_record(c), c.step), "run_id": run.id} for c in calls]
+    results += [{**summary(record_of(c), c.step), "run_id": run.id} for c in calls]
     effects = [*earlier.get("committed", ())]
     effects += [
         {**_about(run.id, c), "source_id": c.source_id, "source_version": c.source_version}

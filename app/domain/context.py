@@ -21,6 +21,7 @@ from typing import Any
 
 from app.domain.errors import ObservationCode
 from app.domain.paging import READ_RESULT, Paging, page_count, size_of
+from app.domain.records import Call
 from app.domain.sensitive import redact_value
 from app.domain.tools import canonical_json
 
@@ -57,6 +58,24 @@ class CallRecord:
     source_version: str | None = None
     #: The preview an approver decided on, for a call that required approval.
     preview_id: str | None = None
+
+
+def record_of(call: Call) -> CallRecord:
+    """A stored call as the model's view knows it."""
+    error = None if call.error is None else call.error.as_dict()
+    return CallRecord(
+        call.call_id,
+        call.tool,
+        call.arguments,
+        call.status,
+        call.output,
+        call.source_id,
+        error,
+        call.output_withheld,
+        call.observed_at,
+        call.source_version,
+        call.preview_id,
+    )
 
 
 @dataclass(frozen=True)

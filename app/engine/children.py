@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from app.db import lineage_repo, runs_repo
 from app.db.idempotency_repo import Binding
 from app.domain import lineage
@@ -46,18 +48,26 @@ async def parent_of(rt: Runtime, tenant_id: str, parent_id: str) -> Run:
     may take a child."""
     async with rt.reads() as session:
         parent = await runs_repo.get(session, tenant_id, parent_id)
-        depth = 0 if parent is None else await lineage_repo.depth_of(session, tenant_id, parent_id)
     if parent is None:
         raise not_found()
     refused = lineage.finished_message(parent)
     if refused is not None:
         raise DomainError(ErrorCode.INVALID_STATE, refused)
+    return parent
+
+
+async def admit_parent(rt: Runtime, tenant_id: str, parent_id: str) -> None:
+    """Checked once per request, before a quota slot is taken: the parent may take a
+    child, and the tree would not grow deeper than `MAX_DEPTH` (deeper trees would
+    outrun the bounded walks that roll usage up and cancel). The depth never changes,
+    so `create_child`'s retries read only the parent."""
+    await parent_of(rt, tenant_id, parent_id)
+    async with rt.reads() as session:
+        depth = await lineage_repo.depth_of(session, tenant_id, parent_id)
     if depth + 1 > MAX_DEPTH:
-        # Deeper trees would outrun the bounded walks that roll usage up and cancel.
         raise DomainError(
             ErrorCode.INVALID_STATE, f"a run tree may be at most {MAX_DEPTH} levels deep"
         )
-    return parent
 
 
 async def create_child(
@@ -103,18 +113,11 @@ async def cancel_tree(rt: Runtime, request: CancelRequest) -> tuple[Run | None, 
     the run as marked (None when it did not take the request: finished, asked before,
     or absent) and as it was read first (None: no such run in the tenant). A finished
     run's descendants are left alone: the request is refused."""
-    marked: list[Run] = []
     async with rt.sessions.begin() as session:
         record = await runs_repo.get(session, request.tenant_id, request.run_id)
         if record is None or record.status is RunStatus.FINISHED:
             return None, record
-        below = await lineage_repo.unfinished_descendants(
-            session, request.tenant_id, request.run_id
-        )
-        for run_id in below:
-            child = replace(request, run_id=run_id, from_run_id=request.run_id)
-            if (done := await runs_repo.mark_cancel_requested(session, child)) is not None:
-                marked.append(done)
+        marked = await _mark_descendants(session, request)
         asked = await runs_repo.mark_cancel_requested(session, request)
     if asked is not None:
         # A child whose creation was committing as the descendants were read (its
@@ -127,13 +130,16 @@ async def cancel_tree(rt: Runtime, request: CancelRequest) -> tuple[Run | None, 
 
 
 async def _late_children(rt: Runtime, request: CancelRequest) -> list[Run]:
-    marked: list[Run] = []
     async with rt.sessions.begin() as session:
-        below = await lineage_repo.unfinished_descendants(
-            session, request.tenant_id, request.run_id
-        )
-        for run_id in below:
-            child = replace(request, run_id=run_id, from_run_id=request.run_id)
-            if (done := await runs_repo.mark_cancel_requested(session, child)) is not None:
-                marked.append(done)
+        return await _mark_descendants(session, request)
+
+
+async def _mark_descendants(session: AsyncSession, request: CancelRequest) -> list[Run]:
+    """Asks the run's unfinished descendants to cancel, deepest first; the ones marked."""
+    marked: list[Run] = []
+    below = await lineage_repo.unfinished_descendants(session, request.tenant_id, request.run_id)
+    for run_id in below:
+        child = replace(request, run_id=run_id, from_run_id=request.run_id)
+        if (done := await runs_repo.mark_cancel_requested(session, child)) is not None:
+            marked.append(done)
     return marked

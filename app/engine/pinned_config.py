@@ -54,16 +54,14 @@ class RunConfig:
         return getattr(limits, "context_tokens", None)
 
 
-def _declaration(name: str, config: AppConfig, tool: Tool) -> dict[str, Any]:
+def _declared(name: str, config: AppConfig, tool: Tool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The tool's declaration as a version keeps it, and its levers (an operator's tool's
+    own; a built-in tool's are in its spec)."""
     declared = config.tools.get(name)
     if declared is None:
-        return pinning.builtin_declaration(tool.spec)
-    return pinning.operator_declaration(declared.model_dump(mode="json"))
-
-
-def _levers(name: str, config: AppConfig) -> dict[str, Any]:
-    declared = config.tools.get(name)
-    return {} if declared is None else pinning.live_part(declared.model_dump(mode="json"))
+        return pinning.builtin_declaration(tool.spec), {}
+    dumped = declared.model_dump(mode="json")
+    return pinning.operator_declaration(dumped), pinning.live_part(dumped)
 
 
 class Versions:
@@ -72,8 +70,9 @@ class Versions:
     ) -> None:
         self._tools = tools
         self._build_http = build_http
-        self._declared = {name: _declaration(name, config, t) for name, t in tools.items()}
-        self._levers = {name: _levers(name, config) for name in tools}
+        both = {name: _declared(name, config, t) for name, t in tools.items()}
+        self._declared = {name: declared for name, (declared, _) in both.items()}
+        self._levers = {name: levers for name, (_, levers) in both.items()}
         self._documents: dict[str, dict[str, Any]] = {}
         self._by_agent: dict[str, str] = {}
         self._served: dict[str, RunConfig] = {}

@@ -107,7 +107,7 @@ async def start_run(
         disabled=await rt.disabled_tools.of(principal.tenant_id),
     )
     if request.parent_run_id is not None:  # refused before it takes a slot of a quota
-        await children.parent_of(rt, principal.tenant_id, request.parent_run_id)
+        await children.admit_parent(rt, principal.tenant_id, request.parent_run_id)
     # Last of the checks: a request refused for its content takes no slot of a quota.
     await admit_run(rt, principal.tenant_id)
     await rt.versions.ensure_kept(rt.reads)

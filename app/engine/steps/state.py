@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import previews_repo, runs_repo, turns_repo
 from app.domain.budget import Spend, Usage, call_would_exceed, least_input_tokens
-from app.domain.context import CallRecord, TurnRecord, opening_messages
+from app.domain.context import TurnRecord, opening_messages, record_of
 from app.domain.context_budget import ContextWindow, View, schema_of
 from app.domain.paging import READ_RESULT, Paging
 from app.domain.ports import Tool
@@ -26,30 +26,13 @@ from app.engine.steps.read_result import ReadResult
 _OPEN = frozenset(CallStatus) - SETTLED_CALL_STATUSES
 
 
-def _call_record(call: Call) -> CallRecord:
-    error = None if call.error is None else call.error.as_dict()
-    return CallRecord(
-        call.call_id,
-        call.tool,
-        call.arguments,
-        call.status,
-        call.output,
-        call.source_id,
-        error,
-        call.output_withheld,
-        call.observed_at,
-        call.source_version,
-        call.preview_id,
-    )
-
-
 def _turn_record(turn: Turn, calls: Sequence[Call]) -> TurnRecord:
     return TurnRecord(
         turn.step,
         turn.kind,
         turn.text,
         None if turn.rejection is None else turn.rejection.as_dict(),
-        tuple(_call_record(c) for c in calls),
+        tuple(record_of(c) for c in calls),
         tuple(turn.extra_rejections),
     )
 
