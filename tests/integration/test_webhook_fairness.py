@@ -71,8 +71,7 @@ async def test_a_registration_waits_for_the_tenants_event_writes_in_progress(
     await asyncio.wait_for(registering, 5)
     # Committed before the registration answered: not owed to the endpoint.
     assert await _deliveries_of(h, acme_run, 100) == 0
-    async with db.begin() as later:
-        await _write_event(later, "acme", acme_run, 101)
+    await _in_own_transaction(db, acme_run, 101)
     assert await _deliveries_of(h, acme_run, 101) == 1
     assert await _deliveries_of(h, globex_run, 100) == 1
 
@@ -85,10 +84,6 @@ async def test_an_event_write_during_a_registration_waits_for_it_and_is_delivere
     h = await harness_factory(config=make_config(webhooks=LOOPBACK))
     acme = await h.key(roles=ADMIN)
     run_id = await _finished_run(h, acme)
-
-    async def write() -> None:
-        async with db.begin() as connection:
-            await _write_event(connection, "acme", run_id, 100)
 
     async with h.runtime.sessions.begin() as session:
         await webhooks_repo.lock_endpoints(session, "acme", wait_s=5)
@@ -104,7 +99,7 @@ async def test_an_event_write_during_a_registration_waits_for_it_and_is_delivere
                 created_by="test",
             ),
         )
-        writing = asyncio.create_task(write())
+        writing = asyncio.create_task(_in_own_transaction(db, run_id, 100))
         assert await _pending(writing)
     await asyncio.wait_for(writing, 5)
     assert await _deliveries_of(h, run_id, 100) == 1
