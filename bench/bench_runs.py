@@ -83,6 +83,10 @@ from app.db.session import make_sessionmaker  # noqa: E402
 from app.engine.keys import create_key  # noqa: E402
 from tests.support.dbserver import fresh_database  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+from profiling import profiled  # noqa: E402
+from profiling import summarize as profile_summary  # noqa: E402
+
 DEMO_AGENT = "tech-radar"
 #: The demo agent's max_steps (app/resources/demo.yaml); longer runs use the bench agent.
 DEMO_MAX_STEPS = 8
@@ -196,14 +200,15 @@ def mib(kib: int) -> str:
     return f"{kib / 1024:.1f} MiB"
 
 
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process; 0 once it is gone."""
+def cpu_s(pid: int, system_only: bool = False) -> float:
+    """User + system (or system only) CPU seconds of a process; 0 once it is gone."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     except OSError:
         return 0.0
     # utime and stime are fields 14 and 15 of proc_pid_stat(5); fields[0] is field 3.
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    ticks = int(fields[12]) if system_only else int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def rss_kib(pid: int) -> tuple[int, int]:
@@ -234,6 +239,10 @@ class Server:
     def cpu_s(self) -> float:
         """CPU time (user + system) the server's live processes have used."""
         return sum(cpu_s(pid) for pid in self.pids())
+
+    def system_s(self) -> float:
+        """The part of cpu_s() spent in the kernel (sockets, epoll, page faults)."""
+        return sum(cpu_s(pid, system_only=True) for pid in self.pids())
 
     def memory_line(self) -> str:
         parts = []
@@ -683,6 +692,8 @@ class Result:
     cpu_s: float
     memory: str
     notes: list[str] = field(default_factory=list)
+    #: The part of cpu_s spent in the kernel.
+    system_s: float = 0.0
 
 
 def pct(values: list[float], p: float) -> float:
@@ -735,7 +746,8 @@ def report(result: Result) -> None:
     print(
         f"server CPU        {result.cpu_s:9.2f} s   "
         f"{result.cpu_s / result.elapsed:6.0%} of one core   "
-        f"{result.cpu_s * 1000 / max(t.steps, 1):.2f} ms per step"
+        f"{result.cpu_s * 1000 / max(t.steps, 1):.2f} ms per step   "
+        f"({result.system_s / max(result.cpu_s, 1e-9):.0%} of it in the kernel)"
     )
     for note in result.notes:
         print(note)
@@ -748,11 +760,11 @@ async def closed_loop(
 ) -> Result:
     """`runs` runs, each client creating its next once its last has ended."""
     payload = body(agent_for(rounds), rounds)
-    mark, cpu = await ctx.probe.mark(), ctx.server.cpu_s()
+    mark, cpu, system = await ctx.probe.mark(), ctx.server.cpu_s(), ctx.server.system_s()
     tally, elapsed = await drive(
         ctx.client, ctx.key, payload, runs, clients, timeout_s=ctx.args.run_timeout
     )
-    cpu = ctx.server.cpu_s() - cpu
+    cpu, system = ctx.server.cpu_s() - cpu, ctx.server.system_s() - system
     wal = await ctx.probe.since(mark)
     label = f"{number}. {title}, N={rounds} ({rounds + 1} steps), {clients} client(s), "
     label += f"{runs} runs"
@@ -764,7 +776,7 @@ async def closed_loop(
                 f"within a run      {times[0]:.2f} ms a step in its first quarter, "
                 f"{times[1]:.2f} ms in its last (the newest run, from its events)"
             )
-    return Result(label, rounds, tally, elapsed, wal, cpu, ctx.memory(), notes)
+    return Result(label, rounds, tally, elapsed, wal, cpu, ctx.memory(), notes, system)
 
 
 async def in_flight(number: int, ctx: Context) -> Result:
@@ -892,16 +904,23 @@ async def run_workloads(
             4: ("concurrent", args.short_rounds, args.c16_runs, args.c16_clients),
             5: ("concurrent", args.short_rounds, args.c64_runs, args.c64_clients),
         }
-        for number in args.only:
-            if number in closed:
-                result = await closed_loop(number, *closed[number], ctx)
-            elif number == 6:
-                result = await in_flight(number, ctx)
-            else:
-                result = await parked(number, ctx)
-            report(result)
-            results.append(result)
+        with contextlib.ExitStack() as stack:
+            if args.profile:
+                stack.enter_context(profiled(server.process.pid, args.profile))
+            for number in args.only:
+                if number in closed:
+                    result = await closed_loop(number, *closed[number], ctx)
+                elif number == 6:
+                    result = await in_flight(number, ctx)
+                else:
+                    result = await parked(number, ctx)
+                report(result)
+                results.append(result)
     await probe.connection.close()
+    if args.profile:
+        steps = sum(r.tally.steps for r in results)
+        print(f"\n== profile ({args.profile}, py-spy collapsed stacks)")
+        print("\n".join(profile_summary(args.profile, steps)))
     return results
 
 
@@ -1007,6 +1026,14 @@ def parse_args() -> argparse.Namespace:
     add("--create-clients", type=int, default=16, help="clients creating workload 6's runs (16)")
     add("--run-timeout", type=float, default=300, help="give up on a run after (300 s)")
     add("--no-pgbench", action="store_true", help="skip pgbench")
+    add(
+        "--profile",
+        nargs="?",
+        const=Path("bench/profile.txt"),
+        type=Path,
+        help="sample the server with py-spy while the workloads run; write its collapsed "
+        "stacks to this file (bench/profile.txt) and print the CPU by layer",
+    )
     add("--pgbench", help="pgbench executable (default: on PATH or /usr/lib/postgresql)")
     add("--pgbench-clients", type=int, default=16, help="pgbench -c (16)")
     add("--pgbench-jobs", type=int, default=2, help="pgbench -j (2)")
