@@ -189,9 +189,10 @@ async def _run_claimed(
         await _abandon(rt, claim)
         raise
     headers = {k: v for k, v in response.headers.items() if k.lower() in KEPT_HEADERS}
-    body = json.loads(bytes(response.body))
+    # Kept as the response carried it, unless part of it is a secret shown only once.
+    body = bytes(response.body).decode()
     if kept is not None:
-        body = kept(body)
+        body = json.dumps(kept(json.loads(body)))
 
     async def complete() -> None:
         await idempotency.complete(

@@ -50,6 +50,12 @@ class Settings(BaseSettings):
     max_active_runs: int = Field(default=64, ge=1)
     #: Read-only tool calls one process executes at once.
     tool_concurrency: int = Field(default=8, ge=1)
+    #: Step writes of different runs one statement commits at most (`engine.process.
+    #: step_writer`); 1 commits every step alone.
+    commit_batch_max: int = Field(default=64, ge=1)
+    #: The longest a step's write waits for others to join its batch while another batch
+    #: is in flight, in milliseconds. A write finding no batch in flight goes at once.
+    commit_batch_wait_ms: float = Field(default=1.0, ge=0, le=100)
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     idempotency_ttl_s: int = Field(default=86_400, ge=60)
     #: How long an in-flight Idempotency-Key claim blocks retries; past it a crashed

@@ -3,7 +3,6 @@ writes conditional on the claim token."""
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, Literal
@@ -54,15 +53,6 @@ class KeyRecord:
     response_headers: dict[str, str] | None
     response_body: Any
     db_now: datetime
-
-
-@dataclass(frozen=True)
-class Answer:
-    """The answer stored under a key, replayed to a retry."""
-
-    status: int
-    headers: dict[str, str]
-    body: Any
 
 
 async def try_claim(session: AsyncSession, claim: NewClaim) -> bool:
@@ -187,35 +177,6 @@ async def take_over(
         .values(**values)
     )
     return result.rowcount == 1
-
-
-async def store_answer(
-    session: AsyncSession, *, tenant_id: str, key: str, token: str, answer: Answer
-) -> bool:
-    """The claim's request is done: its answer is kept, for retries to replay."""
-    values = {
-        "state": "done",
-        "response_status": answer.status,
-        "response_headers": answer.headers,
-        "response_body": answer.body,
-    }
-    params = {f"v_{name}": value for name, value in values.items()}
-    params.update(w_tenant=tenant_id, w_key=key, w_token=token)
-    result = await session.execute(_update_claimed(tuple(sorted(values))), params)
-    return result.rowcount == 1
-
-
-@functools.lru_cache(maxsize=16)
-def _update_claimed(names: tuple[str, ...]) -> Any:
-    return (
-        update(table)
-        .where(
-            table.c.tenant_id == bindparam("w_tenant"),
-            table.c.key == bindparam("w_key"),
-            table.c.claim_token == bindparam("w_token"),
-        )
-        .values({name: bindparam(f"v_{name}", type_=table.c[name].type) for name in names})
-    )
 
 
 async def release(session: AsyncSession, *, tenant_id: str, key: str, token: str) -> None:

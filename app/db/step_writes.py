@@ -1,23 +1,29 @@
-"""The one statement a step commits.
+"""The one statement that commits the steps of one or many runs.
 
 Everything a step writes — the run's new values under its lease, its events (their seqs
-taken from the run's counter), a new turn, new calls, call outcomes — goes to Postgres as
-a single statement of data-modifying CTEs, each of the others joined to the run's update:
+taken from the run's counter), a new turn, new calls, call outcomes, previews and their
+decisions — travels as one JSON item, and a batch of items (one per run) is a single
+statement of data-modifying CTEs, each joined to the runs whose update matched (and, in
+the same statement, the Idempotency-Key answers of requests that have finished):
 
-    WITH changed  AS (UPDATE run SET ... WHERE <run> AND lease_token = :token
-                      AND lease_expires_at > now() AND status = 'running'
-                      RETURNING version, event_seq, ...),
-         appended AS (INSERT INTO event     SELECT ... FROM changed, <events>),
-         turned   AS (INSERT INTO turn      SELECT ... FROM changed),
-         proposed AS (INSERT INTO tool_call SELECT ... FROM changed, <calls>),
-         settled  AS (UPDATE tool_call SET ... FROM changed, <outcomes> WHERE ...),
-         previewed AS (INSERT INTO preview  SELECT ... FROM changed, <previews>),
-         decided  AS (UPDATE preview SET status ... FROM changed, <decisions> WHERE ...)
-    SELECT version, event_seq, cancel_requested_at FROM changed
+    WITH w        AS (SELECT ... FROM jsonb_to_recordset($1)),            -- one row a run
+         changed  AS (UPDATE run SET ... FROM w WHERE <w's run> AND lease_token = w.token
+                      AND lease_expires_at > now() AND status = 'running' RETURNING ...),
+         appended AS (INSERT INTO event     SELECT ... FROM changed, <its events>),
+         turned   AS (INSERT INTO turn      SELECT ... FROM changed, <its turn>),
+         proposed AS (INSERT INTO tool_call SELECT ... FROM changed, <its calls>),
+         settled  AS (UPDATE tool_call SET ... FROM changed, <its outcomes> WHERE ...),
+         previewed AS (INSERT INTO preview  SELECT ... FROM changed, <its previews>),
+         decided  AS (UPDATE preview SET ... FROM changed, <its decisions> WHERE ...),
+         answered AS (UPDATE idempotency_key SET ... FROM <$2> WHERE <its claim>)
+    SELECT i, version, event_seq, ... FROM changed
 
 A single statement is atomic on its own, so it runs without BEGIN/COMMIT: one round trip
-a step. When the lease is no longer held, `changed` is empty, nothing else is written, and
-the answer has no row (StaleWrite). Each shape is built and compiled once.
+and one commit for the whole batch. Each run's write stays conditional on its own lease:
+a run whose lease is gone is absent from `changed`, nothing of it is written, and it alone
+gets StaleWrite; the others commit. The statement has one shape whatever a step writes
+(the run's patch goes through `jsonb_populate_record` over the row itself, so a column
+the patch leaves out keeps its value), so it is built once and prepared once.
 """
 
 from __future__ import annotations
@@ -29,20 +35,19 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Integer, String, bindparam, cast, column, func, select, true, update
-from sqlalchemy import insert as sa_insert
-from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.db.clock import DbTime
-from app.db.guards import status_in
-from app.db.runs_repo import StaleWrite, appended_events, events_param
-from app.db.tables import preview, run, tool_call, turn
+from app.db.runs_repo import StaleWrite
+from app.db.tables import idempotency_key, preview, tool_call, turn
 from app.domain.events import Event
 from app.domain.moves import RUN_STEP
 from app.domain.records import Call, Preview, Turn
 from app.domain.run_patch import RunPatch
 
+__all__ = ["SHARED", "Answer", "Applied", "StaleWrite", "StepWrite", "apply", "apply_batch"]
+
+_PATCHED = tuple(f.name for f in fields(RunPatch))
 _TURN_FIELDS = tuple(f.name for f in fields(Turn))
 _CALL_FIELDS = tuple(f.name for f in fields(Call))
 _PREVIEW_FIELDS = tuple(f.name for f in fields(Preview))
@@ -63,8 +68,6 @@ _OUTCOME = (
     "operation_id",
     "updated_at",
 )
-
-
 #: The run's columns only others write (a child's creation, a finishing child's
 #: settlement): every step's write returns them, so that the holder's budget checks see
 #: its children without a read of their own.
@@ -91,197 +94,206 @@ class Applied:
     shared: Mapping[str, Any] = field(default_factory=dict)
 
 
-def _json_value(value: Any) -> Any:
+@dataclass(frozen=True)
+class StepWrite:
+    """One run's step, as the batch statement takes it. `clock_s` is the database clock's
+    offset (`DbTime.offset_s`: 0 in service) that the lease's expiry is compared with."""
+
+    tenant_id: str
+    run_id: str
+    lease_token: str
+    patch: RunPatch
+    events: Sequence[Event]
+    now: datetime
+    clock_s: float = 0.0
+    turn: Turn | None = None
+    new_calls: Sequence[Call] = ()
+    updated_calls: Sequence[Call] = ()
+    new_previews: Sequence[Preview] = ()
+    updated_previews: Sequence[Preview] = ()
+
+    def item(self, index: int) -> dict[str, Any]:
+        """The write as one element of the statement's JSON parameter."""
+        return {
+            "i": index,
+            "tenant_id": self.tenant_id,
+            "run_id": self.run_id,
+            "token": self.lease_token,
+            "now": self.now,
+            "clock_s": self.clock_s,
+            "patch": self.patch.values(),
+            "events": [[kind, data] for kind, data in self.events],
+            "turns": [] if self.turn is None else [_turn_item(self.turn)],
+            "new_calls": [{n: getattr(c, n) for n in _CALL_FIELDS} for c in self.new_calls],
+            "outcomes": [
+                {"id": c.id, **{n: getattr(c, n) for n in _OUTCOME}} for c in self.updated_calls
+            ],
+            "new_previews": [
+                {n: getattr(p, n) for n in _PREVIEW_FIELDS} for p in self.new_previews
+            ],
+            "decisions": [
+                {"id": p.id, **{n: getattr(p, n) for n in _DECISION}} for p in self.updated_previews
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An Idempotency-Key's request is done: its answer, kept for retries to replay, on
+    the condition that the request still holds the key's claim. `body` is JSON text, as
+    the response carried it (stored without being parsed and encoded again)."""
+
+    tenant_id: str
+    key: str
+    claim_token: str
+    status: int
+    headers: Mapping[str, str]
+    body: str
+
+    def item(self) -> dict[str, Any]:
+        return {
+            "tenant_id": self.tenant_id,
+            "key": self.key,
+            "token": self.claim_token,
+            "status": self.status,
+            "headers": dict(self.headers),
+            "body": self.body,
+        }
+
+
+def _turn_item(record: Turn) -> dict[str, Any]:
+    item = {name: getattr(record, name) for name in _TURN_FIELDS}
+    item["extra_rejections"] = list(record.extra_rejections)
+    return item
+
+
+def _json_default(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
     if hasattr(value, "as_dict"):
         return value.as_dict()
-    return value
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, tuple | frozenset | set):
+        return list(value)
+    raise TypeError(f"not JSON: {type(value).__name__}")
 
 
-def _records(rows: Sequence[Mapping[str, Any]]) -> str:
-    return json.dumps([{k: _json_value(v) for k, v in row.items()} for row in rows])
+def encode(items: Sequence[Any]) -> str:
+    return json.dumps(items, default=_json_default)
 
 
-def _turn_params(record: Turn) -> dict[str, Any]:
-    params = {f"t_{name}": getattr(record, name) for name in _TURN_FIELDS}
-    params["t_rejection"] = None if record.rejection is None else record.rejection.as_dict()
-    params["t_extra_rejections"] = list(record.extra_rejections)
-    return params
+async def apply_batch(
+    connection: AsyncConnection, writes: Sequence[StepWrite], answers: Sequence[Answer] = ()
+) -> list[Applied | None]:
+    """Commits every write whose run's lease still holds, and every answer whose claim
+    still holds, in one statement; for each write, in order, what it learned, or None when
+    its lease was gone (nothing of it written). The runs must be distinct."""
+    steps = encode([w.item(i) for i, w in enumerate(writes)])
+    kept = encode([a.item() for a in answers])
+    result = await connection.exec_driver_sql(statement(), (steps, kept))
+    found: list[Applied | None] = [None] * len(writes)
+    for row in result:
+        shared = {
+            name: float(value) if name.endswith("cost_usd") else value
+            for name, value in zip(SHARED, row[4:], strict=True)
+        }
+        found[row[0]] = Applied(row[1], row[2], row[3], shared)
+    return found
 
 
-async def apply(
-    connection: AsyncConnection | AsyncSession,
-    *,
-    tenant_id: str,
-    run_id: str,
-    lease_token: str,
-    patch: RunPatch,
-    events: Sequence[Event],
-    now: datetime,
-    db_time: DbTime,
-    turn: Turn | None = None,
-    new_calls: Sequence[Call] = (),
-    updated_calls: Sequence[Call] = (),
-    new_previews: Sequence[Preview] = (),
-    updated_previews: Sequence[Preview] = (),
-) -> Applied:
-    values = patch.values()
-    params: dict[str, Any] = {f"v_{name}": value for name, value in values.items()}
-    params.update(
-        w_tenant=tenant_id, w_run=run_id, w_token=lease_token, w_count=len(events), w_now=now
-    )
-    params["w_clock"] = db_time.interval(0)
-    if events:
-        params["w_events"] = events_param(events)
-    if turn is not None:
-        params.update(_turn_params(turn))
-    if new_calls:
-        params["w_new_calls"] = _records(
-            [{n: getattr(c, n) for n in _CALL_FIELDS} for c in new_calls]
-        )
-    if updated_calls:
-        params["w_outcomes"] = _records(
-            [{"id": c.id, **{n: getattr(c, n) for n in _OUTCOME}} for c in updated_calls]
-        )
-    if new_previews:
-        params["w_new_previews"] = _records(
-            [{n: getattr(p, n) for n in _PREVIEW_FIELDS} for p in new_previews]
-        )
-    if updated_previews:
-        params["w_decisions"] = _records(
-            [{"id": p.id, **{n: getattr(p, n) for n in _DECISION}} for p in updated_previews]
-        )
-    statement = _statement(
-        tuple(sorted(values)),
-        bool(events),
-        turn is not None,
-        bool(new_calls),
-        bool(updated_calls),
-        bool(new_previews),
-        bool(updated_previews),
-    )
-    row = (await connection.execute(statement, params)).one_or_none()
-    if row is None:
-        raise StaleWrite(run_id)
-    mapping = row._mapping
-    shared = {
-        name: float(mapping[name]) if name.endswith("cost_usd") else mapping[name]
-        for name in SHARED
-    }
-    return Applied(row.version, row.event_seq, row.cancel_requested_at, shared)
+async def apply(connection: AsyncConnection, write: StepWrite) -> Applied:
+    """One write alone; StaleWrite when its lease was gone."""
+    (applied,) = await apply_batch(connection, [write])
+    if applied is None:
+        raise StaleWrite(write.run_id)
+    return applied
 
 
-def _recordset(name: str, table: Any, columns: Sequence[str]) -> Any:
-    """`jsonb_to_recordset(:name) AS name(col type, ...)`: many rows in one parameter."""
+# -- the statement ---------------------------------------------------------------------------
+_DIALECT = postgresql.dialect()
+
+
+def _typed(table: Any, names: Sequence[str]) -> str:
+    """`name type, ...` for a jsonb_to_recordset column list, typed as the table's."""
+    return ", ".join(f"{n} {table.c[n].type.compile(dialect=_DIALECT)}" for n in names)
+
+
+def _listed(names: Sequence[str], prefix: str = "") -> str:
+    return ", ".join(f"{prefix}{n}" for n in names)
+
+
+def _inserted(cte: str, table: Any, key: str, names: Sequence[str]) -> str:
+    """The rows of each changed run's array `key`, inserted into `table`."""
     return (
-        func.jsonb_to_recordset(cast(bindparam(name, type_=String()), JSONB))
-        .table_valued(*(column(c, table.c[c].type) for c in columns))
-        .render_derived(name=name, with_types=True)
+        f"{cte} AS (INSERT INTO {table.name} ({_listed(names)}) "
+        f"SELECT {_listed(names, 'x.')} FROM changed, "
+        f"jsonb_to_recordset(changed.{key}) AS x({_typed(table, names)}))"
     )
 
 
-def _changed(names: tuple[str, ...]) -> Any:
-    """The run's lease-conditional update: the CTE everything else of the step joins."""
+def _updated(cte: str, table: Any, key: str, names: Sequence[str]) -> str:
+    """Rows of `table` (by tenant and id) updated from each changed run's array `key`."""
+    sets = ", ".join(f"{n} = x.{n}" for n in names)
     return (
-        update(run)
-        .where(
-            run.c.tenant_id == bindparam("w_tenant", type_=String()),
-            run.c.id == bindparam("w_run", type_=String()),
-            run.c.lease_token == bindparam("w_token", type_=String()),
-            # A lease past its expiry (on the database's clock) writes nothing, even before
-            # another process takes it: nothing is started on a lapsed lease.
-            run.c.lease_expires_at > DbTime.after_param("w_clock"),
-            status_in(run.c.status, RUN_STEP.guard),
-        )
-        .values(
-            {
-                **{name: bindparam(f"v_{name}", type_=run.c[name].type) for name in names},
-                "version": run.c.version + 1,
-                "event_seq": run.c.event_seq + bindparam("w_count", type_=Integer()),
-                "updated_at": bindparam("w_now", type_=run.c.updated_at.type),
-            }
-        )
-        .returning(
-            run.c.version,
-            run.c.event_seq,
-            run.c.cancel_requested_at,
-            *(run.c[name] for name in SHARED),
-        )
-        .cte("changed")
+        f"{cte} AS (UPDATE {table.name} SET {sets}, version = {table.name}.version + 1 "
+        f"FROM (SELECT changed.tenant_id AS w_tenant, x.* FROM changed, "
+        f"jsonb_to_recordset(changed.{key}) AS x({_typed(table, ('id', *names))})) AS x "
+        f"WHERE {table.name}.tenant_id = x.w_tenant AND {table.name}.id = x.id)"
     )
 
 
-def _inserted(changed: Any, param: str, table: Any, names: tuple[str, ...], cte: str) -> Any:
-    """Rows of the recordset `param` inserted into `table`, only when the run's update
-    matched (joined to `changed`)."""
-    source = _recordset(param, table, names)
-    rows = select(*(source.c[n] for n in names)).select_from(changed).join(source, true())
-    return sa_insert(table).from_select(list(names), rows).cte(cte)
-
-
-def _updated(changed: Any, param: str, table: Any, names: tuple[str, ...], cte: str) -> Any:
-    """Rows of `table` (by id) updated with the recordset `param`'s `names`, only when the
-    run's update matched: no outcome or decision is written when the lease is gone."""
-    source = _recordset(param, table, ("id", *names))
-    rows = (
-        select(*(source.c[n] for n in ("id", *names)))
-        .select_from(changed)
-        .join(source, true())
-        .subquery(f"{cte}_rows")
-    )
-    tenant = bindparam("w_tenant", type_=String())
+def _answered() -> str:
+    """The Idempotency-Key answers of requests that still hold their key's claim."""
+    table = idempotency_key.name
     return (
-        update(table)
-        .where(table.c.tenant_id == tenant, table.c.id == rows.c.id)
-        .values({**{n: rows.c[n] for n in names}, "version": table.c.version + 1})
-        .cte(cte)
+        f"answered AS (UPDATE {table} SET state = 'done', response_status = a.status, "
+        "response_headers = a.headers, response_body = a.body::jsonb "
+        "FROM jsonb_to_recordset($2::text::jsonb) "
+        "AS a(tenant_id text, key text, token text, status integer, headers jsonb, body text) "
+        f"WHERE {table}.tenant_id = a.tenant_id AND {table}.key = a.key "
+        f"AND {table}.claim_token = a.token)"
     )
 
 
-@functools.lru_cache(maxsize=512)
-def _statement(
-    names: tuple[str, ...],
-    events: bool,
-    with_turn: bool,
-    new_calls: bool,
-    outcomes: bool,
-    new_previews: bool = False,
-    decisions: bool = False,
-) -> Any:
-    changed = _changed(names)
-    answer = select(
-        changed.c.version,
-        changed.c.event_seq,
-        changed.c.cancel_requested_at,
-        *(changed.c[name] for name in SHARED),
+@functools.cache
+def statement() -> str:
+    guard = ", ".join(f"'{s}'" for s in sorted(RUN_STEP.guard))
+    keys = "new_calls jsonb, outcomes jsonb, new_previews jsonb, decisions jsonb"
+    changed = (
+        f"changed AS (UPDATE run SET ({_listed(_PATCHED)}) = "
+        f"(SELECT {_listed(_PATCHED, 'p.')} FROM jsonb_populate_record(run, w.patch) AS p), "
+        "version = run.version + 1, "
+        "event_seq = run.event_seq + jsonb_array_length(w.events), updated_at = w.now "
+        "FROM w WHERE run.tenant_id = w.tenant_id AND run.id = w.run_id "
+        "AND run.lease_token = w.token "
+        # A lease past its expiry (on the database's clock) writes nothing, even before
+        # another process takes it: nothing is started on a lapsed lease.
+        "AND run.lease_expires_at > now() + w.clock_s * interval '1 second' "
+        f"AND run.status IN ({guard}) "
+        "RETURNING w.i, run.tenant_id, run.id, run.version, run.event_seq, "
+        f"run.cancel_requested_at, {_listed(SHARED, 'run.')}, w.now, w.events, "
+        "w.turns, w.new_calls, w.outcomes, w.new_previews, w.decisions)"
     )
-    if events:
-        before = changed.c.event_seq - bindparam("w_count", type_=Integer())
-        appended = appended_events(
-            changed,
-            tenant=bindparam("w_tenant", type_=String()),
-            run_id=bindparam("w_run", type_=String()),
-            last_seq=before,
-            at=bindparam("w_now", type_=run.c.updated_at.type),
-            param="w_events",
-        )
-        answer = answer.add_cte(appended)
-    if with_turn:
-        values = [bindparam(f"t_{n}", type_=turn.c[n].type) for n in _TURN_FIELDS]
-        rows = select(*values).select_from(changed)
-        inserted = sa_insert(turn).from_select(list(_TURN_FIELDS), rows)
-        answer = answer.add_cte(inserted.cte("turned"))
-    if new_calls:
-        answer = answer.add_cte(
-            _inserted(changed, "w_new_calls", tool_call, _CALL_FIELDS, "proposed")
-        )
-    if outcomes:
-        answer = answer.add_cte(_updated(changed, "w_outcomes", tool_call, _OUTCOME, "settled"))
-    if new_previews:
-        answer = answer.add_cte(
-            _inserted(changed, "w_new_previews", preview, _PREVIEW_FIELDS, "previewed")
-        )
-    if decisions:
-        answer = answer.add_cte(_updated(changed, "w_decisions", preview, _DECISION, "decided"))
-    return answer
+    appended = (
+        "appended AS (INSERT INTO event (tenant_id, run_id, seq, type, at, data) "
+        "SELECT changed.tenant_id, changed.id, "
+        "changed.event_seq - jsonb_array_length(changed.events) + e.ord, "
+        "e.value ->> 0, changed.now, e.value -> 1 FROM changed, "
+        "jsonb_array_elements(changed.events) WITH ORDINALITY AS e(value, ord))"
+    )
+    parts = [
+        "w AS (SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS w(i integer, "
+        "tenant_id text, run_id text, token text, now timestamptz, clock_s float8, "
+        f"patch jsonb, events jsonb, turns jsonb, {keys}))",
+        changed,
+        appended,
+        _inserted("turned", turn, "turns", _TURN_FIELDS),
+        _inserted("proposed", tool_call, "new_calls", _CALL_FIELDS),
+        _updated("settled", tool_call, "outcomes", _OUTCOME),
+        _inserted("previewed", preview, "new_previews", _PREVIEW_FIELDS),
+        _updated("decided", preview, "decisions", _DECISION),
+        _answered(),
+    ]
+    answer = f"SELECT i, version, event_seq, cancel_requested_at, {_listed(SHARED)} FROM changed"
+    return "WITH " + ",\n".join(parts) + "\n" + answer

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.db import idempotency_repo
+from app.db.step_writes import Answer
 from app.domain.idempotency import StoredKey, Verdict, judge
 from app.engine.process.runtime import Runtime
 
@@ -142,17 +143,13 @@ def binding_failed(claim: Claim) -> Exception:
 
 
 async def complete(
-    rt: Runtime, claim: Claim, *, status: int, headers: Mapping[str, str], body: Any
+    rt: Runtime, claim: Claim, *, status: int, headers: Mapping[str, str], body: str
 ) -> None:
-    # One statement: it needs no BEGIN/COMMIT of its own.
-    async with rt.reads() as session:
-        await idempotency_repo.store_answer(
-            session,
-            tenant_id=claim.tenant_id,
-            key=claim.key,
-            token=claim.token,
-            answer=idempotency_repo.Answer(status, dict(headers), body),
-        )
+    """Keeps the answer (`body`: JSON text) for retries under the key; one statement,
+    sent with other writes of this process (`engine.process.commit_batcher`)."""
+    await rt.commits.answer(
+        Answer(claim.tenant_id, claim.key, claim.token, status, dict(headers), body)
+    )
 
 
 async def abandon(rt: Runtime, claim: Claim) -> None:

@@ -19,6 +19,8 @@ TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4
                  16777216, 67108864]  # fmt: skip
 DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24,
                     20.48, 40.96, 81.92]  # fmt: skip
+BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+WAIT_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1]
 TOKEN_TYPE = "gen_ai.token.type"
 CALL_STATUS = "toolgate.call.status"
 
@@ -41,11 +43,29 @@ class Metrics:
         self.runs_finished = meter.create_counter(
             "toolgate.runs.finished", unit="{run}", description="Runs finished, by reason"
         )
+        self.commit_batch_size = meter.create_histogram(
+            "toolgate.commit.batch.size",
+            unit="{write}",
+            description="Step writes committed together in one statement",
+            explicit_bucket_boundaries_advisory=BATCH_BUCKETS,
+        )
+        self.commit_batch_wait = meter.create_histogram(
+            "toolgate.commit.batch.wait",
+            unit="s",
+            description="How long a batch's first step write waited for the batch to be sent",
+            explicit_bucket_boundaries_advisory=WAIT_BUCKETS,
+        )
         self.tool_calls = meter.create_counter(
             "toolgate.tool.calls",
             unit="{call}",
             description="Tool calls settled, by tool, status and error code",
         )
+
+    def commit_batch(self, size: int, waited_s: float) -> None:
+        """A batch of step writes sent (`engine.process.step_writer`): how many writes, and
+        how long its first one waited for it to go."""
+        self.commit_batch_size.record(size)
+        self.commit_batch_wait.record(waited_s)
 
     def model_call(
         self,

@@ -12,7 +12,10 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-_WRITE = re.compile(r"^\s*(INSERT|UPDATE|DELETE)\b|pg_notify", re.IGNORECASE)
+#: A statement that writes, a CTE's included (`WITH x AS (UPDATE ...)`); not `FOR UPDATE`.
+_WRITE = re.compile(
+    r"\bINSERT\s+INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b|pg_notify", re.IGNORECASE
+)
 
 
 class Statements:
@@ -76,3 +79,22 @@ def failing(engine: AsyncEngine, marker: str, error: Callable[[], BaseException]
         yield
     finally:
         event.remove(engine.sync_engine, "before_cursor_execute", fail)
+
+
+@contextmanager
+def answer_lost(engine: AsyncEngine, marker: str, times: int = 1) -> Iterator[list[str]]:
+    """The first `times` statements containing `marker` reach the database and take effect,
+    but their answer never comes back (a ConnectionResetError instead), as when a process
+    loses its connection after its statement committed. Yields the statements hit."""
+    hit: list[str] = []
+
+    def lose(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if marker in statement and len(hit) < times:
+            hit.append(statement)
+            raise ConnectionResetError("the connection dropped before the answer came")
+
+    event.listen(engine.sync_engine, "after_cursor_execute", lose)
+    try:
+        yield hit
+    finally:
+        event.remove(engine.sync_engine, "after_cursor_execute", lose)

@@ -73,8 +73,7 @@ def _sql(statement: object) -> str:
 
 
 def test_the_statements_guards_are_the_moves() -> None:
-    step = _sql(step_writes._statement(("status",), False, False, False, False))
-    assert "run.status = 'running'" in step
+    assert "AND run.status IN ('running') " in step_writes.statement()
     sweep = _sql(previews_repo.sweep(Sweep(at=AT, limit=10)))
     assert "run.status = 'awaiting_approval'" in sweep and "SET status='running'" in sweep
     claimable = _sql(leases_repo._claimable(leases_repo.DbTime()))

@@ -16,6 +16,7 @@ from app.domain.ports import Clock, ModelProvider, Tool
 from app.domain.retention import Retention
 from app.engine.events.event_hub import EventHub
 from app.engine.pinned_config import Versions
+from app.engine.process.commit_batcher import CommitBatcher
 from app.engine.process.deferred import Deferred
 from app.engine.tool_gates import DisabledTools
 from app.observability import telemetry
@@ -34,7 +35,8 @@ class Runtime:
       more round trips; use it only when atomicity needs more than one statement.
     - `single` — `async with rt.single.connect()`: one statement that is atomic on its
       own, without BEGIN/COMMIT. A step's write is this (`db.step_writes` builds the whole
-      change as one statement), which is what keeps a step to one round trip.
+      change as one statement, and `commits` sends many runs' steps as one), which is
+      what keeps a step to one round trip, or less.
     - `reads` — `async with rt.reads()`: sessions on `single`, for a read (or one small
       conditional write, such as a rate-limit slot) that stands alone; wrapped in
       `db.session.retrying` where a read may be repeated after a dropped connection.
@@ -68,11 +70,19 @@ class Runtime:
     deferred: Deferred = field(default_factory=Deferred, init=False)
     #: Wakes this process's event streams when events are committed (by any process).
     events: EventHub = field(default_factory=EventHub, init=False)
+    #: Commits steps' writes (and Idempotency-Key answers), many runs' in one statement.
+    commits: CommitBatcher = field(init=False)
     _group_slots: dict[str, asyncio.Semaphore] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.tool_slots = asyncio.Semaphore(self.settings.tool_concurrency)
         self.disabled_tools = DisabledTools(self)
+        self.commits = CommitBatcher(
+            self.single,
+            self.metrics,
+            max_size=self.settings.commit_batch_max,
+            wait_s=self.settings.commit_batch_wait_ms / 1000,
+        )
 
     @property
     def retention(self) -> Retention:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.db import step_writes
+from app.db.step_writes import StepWrite
 from app.domain.budget import Spend
 from app.domain.events import Event
 from app.domain.moves import RUN_STEP
@@ -69,25 +69,25 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
         RUN_STEP.check(RunStatus.RUNNING, RunStatus(target))
     now = rt.clock.now()
 
-    # One statement, atomic on its own: no BEGIN/COMMIT round trips. Not retried: a
-    # failure may come after it took effect; the stepper then hands the run back and a
-    # claim reads the truth.
-    async with rt.single.connect() as connection:
-        applied = await step_writes.apply(
-            connection,
+    # One statement, atomic on its own, perhaps with other runs' steps: no BEGIN/COMMIT
+    # round trips. Not retried: a failure may come after it took effect; the stepper then
+    # hands the run back and a claim reads the truth.
+    applied = await rt.commits.write(
+        StepWrite(
             tenant_id=lease.tenant_id,
             run_id=lease.run_id,
             lease_token=lease.token,
             patch=patch,
             events=change.events,
             now=now,
-            db_time=rt.db_time,
+            clock_s=rt.db_time.offset_s,
             turn=change.turn,
             new_calls=change.new_calls,
             updated_calls=change.updated_calls,
             new_previews=change.new_previews,
             updated_previews=change.updated_previews,
         )
+    )
     if change.events:
         rt.events.committed(lease.tenant_id, lease.run_id)
     before = state.calls

@@ -1,0 +1,166 @@
+"""Group commit: a process's step writes of many runs, and the Idempotency-Key answers of
+its finished requests, go to Postgres together as one statement (`db.step_writes`), so
+that many steps cost one round trip and one commit.
+
+A write that finds no batch in flight is sent on the event loop's next turn, with any
+others that became ready on this one: a lone run waits for nothing. While a batch is in
+flight, writes collect in the open batch, which is sent when it holds `commit_batch_max`
+writes, when the batches in flight have all come back, or `commit_batch_wait_ms` after its
+first write arrived, whichever comes first.
+
+Each write stays conditional on its own run's lease (an answer on its key's claim): one
+whose lease is gone gets StaleWrite alone. When Postgres refuses the batch statement (a
+deadlock, a constraint one write broke), nothing of it was committed, so each of its
+writes is tried again alone and fails, or commits, on its own. When the connection fails,
+the outcome of the statement is unknown, as for a step written alone: every write of the
+batch gets the error, and its stepper hands its run back or reads it afresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.db import step_writes
+from app.db.step_writes import Answer, Applied, StaleWrite, StepWrite
+from app.observability.metrics import Metrics
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Pending:
+    write: StepWrite | Answer
+    done: asyncio.Future[Any]
+    since: float
+
+
+@dataclass
+class _Batch:
+    items: list[_Pending] = field(default_factory=list)
+    runs: set[tuple[str, str]] = field(default_factory=set)
+
+    def holds(self, write: StepWrite | Answer) -> bool:
+        return isinstance(write, StepWrite) and (write.tenant_id, write.run_id) in self.runs
+
+    def add(self, item: _Pending) -> None:
+        self.items.append(item)
+        if isinstance(item.write, StepWrite):
+            self.runs.add((item.write.tenant_id, item.write.run_id))
+
+
+class CommitBatcher:
+    def __init__(
+        self, engine: AsyncEngine, metrics: Metrics, *, max_size: int = 64, wait_s: float = 0.001
+    ) -> None:
+        self._engine = engine
+        self._metrics = metrics
+        self._max = max_size
+        self._wait_s = wait_s
+        self._open = _Batch()
+        self._timer: asyncio.TimerHandle | asyncio.Handle | None = None
+        self._in_flight = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def write(self, write: StepWrite) -> Applied:
+        """Commits a step's `write` (with whatever others join its batch); StaleWrite when
+        its run's lease was gone."""
+        applied: Applied = await self._enqueue(write)
+        return applied
+
+    async def answer(self, answer: Answer) -> None:
+        """Keeps an Idempotency-Key's answer, if its request still holds the key's claim."""
+        await self._enqueue(answer)
+
+    def _enqueue(self, write: StepWrite | Answer) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        if self._open.holds(write):
+            self._send()  # never two writes of one run in one statement
+        done: asyncio.Future[Any] = loop.create_future()
+        self._open.add(_Pending(write, done, loop.time()))
+        if len(self._open.items) >= self._max:
+            self._send()
+        elif self._timer is None:
+            # Nothing in flight: on the loop's next turn, with what else is ready by then.
+            delay = self._wait_s if self._in_flight else 0.0
+            self._timer = (
+                loop.call_later(delay, self._send) if delay else loop.call_soon(self._send)
+            )
+        return done
+
+    def _send(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        batch, self._open = self._open, _Batch()
+        if not batch.items:
+            return
+        self._in_flight += 1
+        task = asyncio.get_running_loop().create_task(self._commit(batch.items))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _commit(self, items: list[_Pending]) -> None:
+        loop = asyncio.get_running_loop()
+        self._metrics.commit_batch(len(items), loop.time() - items[0].since)
+        try:
+            await self._apply(items)
+        finally:
+            self._in_flight -= 1
+            if self._open.items and not self._in_flight:
+                self._send()
+
+    async def _apply(self, items: list[_Pending]) -> None:
+        writes = [i for i in items if isinstance(i.write, StepWrite)]
+        answers = [i.write for i in items if isinstance(i.write, Answer)]
+        try:
+            async with self._engine.connect() as connection:
+                found = await step_writes.apply_batch(
+                    connection,
+                    [i.write for i in writes],  # type: ignore[misc]
+                    answers,
+                )
+        except sa_exc.DBAPIError as exc:
+            if len(items) == 1 or exc.connection_invalidated:
+                _fail(items, exc)
+                return
+            # Refused whole, so nothing of it was committed: each write on its own.
+            log.info("a batch of %d writes was refused; writing each alone", len(items))
+            for item in items:
+                await self._apply([item])
+            return
+        except asyncio.CancelledError as exc:
+            _fail(items, exc)
+            raise
+        except Exception as exc:  # a pool timeout, an outage: each writer decides
+            _fail(items, exc)
+            return
+        for item, applied in zip(writes, found, strict=True):
+            if applied is None:
+                _settle(item, exception=StaleWrite(item.write.run_id))  # type: ignore[union-attr]
+            else:
+                _settle(item, result=applied)
+        for item in items:
+            if isinstance(item.write, Answer):
+                _settle(item, result=None)
+
+
+def _settle(item: _Pending, *, result: Any = None, exception: BaseException | None = None) -> None:
+    if item.done.done():
+        return  # its waiter was cancelled; what was committed stays
+    if exception is not None:
+        item.done.set_exception(exception)
+    else:
+        item.done.set_result(result)
+
+
+def _fail(items: list[_Pending], exc: BaseException) -> None:
+    for item in items:
+        with contextlib.suppress(asyncio.InvalidStateError):
+            _settle(item, exception=exc)

@@ -1,0 +1,208 @@
+"""Group commit: many runs' steps in one statement, each still conditional on its own
+run's lease; a write whose answer was lost is read back, never repeated; a lone run costs
+no more transactions than before, and concurrent runs cost fewer transactions than steps."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from app.db import runs_repo
+from app.db.step_writes import StaleWrite, StepWrite
+from app.db.tables import run, turn
+from app.domain.records import Call
+from app.domain.run_patch import RunPatch
+from app.domain.status import CallStatus
+from tests.support.factories import final, run_body, seed_radar, tool_calls
+from tests.support.fakes import ProbeTool, probe_spec
+from tests.support.harness import Harness
+from tests.support.leases import crash
+from tests.support.statements import answer_lost, counting
+
+#: Every step write carries this: the statement's one JSON parameter of runs.
+STEP_WRITE = "jsonb_populate_record(run"
+
+
+def step_writes(statements: list[str]) -> list[str]:
+    return [s for s in statements if STEP_WRITE in s]
+
+
+async def held_runs(h: Harness, headers: dict[str, str], n: int) -> list[tuple[str, str]]:
+    """`n` runs whose stepper crashed mid-model-call: (run id, its still valid lease token)."""
+    ids = []
+    for _ in range(n):
+        body = {**run_body(final("never", delay_ms=30_000)), "wait_s": 0.05}
+        response = await h.client.post("/v1/runs", headers=headers, json=body)
+        assert response.status_code == 201
+        ids.append(response.json()["id"])
+    for run_id in ids:
+        await crash(h, run_id)
+    async with h.runtime.sessions() as session:
+        rows = await session.execute(
+            select(run.c.id, run.c.lease_token).where(run.c.tenant_id == "acme", run.c.id.in_(ids))
+        )
+        tokens = dict(rows.all())
+    assert all(tokens[i] for i in ids)
+    return [(i, tokens[i]) for i in ids]
+
+
+def a_write(run_id: str, token: str, h: Harness, attempts: int) -> StepWrite:
+    return StepWrite(
+        tenant_id="acme",
+        run_id=run_id,
+        lease_token=token,
+        patch=RunPatch(step_attempts=attempts),
+        events=(),
+        now=h.runtime.clock.now(),
+    )
+
+
+async def test_many_runs_steps_commit_in_one_statement_and_a_lost_lease_fails_alone(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    h: Harness = await harness_factory(run_driver=False)
+    headers = await h.key()
+    held = await held_runs(h, headers, 6)
+    writes = [a_write(run_id, token, h, 40 + i) for i, (run_id, token) in enumerate(held)]
+    lost = held[2][0]
+    writes[2] = a_write(lost, "not-the-lease", h, 99)
+
+    with counting(h.app.state.engine) as seen:
+        outcomes = await asyncio.gather(
+            *(h.runtime.commits.write(w) for w in writes), return_exceptions=True
+        )
+
+    assert len(step_writes(seen.all)) == 1  # one statement, one commit, for all six
+    assert isinstance(outcomes[2], StaleWrite)
+    assert all(not isinstance(o, BaseException) for i, o in enumerate(outcomes) if i != 2)
+    async with h.runtime.sessions() as session:
+        stored = {r.id: r for r in [await runs_repo.get(session, "acme", i) for i, _ in held]}
+    for i, (run_id, _) in enumerate(held):
+        expected = 0 if run_id == lost else 40 + i
+        assert stored[run_id].step_attempts == expected, run_id
+        if run_id != lost:
+            assert outcomes[i].version == stored[run_id].version  # type: ignore[union-attr]
+
+
+async def test_a_write_refused_by_postgres_fails_alone_and_the_rest_of_its_batch_commits(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    """A write Postgres rejects (here a turn whose step breaks the turn table's key, as a
+    bug would) makes the batch statement fail whole: each write is then tried alone."""
+    h: Harness = await harness_factory(run_driver=False)
+    headers = await h.key()
+    held = await held_runs(h, headers, 3)
+    writes = [a_write(run_id, token, h, 7) for run_id, token in held]
+    # Two calls with one row id: the second insert breaks tool_call's primary key.
+    writes[1] = _with_duplicate_calls(replace(writes[1], patch=RunPatch(steps=99)), h)
+
+    with counting(h.app.state.engine) as seen:
+        outcomes = await asyncio.gather(
+            *(h.runtime.commits.write(w) for w in writes), return_exceptions=True
+        )
+
+    # The batch, then each of the three alone.
+    assert len(step_writes(seen.all)) == 4
+    assert isinstance(outcomes[1], Exception) and not isinstance(outcomes[1], StaleWrite)
+    assert not isinstance(outcomes[0], BaseException)
+    assert not isinstance(outcomes[2], BaseException)
+    async with h.runtime.sessions() as session:
+        stored = [await runs_repo.get(session, "acme", i) for i, _ in held]
+    assert [r.step_attempts for r in stored] == [7, 0, 7]
+    assert stored[1].steps == 0
+
+
+def _with_duplicate_calls(write: StepWrite, h: Harness) -> StepWrite:
+    now = h.runtime.clock.now()
+    call = Call(
+        tenant_id="acme",
+        id="dup-row",
+        run_id=write.run_id,
+        step=1,
+        position=0,
+        call_id="c1",
+        tool="search_technologies",
+        status=CallStatus.PENDING,
+        arguments={"query": "x"},
+        args_hash="h",
+        operation_id="op",
+        created_at=now,
+        updated_at=now,
+    )
+    return replace(write, new_calls=(call, call))
+
+
+async def test_a_step_whose_answer_was_lost_is_read_back_and_never_repeated(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    """The batch statement committed but the process never heard back: nothing was
+    acknowledged to the stepper, which reads the run afresh and goes on from what the
+    database holds. The tool runs once; every turn is written once."""
+    probe = ProbeTool(probe_spec())
+    h: Harness = await harness_factory(run_driver=False, probe=probe)
+    headers = await h.key()
+    script = [tool_calls(("c1", "probe", {"q": "x"})), final("done [source:s1]")]
+    with answer_lost(h.app.state.engine, STEP_WRITE, times=2) as hit:
+        response = await h.client.post(
+            "/v1/runs", headers=headers, json={**run_body(*script), "wait_s": 20}
+        )
+    body = response.json()
+    assert len(hit) == 2
+    assert response.status_code == 201 and body["termination_reason"] == "final", body
+    assert probe.executions == 1
+    assert body["usage"]["steps"] == 2 and body["usage"]["tool_calls"] == 1
+    async with h.runtime.sessions() as session:
+        turns = (
+            await session.execute(
+                select(func.count()).select_from(turn).where(turn.c.run_id == body["id"])
+            )
+        ).scalar_one()
+    assert turns == 2
+
+
+def rounds(n: int) -> list[dict[str, Any]]:
+    search = ("c1", "search_technologies", {"query": "database"})
+    return [*(tool_calls(search, usage=(100, 10)) for _ in range(n)), final("done [source:s1]")]
+
+
+async def test_concurrent_runs_cost_fewer_write_statements_than_steps(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    h: Harness = await harness_factory(run_driver=False)
+    await seed_radar(h)
+    headers = await h.key()
+    runs, n = 16, 2
+
+    async def one() -> dict[str, Any]:
+        response = await h.client.post("/v1/runs", headers=headers, json=run_body(*rounds(n)))
+        return response.json()
+
+    await one()  # the key's first use and the config version's row, once
+    with counting(h.app.state.engine) as seen:
+        done = await asyncio.gather(*(one() for _ in range(runs)))
+    assert all(r["termination_reason"] == "final" for r in done)
+    steps = sum(r["usage"]["steps"] for r in done)
+    assert steps == runs * (n + 1)
+    # 2N + 1 step writes and an answer a run when each goes alone.
+    assert len(step_writes(seen.all)) < runs * (2 * n + 2)
+    assert len(seen.committed_writes) < steps
+
+
+@pytest.mark.parametrize("n", [1, 3])
+async def test_a_lone_run_still_costs_at_most_2n_plus_3_write_transactions(
+    harness_factory, n: int
+) -> None:  # type: ignore[no-untyped-def]
+    h: Harness = await harness_factory(run_driver=False)
+    await seed_radar(h)
+    headers = await h.key()
+    # The first run pays once for its key's first use and its config version's row.
+    await h.client.post("/v1/runs", headers=headers, json=run_body(*rounds(n)))
+    with counting(h.app.state.engine) as seen:
+        response = await h.client.post("/v1/runs", headers=headers, json=run_body(*rounds(n)))
+    assert response.json()["termination_reason"] == "final"
+    assert len(seen.committed_writes) <= 2 * n + 3
+    # Alone, each goes in its own batch: 2N + 1 steps (turns, rounds, the finish), and
+    # the Idempotency-Key's answer.
+    assert len(step_writes(seen.all)) == 2 * n + 2
