@@ -94,7 +94,11 @@ async def claim(
         .with_for_update()
         .subquery("picked")
     )
-    claimed = _claimed(await session.execute(_take(pick, token, owner, lease_s, db_time, now)))
+    # The tenant again on the outer update: the planner does not carry it out of the locked
+    # subquery, and a statement whose every scan names its tenant is one shard's on a
+    # database distributed by tenant (docs/scaling.md).
+    take = _take(pick, token, owner, lease_s, db_time, now).where(run.c.tenant_id == tenant_id)
+    claimed = _claimed(await session.execute(take))
     await _claimed_events(session, [r for r, _ in claimed], now)
     return claimed[0] if claimed else None
 
