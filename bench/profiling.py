@@ -12,6 +12,7 @@ driver, wherever they were called from. The raw file is kept, for a flame graph
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import signal
 import subprocess
@@ -125,7 +126,9 @@ def profiled(pid: int, out: Path, rate: int = 200) -> Iterator[Path]:
     out.parent.mkdir(parents=True, exist_ok=True)
     # --gil: only the thread holding the GIL is sampled, so threads parked on a lock (the
     # supervisor's, the exporters') do not count as CPU.
-    command = [executable, "record", "--pid", str(pid), "--subprocesses", "--nonblocking", "--gil"]
+    command = [executable, "record", "--pid", str(pid), "--subprocesses", "--gil"]
+    if os.environ.get("PYSPY_NATIVE"):
+        command.append("--native")
     command += ["--rate", str(rate), "--format", "raw", "--output", str(out)]
     recorder = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     time.sleep(1.0)  # py-spy attaches to every process before the workload starts

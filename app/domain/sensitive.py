@@ -149,13 +149,18 @@ def strings_of(value: Any) -> Iterable[str]:
             stack.extend(item)
 
 
+#: Between the strings of a value searched at once: no pattern matches across it (no
+#: `\s`, word or digit run spans a NUL), and its newline lets a string's start still count
+#: as a line's start, as `role_spoofing` needs.
+_SEPARATOR = "\x00\n"
+
+
 def found_in(value: Any, find: Callable[[str], list[str]]) -> list[str]:
-    """The kinds `find` reports in any string of `value`, each once, in a stable order."""
-    kinds: dict[str, None] = {}
-    for text in strings_of(value):
-        for kind in find(text):
-            kinds.setdefault(kind, None)
-    return sorted(kinds)
+    """The kinds `find` reports in any string of `value`, each once, in a stable order.
+    The strings are searched as one text, each pattern once, not once a string."""
+    if isinstance(value, str):
+        return sorted(set(find(value)))
+    return sorted(set(find(_SEPARATOR.join(strings_of(value)))))
 
 
 def map_strings(value: Any, change: Callable[[str], str]) -> Any:

@@ -169,9 +169,29 @@ def unstorable(item: Any) -> bool:
     return isinstance(item, float) and not math.isfinite(item)
 
 
+def _any(value: Any, bad: Callable[[Any], bool]) -> bool:
+    """Whether `bad` holds for a scalar or key of `value`: `first_path`'s walk without the
+    paths, which only a value that has one needs."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(key, str) and bad(key):
+                    return True
+                stack.append(child)
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif bad(item):
+            return True
+    return False
+
+
 def first_path(value: Any, bad: Callable[[Any], bool]) -> list[str | int] | None:
     """The keys and indexes leading to the first scalar or key for which `bad` holds
     (`[]`: the value itself), or None. Without recursion."""
+    if not _any(value, bad):
+        return None
     stack: list[tuple[Any, list[str | int]]] = [(value, [])]
     while stack:
         item, path = stack.pop()
