@@ -24,8 +24,23 @@ class Versions(NamedTuple):
     tool_schema_hash: str
 
 
+#: Versions by instructions and tool specs (by identity, the specs kept alive with their
+#: entry): hashing every schema's canonical JSON on every step was a tenth of a step's CPU.
+_VERSIONS: dict[tuple[str, tuple[int, ...]], tuple[tuple[ToolSpec, ...], Versions]] = {}
+_VERSIONS_KEPT = 256
+
+
 def versions_of(instructions: str, tools: Iterable[ToolSpec]) -> Versions:
-    return Versions(sha256_tag(instructions), schema_hash(tools))
+    specs = tuple(tools)
+    key = (instructions, tuple(id(t) for t in specs))
+    entry = _VERSIONS.get(key)
+    if entry is not None and all(a is b for a, b in zip(entry[0], specs, strict=True)):
+        return entry[1]
+    versions = Versions(sha256_tag(instructions), schema_hash(specs))
+    if len(_VERSIONS) >= _VERSIONS_KEPT:
+        _VERSIONS.clear()  # pinned configs come and go; the live ones come straight back
+    _VERSIONS[key] = (specs, versions)
+    return versions
 
 
 def model_name(route: Any) -> str:
