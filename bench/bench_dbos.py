@@ -34,8 +34,9 @@ Concurrency: by default each client is a thread that calls the workflow function
 waits for its result, one run after another, as a DBOS application serving requests from a
 thread pool would (a workflow called directly runs in the caller's thread, its status row
 written before its first step). With --queue the clients instead enqueue each run on a DBOS
-queue (worker_concurrency = the number of clients, polled every --queue-poll-s) and wait on
-its handle (polled every --result-poll-s); DBOS's executor threads run the workflows.
+queue (one queue, worker_concurrency 64, polled every --queue-poll-s; the clients' closed
+loop bounds the runs in flight) and wait on its handle (polled every --result-poll-s);
+DBOS's executor threads run the workflows.
 
 Per workload it prints runs, failures, latency (median, p95), runs/s and steps/s, write
 transactions per run (COMMIT records in the WAL of transactions that touched the bench
