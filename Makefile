@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 TEST_WORKERS ?= 2
 TSC := node_modules/.bin/tsc
 
-.PHONY: run test lint typecheck openapi bench clean
+.PHONY: run test lint typecheck openapi bench bench-dbos clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,5 +49,19 @@ openapi: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bench_runs.py
 
+## A reference: DBOS Transact running the same loop in-process (bench/bench_dbos.py). DBOS
+## gets a virtualenv of its own, so that its pinned dependencies never meet ours.
+DBOS_VENV := .venv-dbos
+DBOS_STAMP := $(DBOS_VENV)/.installed
+
+$(DBOS_STAMP): bench/requirements-dbos.txt
+	$(PYTHON) -m venv $(DBOS_VENV)
+	$(DBOS_VENV)/bin/pip install --quiet --upgrade pip
+	$(DBOS_VENV)/bin/pip install --quiet -r bench/requirements-dbos.txt
+	touch $(DBOS_STAMP)
+
+bench-dbos: $(DBOS_STAMP)
+	$(DBOS_VENV)/bin/python bench/bench_dbos.py $(ARGS)
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache node_modules
+	rm -rf $(VENV) $(DBOS_VENV) .pytest_cache .ruff_cache node_modules
