@@ -30,6 +30,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.types import String, Text
 
+from app.db import raw
 from app.db.clock import DbTime
 from app.db.guards import status_in
 from app.db.idempotency_repo import Binding, binding_cte, binding_params
@@ -132,13 +133,17 @@ async def create(
         creation.script is not None,
         record.consistency == SNAPSHOT,
     )
-    row = (await connection.execute(statement, params)).one_or_none()
-    if row is None:
+    if isinstance(connection, AsyncConnection):  # the hot path: no SQLAlchemy execution
+        rows = await raw.execute(connection, statement, params)
+    else:
+        rows = (await connection.execute(statement, params)).all()
+    if not rows:
         return None
+    lease_expires_at, read_snapshot = rows[0][0], rows[0][1]
     return replace(
         record,
-        lease_expires_at=row.lease_expires_at,
-        read_snapshot=row.read_snapshot,
+        lease_expires_at=lease_expires_at,
+        read_snapshot=read_snapshot,
         event_seq=len(events),
     )
 

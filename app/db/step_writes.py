@@ -38,6 +38,7 @@ from typing import Any
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.db import raw
 from app.db.runs_repo import StaleWrite
 from app.db.tables import idempotency_key, preview, tool_call, turn
 from app.domain.events import Event
@@ -191,9 +192,9 @@ async def apply_batch(
     its lease was gone (nothing of it written). The runs must be distinct."""
     steps = encode([w.item(i) for i, w in enumerate(writes)])
     kept = encode([a.item() for a in answers])
-    result = await connection.exec_driver_sql(statement(), (steps, kept))
+    rows = await raw.fetch(connection, statement(), steps, kept)
     found: list[Applied | None] = [None] * len(writes)
-    for row in result:
+    for row in rows:
         shared = {
             name: float(value) if name.endswith("cost_usd") else value
             for name, value in zip(SHARED, row[4:], strict=True)

@@ -11,6 +11,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import raw
 from app.db.tables import technology, technology_operation
 
 #: What a move of a ring did, as its ledger keeps it: {id, name, ring, version}.
@@ -68,8 +69,8 @@ async def search(
     params = {"tenant_id": tenant_id, "needle": query, "limit": limit}
     if ring:
         params["ring"] = ring
-    rows = (await session.execute(_SEARCH[bool(ring)], params)).all()
-    return [Technology(*row[:-1]) for row in rows], int(rows[0].total) if rows else 0
+    rows = await raw.execute(await session.connection(), _SEARCH[bool(ring)], params)
+    return [Technology(*row[:-1]) for row in rows], int(rows[0][-1]) if rows else 0
 
 
 async def get(session: AsyncSession, *, tenant_id: str, tech_id: str) -> Technology | None:

@@ -12,6 +12,8 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db import raw
+
 #: A statement that writes, a CTE's included (`WITH x AS (UPDATE ...)`); not `FOR UPDATE`.
 _WRITE = re.compile(
     r"\bINSERT\s+INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b|pg_notify", re.IGNORECASE
@@ -34,6 +36,12 @@ class Statements:
                 self.committed_writes.append([statement])
             return
         self._open.setdefault(id(conn), []).append(statement)
+
+    def on_raw(self, statement: str, _args: Any) -> None:
+        """A statement sent on the driver itself (`app.db.raw`): always on its own."""
+        self.all.append(statement)
+        if _WRITE.search(statement):
+            self.committed_writes.append([statement])
 
     def on_commit(self, conn: Any) -> None:
         statements = self._open.pop(id(conn), [])
@@ -58,9 +66,11 @@ def counting(engine: AsyncEngine) -> Iterator[Statements]:
     ]
     for name, fn in hooks:
         event.listen(engine.sync_engine, name, fn)
+    stop = raw.listen(engine, "before", seen.on_raw)
     try:
         yield seen
     finally:
+        stop()
         for name, fn in hooks:
             event.remove(engine.sync_engine, name, fn)
 
@@ -75,9 +85,11 @@ def failing(engine: AsyncEngine, marker: str, error: Callable[[], BaseException]
             raise error()
 
     event.listen(engine.sync_engine, "before_cursor_execute", fail)
+    stop = raw.listen(engine, "before", lambda statement, _args: fail(None, None, statement))
     try:
         yield
     finally:
+        stop()
         event.remove(engine.sync_engine, "before_cursor_execute", fail)
 
 
@@ -94,7 +106,9 @@ def answer_lost(engine: AsyncEngine, marker: str, times: int = 1) -> Iterator[li
             raise ConnectionResetError("the connection dropped before the answer came")
 
     event.listen(engine.sync_engine, "after_cursor_execute", lose)
+    stop = raw.listen(engine, "after", lambda statement, _args: lose(None, None, statement))
     try:
         yield hit
     finally:
+        stop()
         event.remove(engine.sync_engine, "after_cursor_execute", lose)

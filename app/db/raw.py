@@ -1,0 +1,133 @@
+"""The hot path's few statements, sent on asyncpg itself.
+
+SQLAlchemy's execution layer (its execution context, parameter processing, result
+wrapping, the greenlet it runs in) costs about as much CPU again as asyncpg's own work on
+a short statement. The statements every step or request sends (a step's write, the API
+key lookup, a run's creation, the built-in search) are plain SQL with positional
+parameters, written once, so they go to the driver connection of a pooled SQLAlchemy
+connection: the same pool, the same autocommit, the same prepared statement cache.
+
+What callers see stays SQLAlchemy's: a driver error is translated as SQLAlchemy would
+(`DBAPIError` with `connection_invalidated`), and a connection found dropped is invalidated
+so that the pool does not hand it out again. Observers (`listen`) see each statement before
+it is sent and after its answer, as SQLAlchemy's cursor events do for the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+Observer = Callable[[str, Sequence[Any]], None]
+#: Observers by connection pool (an engine and its `execution_options` copies share one)
+#: and by moment.
+_OBSERVERS: dict[tuple[int, str], list[Observer]] = {}
+
+
+def listen(engine: AsyncEngine, when: str, observer: Observer) -> Callable[[], None]:
+    """Calls `observer(sql, args)` `when` ("before" or "after") each raw statement sent on
+    `engine`'s pool; an exception it raises takes the statement's place. Returns what
+    stops it."""
+    key = (id(engine.sync_engine.pool), when)
+    _OBSERVERS.setdefault(key, []).append(observer)
+
+    def stop() -> None:
+        _OBSERVERS[key].remove(observer)
+        if not _OBSERVERS[key]:
+            del _OBSERVERS[key]
+
+    return stop
+
+
+def _observe(connection: AsyncConnection, when: str, sql: str, args: Sequence[Any]) -> None:
+    if _OBSERVERS:
+        for observer in _OBSERVERS.get((id(connection.sync_engine.pool), when), ()):
+            observer(sql, args)
+
+
+async def fetch(connection: AsyncConnection, sql: str, *args: Any) -> list[Any]:
+    """`sql`'s rows (asyncpg records: by index or by name), on `connection`'s driver
+    connection."""
+    adapted = await connection.get_raw_connection()
+    driver = adapted.driver_connection
+    _observe(connection, "before", sql, args)
+    try:
+        rows = await driver.fetch(sql, *args)  # type: ignore[union-attr]
+    except Exception as error:
+        raise await _translated(connection, adapted, sql, args, error) from error
+    _observe(connection, "after", sql, args)
+    return rows
+
+
+async def _translated(
+    connection: AsyncConnection, adapted: Any, sql: str, args: Sequence[Any], error: Exception
+) -> BaseException:
+    dialect = connection.dialect
+    try:
+        adapted._handle_exception(error)  # SQLAlchemy's own translation; always raises
+    except Exception as dbapi_error:
+        translated: BaseException = dbapi_error
+    else:  # pragma: no cover - _handle_exception never returns
+        translated = error
+    dbapi = dialect.loaded_dbapi
+    if not isinstance(translated, dbapi.Error):
+        if isinstance(error, OSError | ConnectionError):
+            await connection.invalidate()
+        return error
+    invalid = dialect.is_disconnect(translated, adapted, None)
+    if invalid:
+        await connection.invalidate()
+    return sa_exc.DBAPIError.instance(
+        sql,
+        tuple(args),
+        translated,  # type: ignore[arg-type]
+        dbapi.Error,
+        connection_invalidated=invalid,
+        dialect=dialect,
+    )
+
+
+class Compiled:
+    """A SQLAlchemy statement built once (bind parameters only, none expanding), compiled
+    once for the driver: its SQL, its parameters' order and their bind processors (a JSONB
+    value's encoding, say), so that each execution only orders and converts values."""
+
+    def __init__(self, statement: Any, dialect: Any) -> None:
+        compiled = statement.compile(dialect=dialect)
+        self.sql: str = compiled.string
+        processors = compiled._bind_processors
+        names = compiled.positiontup or ()
+        self._order = [(name, processors.get(name)) for name in names]
+        #: The values written into the statement itself (`literal(1)`, a constant).
+        self._fixed = {
+            name: bind.value
+            for name, bind in compiled.binds.items()
+            if name in names and bind.value is not None and bind.callable is None
+        }
+
+    def args(self, params: Mapping[str, Any]) -> list[Any]:
+        fixed = self._fixed
+        return [
+            value if convert is None else convert(value)
+            for name, convert in self._order
+            for value in (params[name] if name in params else fixed[name],)
+        ]
+
+
+_COMPILED: dict[int, tuple[Any, Compiled]] = {}
+
+
+async def execute(
+    connection: AsyncConnection, statement: Any, params: Mapping[str, Any]
+) -> list[Any]:
+    """`fetch` for a statement built once (kept alive by its builder's cache): compiled on
+    its first use, then sent as plain SQL with positional arguments."""
+    entry = _COMPILED.get(id(statement))
+    if entry is None or entry[0] is not statement:
+        entry = (statement, Compiled(statement, connection.dialect))
+        _COMPILED[id(statement)] = entry
+    compiled = entry[1]
+    return await fetch(connection, compiled.sql, *compiled.args(params))
