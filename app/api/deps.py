@@ -45,7 +45,7 @@ async def get_principal(
             "send an API key as `Authorization: Bearer ...`",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    principal = await authenticate(rt.reads, credentials.credentials, rt.db_time)
+    principal = await authenticate(rt.single, credentials.credentials, rt.db_time)
     if principal is None:
         raise ProblemError(
             "unauthenticated", "the API key is not valid", headers={"WWW-Authenticate": "Bearer"}
@@ -62,7 +62,7 @@ def key_recheck(
     key = credentials.credentials if credentials is not None else ""
 
     async def still_valid() -> bool:
-        principal = await authenticate(rt.reads, key, rt.db_time)
+        principal = await authenticate(rt.single, key, rt.db_time)
         return principal is not None and bool(principal.roles & set(READER_ROLES))
 
     return still_valid

@@ -7,7 +7,6 @@ database write that meets it, as a 500."""
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -17,7 +16,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from starlette.types import Scope
 
 from app.api.script_items import StrictIn
-from app.domain.tools import first_path, json_depth, unstorable
+from app.domain.tools import first_path, scan, unstorable
 
 #: How deep a request body may nest: the schemas need a few levels, free-form JSON
 #: (metadata, script arguments) is held to 32 of its own further down.
@@ -65,19 +64,16 @@ class RequestBody(StrictIn):
     @model_validator(mode="wrap")
     @classmethod
     def _storable(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        if first_path(data, _is_nan) is not None:
+        depth, nan, bad = scan(data)  # one walk; the paths only for a body that needs one
+        if nan:
             # The type the error handler answers as malformed JSON.
             raise _invalid(cls, [], "NaN is not JSON", kind="json_invalid")
-        if json_depth(data) > MAX_BODY_DEPTH:
+        if depth > MAX_BODY_DEPTH:
             raise _invalid(cls, [], f"the body may nest at most {MAX_BODY_DEPTH} levels")
-        where = first_path(data, unstorable)
-        if where is not None:
+        if bad:
+            where = first_path(data, unstorable) or []
             raise _invalid(cls, where, "must not hold U+0000, a lone surrogate or an infinity")
         return handler(data)
-
-
-def _is_nan(item: Any) -> bool:
-    return isinstance(item, float) and math.isnan(item)
 
 
 def _invalid(

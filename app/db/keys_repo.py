@@ -9,10 +9,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, bindparam, insert, or_, select, tuple_, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.db import raw
 from app.db.clock import DbTime
+from app.db.session import connection_of
 from app.db.tables import api_key
 
 
@@ -83,14 +84,18 @@ def _by_hash() -> Any:
 
 
 async def get_by_hash(
-    session: AsyncSession, key_hash: str, *, db_time: DbTime, touch_every_s: float
+    session: AsyncSession | AsyncConnection,
+    key_hash: str,
+    *,
+    db_time: DbTime,
+    touch_every_s: float,
 ) -> KeyOwner | None:
     """The key's owner. Its `last_used_at` is written only when it is older than
     `touch_every_s` (on the database's clock), so a busy key costs a write once a
     minute, not once a request; a row another request is touching is skipped, never
     waited for. The lookup, sent by every request, goes on the driver (`db.raw`)."""
     params = {"key_hash": key_hash, "touch": db_time.interval(-touch_every_s)}
-    rows = await raw.execute(await session.connection(), _by_hash(), params)
+    rows = await raw.execute(await connection_of(session), _by_hash(), params)
     if not rows:
         return None
     tenant_id, key_id, subject, roles, scopes, is_stale = rows[0]

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
@@ -94,3 +95,29 @@ async def retrying(
             await session.commit()
             return result
     raise AssertionError("unreachable")
+
+
+async def retrying_alone(
+    single: AsyncEngine, work: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any
+) -> T:
+    """`retrying` for work of statements that each stand alone (on an AUTOCOMMIT engine):
+    `work(connection, ...)` on a pooled connection, without a session's bookkeeping; once
+    more on a fresh connection when the first turned out to be dropped."""
+    for attempt in (1, 2):
+        async with single.connect() as connection:
+            try:
+                return await work(connection, *args, **kwargs)
+            except sa_exc.DBAPIError as exc:
+                if attempt == 2 or not exc.connection_invalidated:
+                    raise
+                log.info("a pooled database connection had dropped; trying on a fresh one")
+    raise AssertionError("unreachable")
+
+
+def connection_of(session: AsyncSession | AsyncConnection) -> Any:
+    """The connection a statement of `session` runs on (awaitable)."""
+    return session.connection() if isinstance(session, AsyncSession) else _same(session)
+
+
+async def _same(connection: AsyncConnection) -> AsyncConnection:
+    return connection

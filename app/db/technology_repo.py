@@ -9,9 +9,10 @@ from typing import Any
 from sqlalchemy import Integer, String, bindparam, column, func, or_, select, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.db import raw
+from app.db.session import connection_of
 from app.db.tables import technology, technology_operation
 
 #: What a move of a ring did, as its ledger keeps it: {id, name, ring, version}.
@@ -64,12 +65,17 @@ _SEARCH = {with_ring: _search_statement(with_ring) for with_ring in (False, True
 
 
 async def search(
-    session: AsyncSession, *, tenant_id: str, query: str, ring: str | None, limit: int
+    session: AsyncSession | AsyncConnection,
+    *,
+    tenant_id: str,
+    query: str,
+    ring: str | None,
+    limit: int,
 ) -> tuple[list[Technology], int]:
     params = {"tenant_id": tenant_id, "needle": query, "limit": limit}
     if ring:
         params["ring"] = ring
-    rows = await raw.execute(await session.connection(), _SEARCH[bool(ring)], params)
+    rows = await raw.execute(await connection_of(session), _SEARCH[bool(ring)], params)
     return [Technology(*row[:-1]) for row in rows], int(rows[0][-1]) if rows else 0
 
 

@@ -87,6 +87,8 @@ class Reserved:
 def own_limits(limits: Limits, reserved: Reserved, total: Usage, own: Usage) -> Limits:
     """`limits` less what others hold of them: the descendants' spending (`total` less
     `own`) and the reservations. Steps are the run's own and are not shared."""
+    if total == own and not (reserved.tokens or reserved.cost_usd or reserved.tool_calls):
+        return limits  # no children (the common case): nothing is held by others
     return replace(
         limits,
         max_tokens=limits.max_tokens - (total.tokens - own.tokens) - reserved.tokens,
@@ -162,7 +164,22 @@ def least_input_tokens(request_bytes: int) -> int:
 def request_size(instructions: str, messages: Sequence[Any], tools: Sequence[ToolSpec] = ()) -> int:
     """The bytes a model request carries at least: its text, messages and tool schemas."""
     size = len(json.dumps([instructions, list(messages)], default=str))
-    return size + sum(len(json.dumps(t.input_schema)) + len(t.description) for t in tools)
+    return size + sum(_schema_size(t.input_schema) + len(t.description) for t in tools)
+
+
+#: An input schema's JSON length by identity (the schema kept alive here).
+_SCHEMA_SIZES: dict[int, tuple[Any, int]] = {}
+
+
+def _schema_size(schema: Any) -> int:
+    known = _SCHEMA_SIZES.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
+    if len(_SCHEMA_SIZES) >= 1024:
+        _SCHEMA_SIZES.clear()
+    size = len(json.dumps(schema))
+    _SCHEMA_SIZES[id(schema)] = (schema, size)
+    return size
 
 
 def call_would_exceed(

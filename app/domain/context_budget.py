@@ -48,9 +48,28 @@ def message_chars(message: Mapping[str, Any]) -> int:
     return len(json.dumps(message)) + 2 + MESSAGE_MARGIN + CALL_MARGIN * len(calls or ())
 
 
+#: A schema's characters by its name, description and parameters (by identity, kept
+#: alive here): the same few tools are counted on every step of every run.
+_TOOL_CHARS: dict[tuple[Any, Any, int], tuple[Any, int]] = {}
+
+
+def _schema_chars(schema: Mapping[str, Any]) -> int:
+    parameters = schema.get("parameters")
+    key = (schema.get("name"), schema.get("description"), id(parameters))
+    known = _TOOL_CHARS.get(key)
+    if known is not None and known[0] is parameters and len(schema) == 3:
+        return known[1]
+    chars = len(json.dumps(dict(schema)))
+    if len(schema) == 3:
+        if len(_TOOL_CHARS) >= 1024:
+            _TOOL_CHARS.clear()
+        _TOOL_CHARS[key] = (parameters, chars)
+    return chars
+
+
 def tool_chars(schemas: Sequence[Mapping[str, Any]]) -> int:
     """The tool schemas' characters in the estimate (`name`, `description`, `parameters`)."""
-    return sum(len(json.dumps(dict(s))) + 2 + TOOL_MARGIN for s in schemas)
+    return sum(_schema_chars(s) + 2 + TOOL_MARGIN for s in schemas)
 
 
 def schema_of(spec: ToolSpec) -> dict[str, Any]:
@@ -93,6 +112,7 @@ class ContextWindow:
     opening: list[dict[str, Any]]
     paging: Paging = field(default_factory=Paging)
     _entries: list[_Entry] = field(default_factory=list)
+    _opening_chars: int | None = None
 
     def append(self, turn: TurnRecord) -> None:
         whole = tuple(turn_messages(turn, self.paging))
@@ -108,7 +128,9 @@ class ContextWindow:
     def view(self, schemas: Sequence[Mapping[str, Any]]) -> View:
         """The model input within the budget, older turns compact as needed (the oldest
         first), or a View that does not fit when even the least it must keep does not."""
-        fixed = 2 + sum(message_chars(m) for m in self.opening) + tool_chars(schemas)
+        if self._opening_chars is None:
+            self._opening_chars = sum(message_chars(m) for m in self.opening)
+        fixed = 2 + self._opening_chars + tool_chars(schemas)
         entries = self._entries
         total = fixed + sum(e.whole_chars for e in entries)
         budget = self.paging.context_tokens

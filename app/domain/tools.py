@@ -169,6 +169,30 @@ def unstorable(item: Any) -> bool:
     return isinstance(item, float) and not math.isfinite(item)
 
 
+def scan(value: Any) -> tuple[int, bool, bool]:
+    """In one walk: how deeply `value` nests (as `json_depth`), whether it holds a NaN, and
+    whether it holds something `unstorable` (a string or key, or an infinity)."""
+    deepest, nan, bad = 0, False, False
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            deepest = max(deepest, depth + 1)
+            for key, child in item.items():
+                bad = bad or (isinstance(key, str) and unstorable(key))
+                stack.append((child, depth + 1))
+        elif isinstance(item, list):
+            deepest = max(deepest, depth + 1)
+            stack.extend((child, depth + 1) for child in item)
+        else:
+            deepest = max(deepest, depth)
+            if isinstance(item, float) and math.isnan(item):
+                nan = True
+            elif unstorable(item):
+                bad = True
+    return deepest, nan, bad
+
+
 def _any(value: Any, bad: Callable[[Any], bool]) -> bool:
     """Whether `bad` holds for a scalar or key of `value`: `first_path`'s walk without the
     paths, which only a value that has one needs."""

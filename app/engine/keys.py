@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.db import idempotency_repo, keys_repo
 from app.db.clock import DbTime
-from app.db.session import retrying
+from app.db.session import retrying, retrying_alone
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.ids import new_id
 from app.domain.ports import Clock
@@ -177,15 +177,20 @@ async def revoke_key(rt: Runtime, *, principal: Principal, key_id: str) -> None:
 
 
 async def authenticate(
-    sessions: async_sessionmaker[AsyncSession], key: str, db_time: DbTime | None = None
+    sessions: async_sessionmaker[AsyncSession] | AsyncEngine,
+    key: str,
+    db_time: DbTime | None = None,
 ) -> Principal | None:
+    """The key's principal, or None. `sessions`: the service's AUTOCOMMIT engine (each
+    statement on its own, the request path), or sessions (a CLI's)."""
     if not key.startswith(KEY_PREFIX) or len(key) > 200:
         return None
 
     # The first database touch of every request: a connection found dropped here is
     # replaced and the lookup made again, instead of answering 503.
-    owner = await retrying(
-        sessions,
+    lookup = retrying_alone if isinstance(sessions, AsyncEngine) else retrying
+    owner = await lookup(
+        sessions,  # type: ignore[arg-type]
         keys_repo.get_by_hash,
         hash_key(key),
         db_time=db_time or DbTime(),

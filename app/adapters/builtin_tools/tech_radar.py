@@ -178,10 +178,12 @@ class SearchTechnologies(_RadarTool):
             "ring": arguments.get("ring"),
             "limit": arguments.get("limit", 5),
         }
-        async with self._sessions() as session:
-            if context.snapshot is None:
-                rows, total = await technology_repo.search(session, **query)
-            else:
+        if context.snapshot is None:
+            # One statement on its own: a pooled connection, no session's bookkeeping.
+            async with self._sessions.kw["bind"].connect() as connection:
+                rows, total = await technology_repo.search(connection, **query)
+        else:
+            async with self._sessions() as session:
                 rows, total = await technology_history_repo.search(
                     session, snapshot=context.snapshot, **query
                 )
