@@ -31,6 +31,7 @@ from app.adapters.webhook_http import WebhookClient
 from app.api import errors
 from app.api.concurrency import ConcurrencyLimitMiddleware
 from app.api.event_stream import Streams
+from app.api.fast_json import FastJSONResponse
 from app.api.middleware import TraceAndErrorsMiddleware
 from app.api.routes import (
     approvals,
@@ -153,6 +154,8 @@ def create_app(
     # /docs and /redoc are served from vendored assets (routes/docs.py), not from a CDN.
     app = FastAPI(
         title="Toolgate",
+        # Answers of routes that return data (not a Response of their own), by orjson.
+        default_response_class=FastJSONResponse,
         version="0.1.0",
         description=DESCRIPTION,
         lifespan=lifespan,

@@ -21,6 +21,7 @@ from app.api.deps import (
     StreamsDep,
 )
 from app.api.event_stream import LastEventId, frame, open_stream, streamed, wants_stream
+from app.api.fast_json import FastJSONResponse
 from app.api.idempotency import IdempotencyKey, RequiredIdempotencyKey, run_idempotent
 from app.api.responses import problems
 from app.api.schemas import (
@@ -115,7 +116,7 @@ async def create_run(
             record = await _advance(driver, record, body.wait_s)
         else:
             record = await _start(rt, driver, principal, create, claim, body.wait_s)
-        return JSONResponse(
+        return FastJSONResponse(
             await run_answer(rt, record),
             status_code=201,
             headers={"Location": f"/v1/runs/{record.id}"},
