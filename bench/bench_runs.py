@@ -866,9 +866,39 @@ async def parked(number: int, ctx: Context) -> Result:
         f"parked            {waiting} runs awaiting approval, {leased} of them holding a lease",
         f"RSS while parked  {mib(after)} (before: {mib(before)}, {mib(after - before)} more, "
         f"{(after - before) / max(waiting, 1):.1f} KiB per parked run)",
+        await running_beside(ctx, RUNNING_BESIDE),
     ]
     title = f"{number}. parked, {args.parked} runs awaiting approval"
     return Result(title, 0, tally, elapsed, wal, cpu, ctx.memory(), notes)
+
+
+#: Runs advancing (2 s model turns) while the parked ones wait, for the memory figure.
+RUNNING_BESIDE = 50
+
+
+async def running_beside(ctx: Context, count: int) -> str:
+    """`count` runs created with wait_s 0 whose model turns take 2 s, beside the parked
+    ones: each server process's largest RSS while they run."""
+    payload = body(DEMO_AGENT, 1, wait_s=0, delay_ms=2000)
+    peak: dict[int, int] = {}
+
+    async def create() -> None:
+        await ctx.client.post("/v1/runs", headers=auth(ctx.key, idempotent=True), json=payload)
+
+    await asyncio.gather(*(create() for _ in range(count)))
+    for _ in range(16):  # 4 s: both model turns of every run
+        for pid in ctx.server.pids():
+            peak[pid] = max(peak.get(pid, 0), rss_kib(pid)[0])
+        await asyncio.sleep(0.25)
+    running = await ctx.probe.connection.fetchval(
+        "SELECT count(*) FROM run WHERE tenant_id = 'bench' AND status IN ('queued', 'running')"
+    )
+    largest = max(peak.values(), default=0)
+    each = ", ".join(f"pid {pid} {mib(kib)}" for pid, kib in peak.items())
+    return (
+        f"with {count} running beside them ({running} still active after 4 s): "
+        f"largest process {mib(largest)} ({each})"
+    )
 
 
 @dataclass
