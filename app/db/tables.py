@@ -235,6 +235,9 @@ tool_call = Table(
     ForeignKeyConstraint(
         ["tenant_id", "run_id", "step"], ["turn.tenant_id", "turn.run_id", "turn.step"]
     ),
+    # Room on each page for its calls' outcomes (a row about triples with its output), so
+    # that the outcome's update is HOT: no index entries, no second copy (migration 0020).
+    postgresql_with={"fillfactor": 70},
 )
 
 event = Table(

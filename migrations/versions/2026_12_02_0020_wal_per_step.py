@@ -1,0 +1,33 @@
+"""Less WAL a step (`bench/wal_breakdown.py` measures it; docs/performance.md, "What a step
+writes to the WAL"):
+
+- `tool_call` is filled to 70 % by inserts: a call's row grows about threefold when its
+  outcome is written (its output), and the outcome's update is HOT only when the new
+  version fits on the row's page. At 100 % about a third of them moved to another page,
+  writing the whole row again, a lock record, and an entry in each of the table's indexes.
+  A row's final size bounds what the page holds either way, so the table grows little.
+
+Only pages filled from now on keep the room; existing pages are left as they are (no
+rewrite of the table).
+
+Revision ID: 0020
+Revises: 0019
+Create Date: 2026-12-02 12:00:00
+"""
+
+from collections.abc import Sequence
+
+from alembic import op
+
+revision: str = "0020"
+down_revision: str | None = "0019"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    op.execute("ALTER TABLE tool_call SET (fillfactor = 70)")
+
+
+def downgrade() -> None:
+    op.execute("ALTER TABLE tool_call RESET (fillfactor)")
