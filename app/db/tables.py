@@ -152,6 +152,9 @@ run = Table(
         "deadline_at",
         postgresql_where=text("status = 'awaiting_approval'"),
     ),
+    # Every step rewrites the row: room on its page keeps the update HOT (no index entries)
+    # while many runs of one page are in flight (migration 0020).
+    postgresql_with={"fillfactor": 80},
 )
 
 # Config versions by hash: an agent and its tools' declarations, as a run was created
