@@ -130,7 +130,13 @@ run = Table(
     PrimaryKeyConstraint("tenant_id", "id"),
     Index("ix_run_tenant_created", "tenant_id", "created_at", "id"),
     Index("ix_run_tenant_status_created", "tenant_id", "status", "created_at", "id"),
-    Index("ix_run_tenant_parent", "tenant_id", "parent_run_id"),
+    # A run's children; a root run (parent NULL) has no entry (migration 0020).
+    Index(
+        "ix_run_tenant_parent",
+        "tenant_id",
+        "parent_run_id",
+        postgresql_where=text("parent_run_id IS NOT NULL"),
+    ),
     # The driver's queue: runs that may need a stepper, oldest lease first, a run without
     # a lease first of all; in the claim query's own order (see leases_repo.claim_runnable).
     Index(

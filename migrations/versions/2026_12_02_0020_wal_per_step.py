@@ -10,9 +10,12 @@ writes to the WAL"):
   on a full page a step's update found no room and moved (the whole row, and an entry in
   each of the run's indexes), though it changed no indexed column. The update that
   finishes a run changes `status` and is never HOT; the room makes the others so.
+- `ix_run_tenant_parent` holds child runs only (`parent_run_id IS NOT NULL`): every query
+  that uses it asks for the children of a given run, and a root run (most of them) wrote
+  two entries of NULL into it, at its creation and at its finishing update.
 
-Only pages filled from now on keep the room; existing pages are left as they are (no
-rewrite of the table).
+A fillfactor applies to the pages filled from now on; existing pages are left as they are
+(no rewrite of the table).
 
 Revision ID: 0020
 Revises: 0019
@@ -21,6 +24,7 @@ Create Date: 2026-12-02 12:00:00
 
 from collections.abc import Sequence
 
+import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0020"
@@ -32,8 +36,17 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     op.execute("ALTER TABLE tool_call SET (fillfactor = 70)")
     op.execute("ALTER TABLE run SET (fillfactor = 80)")
+    op.drop_index("ix_run_tenant_parent", table_name="run")
+    op.create_index(
+        "ix_run_tenant_parent",
+        "run",
+        ["tenant_id", "parent_run_id"],
+        postgresql_where=sa.text("parent_run_id IS NOT NULL"),
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("ix_run_tenant_parent", table_name="run")
+    op.create_index("ix_run_tenant_parent", "run", ["tenant_id", "parent_run_id"])
     op.execute("ALTER TABLE run RESET (fillfactor)")
     op.execute("ALTER TABLE tool_call RESET (fillfactor)")
