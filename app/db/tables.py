@@ -130,7 +130,7 @@ run = Table(
     PrimaryKeyConstraint("tenant_id", "id"),
     Index("ix_run_tenant_created", "tenant_id", "created_at", "id"),
     Index("ix_run_tenant_status_created", "tenant_id", "status", "created_at", "id"),
-    # A run's children; a root run (parent NULL) has no entry (migration 0020).
+    # A run's children; a root run has no entry (migration 0020).
     Index(
         "ix_run_tenant_parent",
         "tenant_id",
@@ -158,8 +158,7 @@ run = Table(
         "deadline_at",
         postgresql_where=text("status = 'awaiting_approval'"),
     ),
-    # Every step rewrites the row: room on its page keeps the update HOT (no index entries)
-    # while many runs of one page are in flight (migration 0020).
+    # Each step rewrites the row: room on its page keeps that HOT (migration 0020).
     postgresql_with={"fillfactor": 80},
 )
 
@@ -240,12 +239,11 @@ tool_call = Table(
     _ts("updated_at"),
     PrimaryKeyConstraint("tenant_id", "id"),
     UniqueConstraint("tenant_id", "run_id", "step", "call_id"),
-    UniqueConstraint("tenant_id", "operation_id"),
+    # operation_id is a hash of the key above (and a preview): unique with no index (0020).
     ForeignKeyConstraint(
         ["tenant_id", "run_id", "step"], ["turn.tenant_id", "turn.run_id", "turn.step"]
     ),
-    # Room on each page for its calls' outcomes (a row about triples with its output), so
-    # that the outcome's update is HOT: no index entries, no second copy (migration 0020).
+    # Room on a page for its calls' outcomes (a row triples): a HOT update (migration 0020).
     postgresql_with={"fillfactor": 70},
 )
 

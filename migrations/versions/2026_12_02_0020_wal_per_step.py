@@ -13,6 +13,12 @@ writes to the WAL"):
 - `ix_run_tenant_parent` holds child runs only (`parent_run_id IS NOT NULL`): every query
   that uses it asks for the children of a given run, and a root run (most of them) wrote
   two entries of NULL into it, at its creation and at its finishing update.
+- `tool_call`'s unique constraint on (tenant_id, operation_id) goes: no query looks a call
+  up by its operation id, and the id is a hash of the call's own unique key (run, step,
+  call id; and its preview for an approved execution: `app/domain/ids.py`), which
+  `uq_tool_call_tenant_id_run_id_step_call_id` enforces already. It cost every call an
+  index entry, and made the outcome of an approved call (which takes a new operation id)
+  a non-HOT update.
 
 A fillfactor applies to the pages filled from now on; existing pages are left as they are
 (no rewrite of the table).
@@ -43,9 +49,13 @@ def upgrade() -> None:
         ["tenant_id", "parent_run_id"],
         postgresql_where=sa.text("parent_run_id IS NOT NULL"),
     )
+    op.drop_constraint("uq_tool_call_tenant_id_operation_id", "tool_call", type_="unique")
 
 
 def downgrade() -> None:
+    op.create_unique_constraint(
+        "uq_tool_call_tenant_id_operation_id", "tool_call", ["tenant_id", "operation_id"]
+    )
     op.drop_index("ix_run_tenant_parent", table_name="run")
     op.create_index("ix_run_tenant_parent", "run", ["tenant_id", "parent_run_id"])
     op.execute("ALTER TABLE run RESET (fillfactor)")
