@@ -265,7 +265,15 @@ event = Table(
     ),
     PrimaryKeyConstraint("tenant_id", "run_id", "seq"),
     ForeignKeyConstraint(["tenant_id", "run_id"], ["run.tenant_id", "run.id"]),
-    Index("ix_event_tenant_order", "tenant_id", "xid", "run_id", "seq"),
+    # The feed sorts an xid's few events itself; xid 0 (before 0008) has its own (0020).
+    Index("ix_event_tenant_order", "tenant_id", "xid"),
+    Index(
+        "ix_event_tenant_legacy_order",
+        "tenant_id",
+        "run_id",
+        "seq",
+        postgresql_where=text("xid = 0"),
+    ),
 )
 
 idempotency_key = Table(

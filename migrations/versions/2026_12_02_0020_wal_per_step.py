@@ -19,6 +19,14 @@ writes to the WAL"):
   `uq_tool_call_tenant_id_run_id_step_call_id` enforces already. It cost every call an
   index entry, and made the outcome of an approved call (which takes a new operation id)
   a non-HOT update.
+- The tenant feed's index `ix_event_tenant_order` is (tenant_id, xid), no longer
+  (tenant_id, xid, run_id, seq): every event wrote the run id (37 bytes) into it a second
+  time (the primary key has it). The feed sorts the few events of one transaction by
+  run_id and seq itself (app/db/events_repo.py); the events of one transaction share an
+  index key, which B-tree deduplication stores once. Events written before migration 0008
+  all have xid 0, one group as large as the tenant's history then: they get their own
+  index in feed order, `ix_event_tenant_legacy_order` (tenant_id, run_id, seq) WHERE
+  xid = 0, into which no later event writes.
 
 A fillfactor applies to the pages filled from now on; existing pages are left as they are
 (no rewrite of the table).
@@ -50,9 +58,20 @@ def upgrade() -> None:
         postgresql_where=sa.text("parent_run_id IS NOT NULL"),
     )
     op.drop_constraint("uq_tool_call_tenant_id_operation_id", "tool_call", type_="unique")
+    op.drop_index("ix_event_tenant_order", table_name="event")
+    op.create_index("ix_event_tenant_order", "event", ["tenant_id", "xid"])
+    op.create_index(
+        "ix_event_tenant_legacy_order",
+        "event",
+        ["tenant_id", "run_id", "seq"],
+        postgresql_where=sa.text("xid = 0"),
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("ix_event_tenant_legacy_order", table_name="event")
+    op.drop_index("ix_event_tenant_order", table_name="event")
+    op.create_index("ix_event_tenant_order", "event", ["tenant_id", "xid", "run_id", "seq"])
     op.create_unique_constraint(
         "uq_tool_call_tenant_id_operation_id", "tool_call", ["tenant_id", "operation_id"]
     )
