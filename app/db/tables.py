@@ -64,6 +64,9 @@ api_key = Table(
     UniqueConstraint("key_hash"),
 )
 
+#: A run's children are indexed; a root run (most of them) is not (migration 0020).
+_CHILD = text("parent_run_id IS NOT NULL")
+
 run = Table(
     "run",
     metadata,
@@ -130,13 +133,7 @@ run = Table(
     PrimaryKeyConstraint("tenant_id", "id"),
     Index("ix_run_tenant_created", "tenant_id", "created_at", "id"),
     Index("ix_run_tenant_status_created", "tenant_id", "status", "created_at", "id"),
-    # A run's children; a root run has no entry (migration 0020).
-    Index(
-        "ix_run_tenant_parent",
-        "tenant_id",
-        "parent_run_id",
-        postgresql_where=text("parent_run_id IS NOT NULL"),
-    ),
+    Index("ix_run_tenant_parent", "tenant_id", "parent_run_id", postgresql_where=_CHILD),
     # The driver's queue: runs that may need a stepper, oldest lease first, a run without
     # a lease first of all; in the claim query's own order (see leases_repo.claim_runnable).
     Index(
@@ -294,6 +291,8 @@ idempotency_key = Table(
     PrimaryKeyConstraint("tenant_id", "key"),
     # The third exception to "tenant_id leads": the purge of expired keys spans tenants.
     Index("ix_idempotency_key_expires", "expires_at"),
+    # A row grows ~6x with its answer: room for that keeps the update HOT (migration 0020).
+    postgresql_with={"fillfactor": 20},
 )
 
 # The kill switch: a tool an admin disabled for the tenant (SPEC §3; the config's
