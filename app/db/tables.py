@@ -64,6 +64,9 @@ api_key = Table(
     UniqueConstraint("key_hash"),
 )
 
+#: A run's children are indexed; a root run (most of them) is not (migration 0020).
+_CHILD = text("parent_run_id IS NOT NULL")
+
 run = Table(
     "run",
     metadata,
@@ -130,7 +133,7 @@ run = Table(
     PrimaryKeyConstraint("tenant_id", "id"),
     Index("ix_run_tenant_created", "tenant_id", "created_at", "id"),
     Index("ix_run_tenant_status_created", "tenant_id", "status", "created_at", "id"),
-    Index("ix_run_tenant_parent", "tenant_id", "parent_run_id"),
+    Index("ix_run_tenant_parent", "tenant_id", "parent_run_id", postgresql_where=_CHILD),
     # The driver's queue: runs that may need a stepper, oldest lease first, a run without
     # a lease first of all; in the claim query's own order (see leases_repo.claim_runnable).
     Index(
@@ -152,6 +155,8 @@ run = Table(
         "deadline_at",
         postgresql_where=text("status = 'awaiting_approval'"),
     ),
+    # Each step rewrites the row: room on its page keeps that HOT (migration 0020).
+    postgresql_with={"fillfactor": 80},
 )
 
 # Config versions by hash: an agent and its tools' declarations, as a run was created
@@ -231,10 +236,12 @@ tool_call = Table(
     _ts("updated_at"),
     PrimaryKeyConstraint("tenant_id", "id"),
     UniqueConstraint("tenant_id", "run_id", "step", "call_id"),
-    UniqueConstraint("tenant_id", "operation_id"),
+    # operation_id is a hash of the key above (and a preview): unique with no index (0020).
     ForeignKeyConstraint(
         ["tenant_id", "run_id", "step"], ["turn.tenant_id", "turn.run_id", "turn.step"]
     ),
+    # Room on a page for its calls' outcomes (a row triples): a HOT update (migration 0020).
+    postgresql_with={"fillfactor": 70},
 )
 
 event = Table(
@@ -255,7 +262,15 @@ event = Table(
     ),
     PrimaryKeyConstraint("tenant_id", "run_id", "seq"),
     ForeignKeyConstraint(["tenant_id", "run_id"], ["run.tenant_id", "run.id"]),
-    Index("ix_event_tenant_order", "tenant_id", "xid", "run_id", "seq"),
+    # The feed sorts an xid's few events itself; xid 0 (before 0008) has its own (0020).
+    Index("ix_event_tenant_order", "tenant_id", "xid"),
+    Index(
+        "ix_event_tenant_legacy_order",
+        "tenant_id",
+        "run_id",
+        "seq",
+        postgresql_where=text("xid = 0"),
+    ),
 )
 
 idempotency_key = Table(
@@ -276,6 +291,8 @@ idempotency_key = Table(
     PrimaryKeyConstraint("tenant_id", "key"),
     # The third exception to "tenant_id leads": the purge of expired keys spans tenants.
     Index("ix_idempotency_key_expires", "expires_at"),
+    # A row grows ~6x with its answer: room for that keeps the update HOT (migration 0020).
+    postgresql_with={"fillfactor": 20},
 )
 
 # The kill switch: a tool an admin disabled for the tenant (SPEC §3; the config's

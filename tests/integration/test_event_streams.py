@@ -298,6 +298,38 @@ async def test_the_tenant_list_pages_every_event_with_ids_and_refuses_bad_cursor
     assert theirs["items"] == []
 
 
+async def test_events_from_before_the_feed_had_an_order_come_first_by_run_and_seq(
+    harness,  # type: ignore[no-untyped-def]
+) -> None:
+    """Events written before migration 0008 have xid 0: the feed gives them first, by run
+    and seq (from their own index), then the rest, and its pages cross from one to the
+    other without losing or repeating an event."""
+    headers = await harness.key()
+    ids = []
+    for text in ("A.", "B.", "C."):
+        made = await harness.client.post("/v1/runs", headers=headers, json=run_body(final(text)))
+        ids.append(made.json()["id"])
+    older, newer = sorted(ids[1:]), ids[0]
+    async with harness.runtime.sessions.begin() as session:
+        await session.execute(update(event).where(event.c.run_id.in_(older)).values(xid=0))
+    everything = (await harness.client.get("/v1/events?limit=200", headers=headers)).json()
+    got = [(i["run_id"], i["seq"]) for i in everything["items"]]
+    per_run = len(got) // 3
+    expected = [(r, seq) for r in [*older, newer] for seq in range(1, per_run + 1)]
+    assert got == expected
+    paged: list[tuple[str, int]] = []
+    cursor = ""
+    for _ in range(3 * per_run):
+        page = (await harness.client.get(f"/v1/events?limit=2{cursor}", headers=headers)).json()
+        paged += [(i["run_id"], i["seq"]) for i in page["items"]]
+        if page["next_cursor"] is None:
+            break
+        cursor = f"&cursor={page['next_cursor']}"
+    assert paged == expected
+    only = (await harness.client.get(f"/v1/events?run_id={older[1]}", headers=headers)).json()
+    assert [(i["run_id"], i["seq"]) for i in only["items"]] == expected[per_run : 2 * per_run]
+
+
 async def test_streams_ping_when_quiet_and_are_limited_per_process(
     harness_factory,  # type: ignore[no-untyped-def]
 ) -> None:

@@ -3,8 +3,9 @@ Alembic's autogenerate (columns, types, nullability, server defaults, indexes wi
 expressions, unique and foreign-key constraints), and Postgres' own catalog of a migrated
 database against that of one made from the table definitions, which also covers what
 autogenerate leaves out (partial-index predicates, CHECK constraints, primary keys,
-triggers and the functions they run, types). Postgres normalises both sides' definitions
-the same way, so a textual comparison of its catalog is exact.
+triggers and the functions they run, types, storage parameters such as a fillfactor).
+Postgres normalises both sides' definitions the same way, so a textual comparison of its
+catalog is exact.
 
 Column order is not compared: Postgres appends every added column at the end of its table
 and cannot move it, and the code never reads columns by position.
@@ -28,7 +29,8 @@ from tests.support.dbserver import fresh_database
 _OURS = "n.nspname = 'public' AND c.relname NOT LIKE 'alembic_version%'"
 CATALOG = {
     "relations": f"""
-        SELECT c.relname, c.relkind, obj_description(c.oid, 'pg_class')
+        SELECT c.relname, c.relkind, obj_description(c.oid, 'pg_class'),
+               array_to_string(c.reloptions, ',')
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE {_OURS}""",
     "columns": f"""
         SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
