@@ -20,6 +20,7 @@ from app.domain.tools import (
     args_hash,
     canonical_json,
     json_depth,
+    surely_valid,
     unstorable_path,
     validator_for,
 )
@@ -80,6 +81,8 @@ def _kept(text: str | None, problem: str) -> tuple[Any, ErrorValue]:
 
 
 def _schema_problem(schema: Mapping[str, Any], arguments: Any) -> str | None:
+    if surely_valid(schema, arguments):
+        return None
     errors = sorted(validator_for(schema).iter_errors(arguments), key=lambda e: list(e.path))
     if not errors:
         return None

@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from app.domain.fast_schema import compile_check
+
 
 class Risk(StrEnum):
     LOW = "low"
@@ -314,3 +316,18 @@ def validator_for(schema: Mapping[str, Any]) -> Any:
         entry = (schema, Draft202012Validator(schema))
         _VALIDATORS[id(schema)] = entry
     return entry[1]
+
+
+_FAST: dict[int, tuple[Mapping[str, Any], Any]] = {}
+
+
+def surely_valid(schema: Mapping[str, Any], value: Any) -> bool:
+    """True when `value` certainly satisfies `schema` (`fast_schema`'s compiled check, for
+    the schemas it compiles); False means: ask `validator_for(schema)`, which also says
+    why not."""
+    entry = _FAST.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        entry = (schema, compile_check(schema))
+        _FAST[id(schema)] = entry
+    check = entry[1]
+    return check is not None and check(value)

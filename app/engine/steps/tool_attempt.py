@@ -23,8 +23,8 @@ from app.domain.tools import (
     SentUnanswered,
     ToolError,
     ToolResult,
-    json_depth,
-    unstorable_path,
+    scan,
+    surely_valid,
     validator_for,
 )
 from app.engine.process.lease import Interrupted, Lease
@@ -197,7 +197,8 @@ def _unanswered(tool: Tool, error: ToolError) -> ToolError:
 
 
 def check_output(tool: Tool, output: Any) -> None:
-    if unstorable_path(output) is not None or json_depth(output) > MAX_OUTPUT_DEPTH:
+    depth, nan, unstorable = scan(output)  # one walk for both checks
+    if nan or unstorable or depth > MAX_OUTPUT_DEPTH:
         raise OutputRefused("invalid_output", "the tool's output is not storable JSON")
     size = len(json.dumps(output, separators=(",", ":")).encode())
     if size > tool.spec.max_output_bytes:
@@ -205,8 +206,9 @@ def check_output(tool: Tool, output: Any) -> None:
             "output_too_large",
             f"the tool's output is larger than {tool.spec.max_output_bytes} bytes",
         )
-    if tool.spec.output_schema is not None:
-        error = next(iter(validator_for(tool.spec.output_schema).iter_errors(output)), None)
+    schema = tool.spec.output_schema
+    if schema is not None and not surely_valid(schema, output):
+        error = next(iter(validator_for(schema).iter_errors(output)), None)
         if error is not None:
             raise OutputRefused(
                 "invalid_output", "the tool's output does not match its output schema"
