@@ -61,7 +61,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -995,13 +995,15 @@ def pgbench(server_url: str, args: argparse.Namespace) -> tuple[float, list[str]
 
 def summarize(results: list[Result], tps: float | None) -> None:
     print("\n== summary" + (f" (ratio: steps/s / pgbench -N tps {tps:.0f})" if tps else ""))
-    columns = ("runs/s", "steps/s", "xacts/run", "WAL/step", "own/step", "cpu/step", "ratio")
-    print(f"{'workload':<54}" + "".join(f"{c:>10}" for c in columns))
+    columns = ("p50", "runs/s", "steps/s", "xacts/run", "WAL/step", "own/step", "cpu/step")
+    print(f"{'workload':<60}" + "".join(f"{c:>10}" for c in (*columns, "ratio")))
     for r in results:
         t = r.tally
         runs, steps_s = max(t.runs, 1), t.steps / r.elapsed
         per_step = runs * (r.rounds + 1)
+        p50 = pct(t.latencies, 0.50) if t.latencies else None
         cells = [
+            "n/a" if p50 is None else f"{p50:.1f} ms",
             f"{t.ok / r.elapsed:.1f}",
             f"{steps_s:.1f}",
             "n/a" if r.wal.commits is None else f"{r.wal.commits / runs:.2f}",
@@ -1010,7 +1012,7 @@ def summarize(results: list[Result], tps: float | None) -> None:
             f"{r.cpu_s * 1000 / max(t.steps, 1):.1f} ms",
             f"{steps_s / tps:.4f}" if tps else "n/a",
         ]
-        print(f"{r.title[:54]:<54}" + "".join(f"{c:>10}" for c in cells))
+        print(f"{r.title[:60]:<60}" + "".join(f"{c:>10}" for c in cells))
 
 
 # -- main ------------------------------------------------------------------------------------
@@ -1056,6 +1058,11 @@ def parse_args() -> argparse.Namespace:
     add("--create-clients", type=int, default=16, help="clients creating workload 6's runs (16)")
     add("--run-timeout", type=float, default=300, help="give up on a run after (300 s)")
     add("--no-pgbench", action="store_true", help="skip pgbench")
+    add(
+        "--no-one-worker",
+        action="store_true",
+        help="skip workload 1's second measurement on a server of one worker",
+    )
     add(
         "--profile",
         nargs="?",
@@ -1120,6 +1127,14 @@ def main() -> None:
             results = asyncio.run(run_workloads(server, url, key, args))
         print("\n== server log")
         print("\n".join(log_summary(log)))
+        if args.workers != 1 and 1 in args.only and not args.no_one_worker:
+            # The lone client again, on one process: two workers must not cost it latency.
+            one = argparse.Namespace(**{**vars(args), "only": [1], "profile": None})
+            alone = Path(folder) / "one-worker.log"
+            print("\n== workload 1 again, on a server of one worker (same database)")
+            with serving(url, config, 1, args.max_active_runs, alone, args.pooler) as server:
+                lone = asyncio.run(run_workloads(server, url, key, one))
+            results += [replace(r, title=r.title + ", 1 worker") for r in lone]
     tps = None
     if not args.no_pgbench:
         measured = pgbench(server_url, args)
