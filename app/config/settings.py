@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     max_active_runs: int = Field(default=64, ge=1)
     #: Read-only tool calls one process executes at once.
     tool_concurrency: int = Field(default=8, ge=1)
+    #: Allocations between two collections of the garbage collector's youngest
+    #: generation (CPython's default is 700); raised, never lowered, at start-up.
+    gc_gen0_threshold: int = Field(default=50_000, ge=700)
     #: Step writes of different runs one statement commits at most (`engine.process.
     #: step_writer`); 1 commits every step alone.
     commit_batch_max: int = Field(default=64, ge=1)
