@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 TEST_WORKERS ?= 2
 TSC := node_modules/.bin/tsc
 
-.PHONY: run test lint typecheck openapi bench bench-dbos clean
+.PHONY: run test lint typecheck openapi bench bench-profile bench-dbos clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,8 +46,14 @@ openapi: $(STAMP)
 	$(BIN)/python -m app console-schema > app/static/console/schema.js
 
 ## Throughput, latency and memory against a real server process (figures, not pass/fail).
+## `make bench ARGS="--only 1,4 --quick"` passes flags on; `make bench-profile` (or
+## ARGS=--profile) samples the server with py-spy under the 16-client workload and prints
+## its CPU by layer (bench/profile.txt keeps the collapsed stacks, for a flame graph).
 bench: $(STAMP)
-	$(BIN)/python bench/bench_runs.py
+	$(BIN)/python bench/bench_runs.py $(ARGS)
+
+bench-profile: $(STAMP)
+	$(BIN)/python bench/bench_runs.py --only 4 --no-pgbench --no-one-worker --profile $(ARGS)
 
 ## A reference: DBOS Transact running the same loop in-process (bench/bench_dbos.py). DBOS
 ## gets a virtualenv of its own, so that its pinned dependencies never meet ours.
