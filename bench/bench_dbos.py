@@ -336,7 +336,9 @@ class Probe:
             {"end": lsn, "start": mark.lsn},
         )
         commits = own_bytes = None
-        if self.walinspect:
+        if self.walinspect and size <= 0:
+            commits, own_bytes = 0, 0  # nothing written: pg_walinspect refuses an empty range
+        elif self.walinspect:
             try:
                 params = {"oid": self.oid, "start": mark.lsn, "end": lsn}
                 row = self.connection.execute(WAL_COMMITS, params).fetchone()
@@ -345,7 +347,8 @@ class Probe:
             except psycopg.Error as exc:
                 print(f"(reading the WAL failed: {exc})")
         if mark.slot is not None:
-            self.connection.execute("SELECT pg_drop_replication_slot(%(s)s)", {"s": mark.slot})
+            with contextlib.suppress(psycopg.Error):  # a temporary slot goes with its session
+                self.connection.execute("SELECT pg_drop_replication_slot(%(s)s)", {"s": mark.slot})
         xact_commit = self.xact_commit() - mark.xact_commit
         return WalFigures(size, commits, own_bytes, xact_commit, time.perf_counter() - mark.at)
 

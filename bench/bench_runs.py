@@ -84,6 +84,7 @@ from app.engine.keys import create_key  # noqa: E402
 from tests.support.dbserver import fresh_database  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
+from load_clients import drive_in_processes  # noqa: E402
 from profiling import profiled  # noqa: E402
 from profiling import summarize as profile_summary  # noqa: E402
 
@@ -761,13 +762,20 @@ async def closed_loop(
     """`runs` runs, each client creating its next once its last has ended."""
     payload = body(agent_for(rounds), rounds)
     mark, cpu, system = await ctx.probe.mark(), ctx.server.cpu_s(), ctx.server.system_s()
-    tally, elapsed = await drive(
-        ctx.client, ctx.key, payload, runs, clients, timeout_s=ctx.args.run_timeout
-    )
+    processes = ctx.args.client_processes if clients > 1 else 1
+    if processes > 1:
+        tally, elapsed = await drive_in_processes(
+            ctx.server.base, ctx.key, payload, runs, clients, processes,
+            timeout_s=ctx.args.run_timeout,
+        )  # fmt: skip
+    else:
+        tally, elapsed = await drive(
+            ctx.client, ctx.key, payload, runs, clients, timeout_s=ctx.args.run_timeout
+        )
     cpu, system = ctx.server.cpu_s() - cpu, ctx.server.system_s() - system
     wal = await ctx.probe.since(mark)
     label = f"{number}. {title}, N={rounds} ({rounds + 1} steps), {clients} client(s), "
-    label += f"{runs} runs"
+    label += f"{runs} runs" + (f", {processes} client processes" if processes > 1 else "")
     notes = []
     if clients == 1 and rounds >= 20:
         times = await ctx.probe.step_times(rounds + 1)
@@ -1052,6 +1060,12 @@ def parse_args() -> argparse.Namespace:
     ]:
         key = name.replace("-", "_")
         add(f"--{name}", type=int, help=f"{what} ({FULL[key]}; --quick: {QUICK[key]})")
+    add(
+        "--client-processes",
+        type=int,
+        default=4,
+        help="processes driving workloads 4 and 5 (4); 1 drives them from this process",
+    )
     add("--c16-clients", type=int, default=16, help="clients of workload 4 (16)")
     add("--c64-clients", type=int, default=64, help="clients of workload 5 (64)")
     add("--delay-ms", type=int, default=2000, help="sleep of each model turn, workload 6 (2000)")
