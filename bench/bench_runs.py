@@ -1137,18 +1137,20 @@ def main() -> None:
         longest = max(200, args.short_rounds, args.long_rounds, args.longest_rounds)
         config = write_config(Path(folder), longest)
         log = Path(folder) / "server.log"
-        with serving(url, config, args.workers, args.max_active_runs, log, args.pooler) as server:
-            results = asyncio.run(run_workloads(server, url, key, args))
-        print("\n== server log")
-        print("\n".join(log_summary(log)))
+        lone: list[Result] = []
         if args.workers != 1 and 1 in args.only and not args.no_one_worker:
-            # The lone client again, on one process: two workers must not cost it latency.
+            # The lone client first on one process, then the same on the server under test
+            # (both on an all but fresh database): two workers must not cost it latency.
             one = argparse.Namespace(**{**vars(args), "only": [1], "profile": None})
             alone = Path(folder) / "one-worker.log"
-            print("\n== workload 1 again, on a server of one worker (same database)")
+            print("\n== workload 1 on a server of one worker (compared with the one below)")
             with serving(url, config, 1, args.max_active_runs, alone, args.pooler) as server:
                 lone = asyncio.run(run_workloads(server, url, key, one))
-            results += [replace(r, title=r.title + ", 1 worker") for r in lone]
+        with serving(url, config, args.workers, args.max_active_runs, log, args.pooler) as server:
+            results = asyncio.run(run_workloads(server, url, key, args))
+        results += [replace(r, title=r.title + ", 1 worker") for r in lone]
+        print("\n== server log")
+        print("\n".join(log_summary(log)))
     tps = None
     if not args.no_pgbench:
         measured = pgbench(server_url, args)

@@ -46,6 +46,10 @@ RESOLVE_S = 5.0
 LEASE_MARGIN_S = 5.0
 #: The least time between two claims, however many commits wake the sender.
 MIN_CLAIM_GAP_S = 0.05
+#: The same after a claim that found nothing: most event commits write no delivery (their
+#: tenant has no endpoint), and claiming at each of them cost both workers CPU and a
+#: statement for nothing. A delivery written meanwhile still goes well within 2 s.
+EMPTY_CLAIM_GAP_S = 0.5
 GONE = "the endpoint answered 410 Gone"
 
 
@@ -73,14 +77,16 @@ class WebhookSender:
                     await self._woken.wait()
             self._woken.clear()
             started = loop.time()
+            gap = EMPTY_CLAIM_GAP_S
             try:
-                await self.send_due()
+                if await self.send_due():
+                    gap = MIN_CLAIM_GAP_S
             except Exception as exc:
                 if is_unavailable(exc):
                     outage.seen(exc)
                 else:
                     log.warning("claiming webhook deliveries failed; trying again", exc_info=True)
-            await asyncio.sleep(max(0.0, MIN_CLAIM_GAP_S - (loop.time() - started)))
+            await asyncio.sleep(max(0.0, gap - (loop.time() - started)))
 
     async def send_due(self) -> int:
         """Claims what is due (as many as this process may send at once) and starts
