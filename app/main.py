@@ -56,8 +56,9 @@ from app.config.files import (
     load_config,
 )
 from app.config.settings import Settings
+from app.db import raw
 from app.db.clock import DbTime
-from app.db.session import make_engine, make_sessionmaker
+from app.db.session import driver_connect_args, make_engine, make_sessionmaker
 from app.domain.pinning import AGENT
 from app.domain.ports import Clock, ModelProvider, Tool
 from app.engine.delegation import AgentTool, Delegation, agent_tools
@@ -176,6 +177,26 @@ def create_app(
     return app
 
 
+def _tune_gc(settings: Settings) -> None:
+    """A step makes thousands of short-lived containers, almost none of them in a cycle:
+    at CPython's default (a collection every 700) the collector took an eighth of a step's
+    CPU (docs/performance.md)."""
+    gen0, gen1, gen2 = gc.get_threshold()
+    gc.set_threshold(max(gen0, settings.gc_gen0_threshold), gen1, gen2)
+
+
+async def _attach_hot_path(engine: AsyncEngine, settings: Settings, otel: Telemetry) -> None:
+    """The hot path's statements on an asyncpg pool of their own (`db.raw`); with
+    statement tracing on they stay on the engine, where the tracer sees them."""
+    if otel.traces_statements:
+        return
+    await raw.attach(
+        engine,
+        max_size=max(4, settings.pool_size // 2),
+        connect_args=driver_connect_args(cache_statements=settings.cache_statements),
+    )
+
+
 def _lifespan(
     settings: Settings,
     config: AppConfig,
@@ -190,11 +211,7 @@ def _lifespan(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # A step makes thousands of short-lived containers, almost none of them in a
-        # cycle: at CPython's default (a collection every 700) the collector took an
-        # eighth of a step's CPU (docs/performance.md).
-        gen0, gen1, gen2 = gc.get_threshold()
-        gc.set_threshold(max(gen0, settings.gc_gen0_threshold), gen1, gen2)
+        _tune_gc(settings)
         url = database_url(settings)
         engine = make_engine(
             url,
@@ -203,6 +220,7 @@ def _lifespan(
             cache_statements=settings.cache_statements,
         )
         otel.instrument_engine(engine)
+        await _attach_hot_path(engine, settings, otel)
         # One client for every HTTP tool call, with explicit timeouts; each call also gets
         # min(its own timeout, the time its run has left) from the executor.
         http_client = httpx.AsyncClient(
@@ -220,10 +238,8 @@ def _lifespan(
         driver = Driver(runtime, listen_url=settings.session_url(url), webhooks=webhooks)
         delegation.attach(runtime, driver)  # agent tools run their children with these
         streams = _streams(settings, runtime)
-        app.state.engine = engine
-        app.state.runtime = runtime
-        app.state.driver = driver
-        app.state.streams = streams
+        app.state.engine, app.state.runtime = engine, runtime
+        app.state.driver, app.state.streams = driver, streams
         restore_signals = close_on_exit_signals(streams.close_all)
         # Lease upkeep and cancel delivery run in every process that may hold a run; only
         # the poller (claiming runs nobody advances) is optional.
@@ -235,6 +251,7 @@ def _lifespan(
             streams.close_all()
             await driver.stop()
             await http_client.aclose()
+            await raw.detach(engine)
             await engine.dispose()
             otel.shutdown()
 

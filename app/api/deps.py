@@ -18,15 +18,17 @@ from app.engine.process.runtime import Runtime
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer tg_...`")
 
 
-def get_runtime(request: Request) -> Runtime:
+# Async, though they await nothing: FastAPI runs a plain `def` dependency in a worker
+# thread, a thread hop (and a futex round) on every request.
+async def get_runtime(request: Request) -> Runtime:
     return request.app.state.runtime
 
 
-def get_driver(request: Request) -> Driver:
+async def get_driver(request: Request) -> Driver:
     return request.app.state.driver
 
 
-def get_streams(request: Request) -> Streams:
+async def get_streams(request: Request) -> Streams:
     return request.app.state.streams
 
 
@@ -53,7 +55,7 @@ async def get_principal(
     return principal
 
 
-def key_recheck(
+async def key_recheck(
     rt: RuntimeDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Callable[[], Awaitable[bool]]:

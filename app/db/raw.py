@@ -2,10 +2,14 @@
 
 SQLAlchemy's execution layer (its execution context, parameter processing, result
 wrapping, the greenlet it runs in) costs about as much CPU again as asyncpg's own work on
-a short statement. The statements every step or request sends (a step's write, the API
-key lookup, a run's creation, the built-in search) are plain SQL with positional
-parameters, written once, so they go to the driver connection of a pooled SQLAlchemy
-connection: the same pool, the same autocommit, the same prepared statement cache.
+a short statement, and even a bare checkout of a pooled connection runs in a greenlet of
+its own (a 16 KiB frame stack mapped and unmapped each time). The statements every step or
+request sends (a batch of step writes, the API key lookup, a run's creation, the built-in
+search) are plain SQL with positional parameters, written once. Each goes on a connection
+of a small asyncpg pool that the service attaches to its engine (`attach`): the same
+database, the same connection settings, each statement on its own (no transaction, so
+nothing to reset when a connection goes back). Without an attached pool (a CLI, a test's
+engine), a statement goes to the driver connection of a pooled SQLAlchemy connection.
 
 What callers see stays SQLAlchemy's: a driver error is translated as SQLAlchemy would
 (`DBAPIError` with `connection_invalidated`), and a connection found dropped is invalidated
@@ -18,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import asyncpg
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -42,15 +47,78 @@ def listen(engine: AsyncEngine, when: str, observer: Observer) -> Callable[[], N
     return stop
 
 
-def _observe(connection: AsyncConnection, when: str, sql: str, args: Sequence[Any]) -> None:
+def _observe(on: AsyncEngine | AsyncConnection, when: str, sql: str, args: Sequence[Any]) -> None:
     if _OBSERVERS:
-        for observer in _OBSERVERS.get((id(connection.sync_engine.pool), when), ()):
+        for observer in _OBSERVERS.get((id(on.sync_engine.pool), when), ()):
             observer(sql, args)
 
 
-async def fetch(connection: AsyncConnection, sql: str, *args: Any) -> list[Any]:
-    """`sql`'s rows (asyncpg records: by index or by name), on `connection`'s driver
-    connection."""
+def _from_driver(
+    engine: AsyncEngine, sql: str, args: Sequence[Any], error: Exception, closed: bool
+) -> Any:
+    """An asyncpg error as SQLAlchemy would have raised it (a network error as it is),
+    invalidated when it closed the connection, as SQLAlchemy's `is_disconnect` says."""
+    dialect = engine.dialect
+    dbapi = dialect.loaded_dbapi
+    translate = dbapi._asyncpg_error_translate
+    kind = next((translate[k] for k in type(error).__mro__ if k in translate), None)
+    if kind is None:
+        return error
+    translated = kind(error.args[0] if error.args else str(error), error)
+    invalid = closed or isinstance(error, asyncpg.ConnectionDoesNotExistError)
+    return sa_exc.DBAPIError.instance(
+        sql,
+        tuple(args),
+        translated,
+        dbapi.Error,
+        connection_invalidated=invalid or dialect.is_disconnect(translated, None, None),
+        dialect=dialect,
+    )
+
+
+#: The asyncpg pools attached to engines, by the engine's SQLAlchemy pool.
+_POOLS: dict[int, asyncpg.Pool] = {}
+
+
+async def attach(engine: AsyncEngine, *, max_size: int, connect_args: Mapping[str, Any]) -> None:
+    """Gives `engine` (and its `execution_options` copies) an asyncpg pool for the hot
+    path's statements: the engine URL's database, `connect_args` as the engine's own
+    connections have them. It connects lazily, like the engine: start-up needs no database."""
+    _, params = engine.dialect.create_connect_args(engine.url)
+    _POOLS[id(engine.sync_engine.pool)] = await asyncpg.create_pool(
+        min_size=0, max_size=max_size, reset=_untouched, **{**params, **connect_args}
+    )
+
+
+async def detach(engine: AsyncEngine) -> None:
+    pool = _POOLS.pop(id(engine.sync_engine.pool), None)
+    if pool is not None:
+        await pool.close()
+
+
+async def _untouched(_connection: asyncpg.Connection) -> None:
+    """A raw statement leaves no session state (no transaction, no LISTEN, no SET), so a
+    connection goes back without asyncpg's reset round trip."""
+
+
+async def fetch(target: AsyncEngine | AsyncConnection, sql: str, *args: Any) -> list[Any]:
+    """`sql`'s rows (asyncpg records: by index or by name), on a connection of the pool
+    attached to `target` (an engine), or on `target`'s driver connection."""
+    if isinstance(target, AsyncEngine):
+        pool = _POOLS.get(id(target.sync_engine.pool))
+        if pool is None:
+            async with target.connect() as connection:
+                return await fetch(connection, sql, *args)
+        _observe(target, "before", sql, args)
+        async with pool.acquire() as driver:
+            try:
+                rows = await driver.fetch(sql, *args)
+            except Exception as error:
+                # Closed (terminated by the server, say): the pool replaces it on release.
+                raise _from_driver(target, sql, args, error, driver.is_closed()) from error
+        _observe(target, "after", sql, args)
+        return rows
+    connection = target
     adapted = await connection.get_raw_connection()
     driver = adapted.driver_connection
     _observe(connection, "before", sql, args)
@@ -121,7 +189,7 @@ _COMPILED: dict[int, tuple[Any, Compiled]] = {}
 
 
 async def execute(
-    connection: AsyncConnection, statement: Any, params: Mapping[str, Any]
+    connection: AsyncEngine | AsyncConnection, statement: Any, params: Mapping[str, Any]
 ) -> list[Any]:
     """`fetch` for a statement built once (kept alive by its builder's cache): compiled on
     its first use, then sent as plain SQL with positional arguments."""

@@ -27,7 +27,7 @@ from sqlalchemy import (
 )
 from sqlalchemy import insert as sa_insert
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 from sqlalchemy.types import String, Text
 
 from app.db import raw
@@ -108,7 +108,7 @@ async def insert_events(
 
 
 async def create(
-    connection: AsyncConnection | AsyncSession,
+    connection: AsyncEngine | AsyncConnection | AsyncSession,
     creation: Creation,
     *,
     db_time: DbTime,
@@ -133,7 +133,7 @@ async def create(
         creation.script is not None,
         record.consistency == SNAPSHOT,
     )
-    if isinstance(connection, AsyncConnection):  # the hot path: no SQLAlchemy execution
+    if isinstance(connection, AsyncConnection | AsyncEngine):  # the hot path (`db.raw`)
         rows = await raw.execute(connection, statement, params)
     else:
         rows = (await connection.execute(statement, params)).all()

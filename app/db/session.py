@@ -59,13 +59,19 @@ def make_engine(
         max_overflow=pool_size // 2,
         pool_pre_ping=False,
         pool_timeout=pool_timeout_s,
-        connect_args={
-            "timeout": 5,
-            "command_timeout": 30,
-            "server_settings": {"application_name": APPLICATION_NAME},
-            **uncached,
-        },
+        connect_args={**driver_connect_args(cache_statements=cache_statements), **uncached},
     )
+
+
+def driver_connect_args(*, cache_statements: bool) -> dict[str, Any]:
+    """asyncpg's connection settings, for the engine's connections and the hot path's pool
+    (`db.raw`) alike."""
+    return {
+        "timeout": 5,
+        "command_timeout": 30,
+        "server_settings": {"application_name": APPLICATION_NAME},
+        **({} if cache_statements else {"statement_cache_size": 0}),
+    }
 
 
 def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
@@ -100,24 +106,24 @@ async def retrying(
 async def retrying_alone(
     single: AsyncEngine, work: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any
 ) -> T:
-    """`retrying` for work of statements that each stand alone (on an AUTOCOMMIT engine):
-    `work(connection, ...)` on a pooled connection, without a session's bookkeeping; once
-    more on a fresh connection when the first turned out to be dropped."""
+    """`retrying` for work of statements that each stand alone (on an AUTOCOMMIT engine,
+    or the hot path's pool attached to it: `db.raw`): `work(single, ...)`, once more when
+    the connection it got turned out to be dropped."""
     for attempt in (1, 2):
-        async with single.connect() as connection:
-            try:
-                return await work(connection, *args, **kwargs)
-            except sa_exc.DBAPIError as exc:
-                if attempt == 2 or not exc.connection_invalidated:
-                    raise
-                log.info("a pooled database connection had dropped; trying on a fresh one")
+        try:
+            return await work(single, *args, **kwargs)
+        except sa_exc.DBAPIError as exc:
+            if attempt == 2 or not exc.connection_invalidated:
+                raise
+            log.info("a pooled database connection had dropped; trying on a fresh one")
     raise AssertionError("unreachable")
 
 
-def connection_of(session: AsyncSession | AsyncConnection) -> Any:
-    """The connection a statement of `session` runs on (awaitable)."""
+def connection_of(session: AsyncSession | AsyncConnection | AsyncEngine) -> Any:
+    """Where a raw statement (`db.raw`) of `session` goes: its connection, or the engine
+    itself (awaitable)."""
     return session.connection() if isinstance(session, AsyncSession) else _same(session)
 
 
-async def _same(connection: AsyncConnection) -> AsyncConnection:
-    return connection
+async def _same(target: AsyncConnection | AsyncEngine) -> AsyncConnection | AsyncEngine:
+    return target

@@ -37,7 +37,7 @@ from typing import Any
 
 import orjson
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.db import raw
 from app.db.runs_repo import StaleWrite
@@ -194,7 +194,9 @@ def encode(items: Sequence[Any]) -> str:
 
 
 async def apply_batch(
-    connection: AsyncConnection, writes: Sequence[StepWrite], answers: Sequence[Answer] = ()
+    connection: AsyncEngine | AsyncConnection,
+    writes: Sequence[StepWrite],
+    answers: Sequence[Answer] = (),
 ) -> list[Applied | None]:
     """Commits every write whose run's lease still holds, and every answer whose claim
     still holds, in one statement; for each write, in order, what it learned, or None when
@@ -212,7 +214,7 @@ async def apply_batch(
     return found
 
 
-async def apply(connection: AsyncConnection, write: StepWrite) -> Applied:
+async def apply(connection: AsyncEngine | AsyncConnection, write: StepWrite) -> Applied:
     """One write alone; StaleWrite when its lease was gone."""
     (applied,) = await apply_batch(connection, [write])
     if applied is None:

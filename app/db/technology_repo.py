@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Integer, String, bindparam, column, func, or_, select, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 from app.db import raw
 from app.db.session import connection_of
@@ -65,7 +65,7 @@ _SEARCH = {with_ring: _search_statement(with_ring) for with_ring in (False, True
 
 
 async def search(
-    session: AsyncSession | AsyncConnection,
+    session: AsyncSession | AsyncConnection | AsyncEngine,
     *,
     tenant_id: str,
     query: str,

@@ -151,9 +151,8 @@ async def _create(
     binding = None if claim is None else idempotency.binding(rt, claim)
     created: Run | None
     if request.parent_run_id is None:
-        async with rt.single.connect() as connection:
-            made = creation(limits, None)
-            created = await runs_repo.create(connection, made, db_time=rt.db_time, binding=binding)
+        made = creation(limits, None)
+        created = await runs_repo.create(rt.single, made, db_time=rt.db_time, binding=binding)
     else:
         try:
             created = await children.create_child(

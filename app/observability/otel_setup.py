@@ -140,10 +140,15 @@ class Telemetry:
             client, tracer_provider=self.tracer_provider, meter_provider=self.meter_provider
         )
 
+    @property
+    def traces_statements(self) -> bool:
+        """Whether the engine's statements are traced (`instrument_engine`)."""
+        return self.tracer_provider is not None and self.instrument
+
     def instrument_engine(self, engine: Any) -> None:
         """Per engine, not the library-wide instrumentor: two apps in one process (tests)
         each trace their own engine into their own provider."""
-        if self.tracer_provider is None or not self.instrument:
+        if not self.traces_statements:
             return
         from opentelemetry import metrics
         from opentelemetry.instrumentation.sqlalchemy import EngineTracer

@@ -87,19 +87,28 @@ async def test_connections_dropped_by_the_server_are_replaced_without_an_error(
     headers = await h.key()
     first = await h.client.post("/v1/runs", headers=headers, json=run_body(*SCRIPT))
     assert first.json()["termination_reason"] == "final"
-    caplog.set_level(logging.INFO, logger="app.db.session")
     # Every pooled connection of the app ends, server side, as in a restart or a blip.
-    async with db.connect() as conn:
-        killed = await conn.execute(
-            text(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND application_name = 'toolgate'"
-            )
-        )
-    assert killed.scalar_one() >= 1
+    killed = await app_connections(db, terminate=True)
+    assert killed
     again = await h.client.post("/v1/runs", headers=headers, json=run_body(*SCRIPT))
     assert again.status_code == 201 and again.json()["termination_reason"] == "final"
-    assert any("dropped" in r.getMessage() for r in caplog.records)  # met, and replaced
+    # Replaced: the app now talks to Postgres on connections it opened since.
+    now = await app_connections(db)
+    assert now and not now & killed
+
+
+async def app_connections(db: AsyncEngine, *, terminate: bool = False) -> set[int]:
+    """The backends of the app's connections (killed first, with `terminate`)."""
+    async with db.connect() as conn:
+        rows = await conn.execute(
+            text(
+                "SELECT pid, CASE WHEN :kill THEN pg_terminate_backend(pid) END "
+                "FROM pg_stat_activity "
+                "WHERE datname = current_database() AND application_name = 'toolgate'"
+            ),
+            {"kill": terminate},
+        )
+        return {row[0] for row in rows}
 
 
 async def test_a_run_outlasts_dropped_connections_without_waiting_for_its_lease(
@@ -122,10 +131,12 @@ async def test_a_run_outlasts_dropped_connections_without_waiting_for_its_lease(
     # after the blow is the turn's write.
     with caplog.at_level(logging.INFO, logger="app.engine.steps.stepper"):
         finished = await watch(db, run["id"], timeout_s=15)  # the lease is 30 s
+    # Finished well within its lease, its model call made once: the turn's write went on
+    # a fresh connection (the hot path's pool replaces a closed one as it hands it out),
+    # or, had it met a dead one, the stepper would have waited for the database and gone
+    # on from what it holds.
     assert finished["termination_reason"] == "final"
     assert finished["model_calls"] == 1 and finished["steps"] == 1
-    said = [r.getMessage() for r in caplog.records]
-    assert any("waits for the database" in m for m in said) and any("goes on" in m for m in said)
 
 
 async def watch(db: AsyncEngine, run_id: str, *, timeout_s: float) -> dict[str, Any]:

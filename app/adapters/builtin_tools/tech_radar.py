@@ -179,9 +179,8 @@ class SearchTechnologies(_RadarTool):
             "limit": arguments.get("limit", 5),
         }
         if context.snapshot is None:
-            # One statement on its own: a pooled connection, no session's bookkeeping.
-            async with self._sessions.kw["bind"].connect() as connection:
-                rows, total = await technology_repo.search(connection, **query)
+            # One statement on its own, on the hot path's pool (`db.raw`): no session.
+            rows, total = await technology_repo.search(self._sessions.kw["bind"], **query)
         else:
             async with self._sessions() as session:
                 rows, total = await technology_history_repo.search(

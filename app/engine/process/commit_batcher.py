@@ -120,12 +120,11 @@ class CommitBatcher:
         writes = [i for i in items if isinstance(i.write, StepWrite)]
         answers = [i.write for i in items if isinstance(i.write, Answer)]
         try:
-            async with self._engine.connect() as connection:
-                found = await step_writes.apply_batch(
-                    connection,
-                    [i.write for i in writes],  # type: ignore[misc]
-                    answers,
-                )
+            found = await step_writes.apply_batch(
+                self._engine,
+                [i.write for i in writes],  # type: ignore[misc]
+                answers,
+            )
         except sa_exc.DBAPIError as exc:
             if len(items) == 1 or exc.connection_invalidated:
                 _fail(items, exc)
