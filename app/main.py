@@ -194,6 +194,7 @@ async def _attach_hot_path(engine: AsyncEngine, settings: Settings, otel: Teleme
         engine,
         max_size=max(4, settings.pool_size // 2),
         connect_args=driver_connect_args(cache_statements=settings.cache_statements),
+        plan_once=settings.database_pooler == "none",
     )
 
 

@@ -50,6 +50,7 @@ import asyncio
 import contextlib
 import os
 import re
+import resource
 import secrets
 import shutil
 import signal
@@ -199,6 +200,27 @@ def descendants(pid: int) -> list[int]:
 
 def mib(kib: int) -> str:
     return f"{kib / 1024:.1f} MiB"
+
+
+def postgres_cpu_s() -> float:
+    """CPU seconds of every `postgres` process of this machine (the local server's
+    backends, gone ones excepted: a bound, for the Postgres server on this box)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            text = stat.read_text()
+            if text[text.index("(") + 1 : text.rindex(")")] == "postgres":
+                total += cpu_s(int(stat.parent.name))
+    return total
+
+
+def load_cpu_s() -> float:
+    """CPU seconds of this process and its client processes (those that ended)."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def cpu_s(pid: int, system_only: bool = False) -> float:
@@ -695,6 +717,9 @@ class Result:
     notes: list[str] = field(default_factory=list)
     #: The part of cpu_s spent in the kernel.
     system_s: float = 0.0
+    #: CPU seconds of the machine's Postgres processes, and of the load generator.
+    postgres_s: float = 0.0
+    load_s: float = 0.0
 
 
 def pct(values: list[float], p: float) -> float:
@@ -750,6 +775,13 @@ def report(result: Result) -> None:
         f"{result.cpu_s * 1000 / max(t.steps, 1):.2f} ms per step   "
         f"({result.system_s / max(result.cpu_s, 1e-9):.0%} of it in the kernel)"
     )
+    if result.postgres_s or result.load_s:
+        steps = max(t.steps, 1)
+        print(
+            f"postgres CPU      {result.postgres_s:9.2f} s   "
+            f"{result.postgres_s * 1000 / steps:.2f} ms per step (all its processes)   "
+            f"load generator {result.load_s * 1000 / steps:.2f} ms per step"
+        )
     for note in result.notes:
         print(note)
     print(f"server RSS        {result.memory}")
@@ -762,9 +794,11 @@ async def closed_loop(
     """`runs` runs, each client creating its next once its last has ended."""
     payload = body(agent_for(rounds), rounds)
     mark, cpu, system = await ctx.probe.mark(), ctx.server.cpu_s(), ctx.server.system_s()
+    postgres, load = postgres_cpu_s(), load_cpu_s()
     processes = ctx.args.client_processes if clients > 1 else 1
+    driving = 0.0  # CPU of client processes while they drove
     if processes > 1:
-        tally, elapsed = await drive_in_processes(
+        tally, elapsed, driving = await drive_in_processes(
             ctx.server.base, ctx.key, payload, runs, clients, processes,
             timeout_s=ctx.args.run_timeout,
         )  # fmt: skip
@@ -773,6 +807,8 @@ async def closed_loop(
             ctx.client, ctx.key, payload, runs, clients, timeout_s=ctx.args.run_timeout
         )
     cpu, system = ctx.server.cpu_s() - cpu, ctx.server.system_s() - system
+    postgres = postgres_cpu_s() - postgres
+    load = (load_cpu_s() - load if processes == 1 else 0.0) + driving
     wal = await ctx.probe.since(mark)
     label = f"{number}. {title}, N={rounds} ({rounds + 1} steps), {clients} client(s), "
     label += f"{runs} runs" + (f", {processes} client processes" if processes > 1 else "")
@@ -784,7 +820,9 @@ async def closed_loop(
                 f"within a run      {times[0]:.2f} ms a step in its first quarter, "
                 f"{times[1]:.2f} ms in its last (the newest run, from its events)"
             )
-    return Result(label, rounds, tally, elapsed, wal, cpu, ctx.memory(), notes, system)
+    return Result(
+        label, rounds, tally, elapsed, wal, cpu, ctx.memory(), notes, system, postgres, load
+    )
 
 
 async def in_flight(number: int, ctx: Context) -> Result:

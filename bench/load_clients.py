@@ -41,10 +41,11 @@ def _child(
         timeout = httpx.Timeout(b.WAIT_S + 30.0)
         async with httpx.AsyncClient(base_url=base, timeout=timeout, limits=limits) as client:
             await asyncio.get_running_loop().run_in_executor(None, barrier.wait, 120)
-            return await b.drive(client, key, payload, runs, clients, timeout_s=timeout_s)
+            started = time.process_time()
+            tally, elapsed = await b.drive(client, key, payload, runs, clients, timeout_s=timeout_s)
+            return tally, elapsed, time.process_time() - started
 
-    tally, elapsed = asyncio.run(main())
-    out.put((tally, elapsed))
+    out.put(asyncio.run(main()))
 
 
 async def drive_in_processes(
@@ -56,9 +57,10 @@ async def drive_in_processes(
     processes: int,
     *,
     timeout_s: float,
-) -> tuple[Any, float]:
+) -> tuple[Any, float, float]:
     """`runs` runs by `clients` clients spread over `processes` processes; the merged
-    tally and the seconds from the common start until the last process was done."""
+    tally, the seconds from the common start until the last process was done, and the CPU
+    seconds the processes used driving (their start-up not counted)."""
     ctx = mp.get_context("spawn")  # a fork would copy this process's event loop
     processes = max(1, min(processes, clients))
     barrier, out = ctx.Barrier(processes + 1), ctx.Queue()
@@ -75,7 +77,7 @@ async def drive_in_processes(
     elapsed = time.perf_counter() - started
     for child in children:
         child.join()
-    return merge([tally for tally, _ in results]), elapsed
+    return merge([tally for tally, _, _ in results]), elapsed, sum(c for _, _, c in results)
 
 
 def merge(tallies: list[Any]) -> Any:

@@ -126,7 +126,7 @@ def profiled(pid: int, out: Path, rate: int = 200) -> Iterator[Path]:
     out.parent.mkdir(parents=True, exist_ok=True)
     # --gil: only the thread holding the GIL is sampled, so threads parked on a lock (the
     # supervisor's, the exporters') do not count as CPU.
-    command = [executable, "record", "--pid", str(pid), "--subprocesses", "--gil"]
+    command = [executable, "record", "--pid", str(pid), "--subprocesses", "--gil", "--nonblocking"]
     if os.environ.get("PYSPY_NATIVE"):
         command.append("--native")
     command += ["--rate", str(rate), "--format", "raw", "--output", str(out)]

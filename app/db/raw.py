@@ -76,17 +76,34 @@ def _from_driver(
     )
 
 
+#: The hot path's few statements are planned once per connection: their plans do not
+#: depend on their parameters (a batch's JSON, a key's hash, one run's insert), and
+#: planning a batch of nine CTEs again on every execution cost Postgres more than
+#: running it.
+_PLANNED_ONCE = {"plan_cache_mode": "force_generic_plan"}
 #: The asyncpg pools attached to engines, by the engine's SQLAlchemy pool.
 _POOLS: dict[int, asyncpg.Pool] = {}
 
 
-async def attach(engine: AsyncEngine, *, max_size: int, connect_args: Mapping[str, Any]) -> None:
+async def attach(
+    engine: AsyncEngine,
+    *,
+    max_size: int,
+    connect_args: Mapping[str, Any],
+    plan_once: bool = True,
+) -> None:
     """Gives `engine` (and its `execution_options` copies) an asyncpg pool for the hot
     path's statements: the engine URL's database, `connect_args` as the engine's own
-    connections have them. It connects lazily, like the engine: start-up needs no database."""
+    connections have them. It connects lazily, like the engine: start-up needs no database.
+    `plan_once`: straight at Postgres (a pooler refuses startup parameters it does not
+    know, and without prepared statements there is no plan to keep anyway)."""
     _, params = engine.dialect.create_connect_args(engine.url)
+    settings = {**connect_args.get("server_settings", {}), **(_PLANNED_ONCE if plan_once else {})}
     _POOLS[id(engine.sync_engine.pool)] = await asyncpg.create_pool(
-        min_size=0, max_size=max_size, reset=_untouched, **{**params, **connect_args}
+        min_size=0,
+        max_size=max_size,
+        reset=_untouched,
+        **{**params, **connect_args, "server_settings": settings},
     )
 
 
