@@ -177,6 +177,10 @@ def create_app(
     return app
 
 
+#: The most connections of a process's hot-path pool (`db.raw`).
+RAW_POOL_MAX = 16
+
+
 def _tune_gc(settings: Settings) -> None:
     """A step makes thousands of short-lived containers, almost none of them in a cycle:
     at CPython's default (a collection every 700) the collector took an eighth of a step's
@@ -192,7 +196,10 @@ async def _attach_hot_path(engine: AsyncEngine, settings: Settings, otel: Teleme
         return
     await raw.attach(
         engine,
-        max_size=max(4, settings.pool_size // 2),
+        # Short statements, each on its own: a few connections serve many runs, and a
+        # statement that finds them all busy waits for one (not for Postgres to refuse
+        # one more connection than `max_connections`).
+        max_size=max(4, min(RAW_POOL_MAX, settings.pool_size // 2)),
         connect_args=driver_connect_args(cache_statements=settings.cache_statements),
         plan_once=settings.database_pooler == "none",
     )
