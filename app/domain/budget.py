@@ -163,8 +163,28 @@ def least_input_tokens(request_bytes: int) -> int:
 
 def request_size(instructions: str, messages: Sequence[Any], tools: Sequence[ToolSpec] = ()) -> int:
     """The bytes a model request carries at least: its text, messages and tool schemas."""
-    size = len(json.dumps([instructions, list(messages)], default=str))
+    # The length of json.dumps([instructions, messages]), from each part's own length:
+    # a run's messages are the same objects step after step, so each is encoded once
+    # (encoding the whole history on every step made a long run's steps grow).
+    parts = [_message_size(m) for m in messages]
+    size = 1 + len(json.dumps(instructions)) + 2 + 1 + sum(parts) + 2 * max(0, len(parts) - 1)
+    size += 2
     return size + sum(_schema_size(t.input_schema) + len(t.description) for t in tools)
+
+
+#: A message's JSON length by identity (the message kept alive here).
+_MESSAGE_SIZES: dict[int, tuple[Any, int]] = {}
+
+
+def _message_size(message: Any) -> int:
+    known = _MESSAGE_SIZES.get(id(message))
+    if known is not None and known[0] is message:
+        return known[1]
+    if len(_MESSAGE_SIZES) >= 8192:
+        _MESSAGE_SIZES.clear()
+    size = len(json.dumps(message, default=str))
+    _MESSAGE_SIZES[id(message)] = (message, size)
+    return size
 
 
 #: An input schema's JSON length by identity (the schema kept alive here).
