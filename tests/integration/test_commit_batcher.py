@@ -187,7 +187,7 @@ async def test_concurrent_runs_cost_fewer_write_statements_than_steps(harness_fa
     assert steps == runs * (n + 1)
     # 2N + 1 step writes and an answer a run when each goes alone.
     assert len(step_writes(seen.all)) < runs * (2 * n + 2)
-    assert len(seen.committed_writes) < steps
+    assert len(seen.committed_writes) < steps, (len(seen.committed_writes), steps)
 
 
 @pytest.mark.parametrize("n", [1, 3])
