@@ -202,6 +202,7 @@ async def _attach_hot_path(engine: AsyncEngine, settings: Settings, otel: Teleme
         max_size=max(4, min(RAW_POOL_MAX, settings.pool_size // 2)),
         connect_args=driver_connect_args(cache_statements=settings.cache_statements),
         plan_once=settings.database_pooler == "none",
+        acquire_timeout_s=settings.db_pool_timeout_s,
     )
 
 

@@ -62,6 +62,8 @@ def _from_driver(
     dbapi = dialect.loaded_dbapi
     translate = dbapi._asyncpg_error_translate
     kind = next((translate[k] for k in type(error).__mro__ if k in translate), None)
+    if kind is None and isinstance(error, asyncpg.InterfaceError | OSError):
+        kind, closed = dbapi.InterfaceError, True  # the connection is gone: an outage
     if kind is None:
         return error
     translated = kind(error.args[0] if error.args else str(error), error)
@@ -81,8 +83,12 @@ def _from_driver(
 #: planning a batch of nine CTEs again on every execution cost Postgres more than
 #: running it.
 _PLANNED_ONCE = {"plan_cache_mode": "force_generic_plan"}
-#: The asyncpg pools attached to engines, by the engine's SQLAlchemy pool.
+#: The asyncpg pools attached to engines, by the engine's SQLAlchemy pool, and how long a
+#: statement waits for one of their connections (as the engine's own pool does).
 _POOLS: dict[int, asyncpg.Pool] = {}
+_TIMEOUTS: dict[int, float] = {}
+#: Options of SQLAlchemy's asyncpg dialect that a URL may carry, which asyncpg does not take.
+_NOT_ASYNCPGS = {"prepared_statement_cache_size", "prepared_statement_name_func", "async_fallback"}
 
 
 async def attach(
@@ -91,6 +97,7 @@ async def attach(
     max_size: int,
     connect_args: Mapping[str, Any],
     plan_once: bool = True,
+    acquire_timeout_s: float = 30.0,
 ) -> None:
     """Gives `engine` (and its `execution_options` copies) an asyncpg pool for the hot
     path's statements: the engine URL's database, `connect_args` as the engine's own
@@ -98,7 +105,9 @@ async def attach(
     `plan_once`: straight at Postgres (a pooler refuses startup parameters it does not
     know, and without prepared statements there is no plan to keep anyway)."""
     _, params = engine.dialect.create_connect_args(engine.url)
+    params = {k: v for k, v in params.items() if k not in _NOT_ASYNCPGS}
     settings = {**connect_args.get("server_settings", {}), **(_PLANNED_ONCE if plan_once else {})}
+    _TIMEOUTS[id(engine.sync_engine.pool)] = acquire_timeout_s
     _POOLS[id(engine.sync_engine.pool)] = await asyncpg.create_pool(
         min_size=0,
         max_size=max_size,
@@ -127,52 +136,59 @@ async def fetch(target: AsyncEngine | AsyncConnection, sql: str, *args: Any) -> 
             async with target.connect() as connection:
                 return await fetch(connection, sql, *args)
         _observe(target, "before", sql, args)
-        async with pool.acquire() as driver:
+        for attempt in (1, 2):
             try:
-                rows = await driver.fetch(sql, *args)
-            except Exception as error:
-                # Closed (terminated by the server, say): the pool replaces it on release.
-                raise _from_driver(target, sql, args, error, driver.is_closed()) from error
-        _observe(target, "after", sql, args)
-        return rows
-    connection = target
-    adapted = await connection.get_raw_connection()
-    driver = adapted.driver_connection
-    _observe(connection, "before", sql, args)
+                rows = await _on_pool(target, pool, sql, args)
+            except _NeverRan as never:
+                error = never.__cause__
+                if attempt == 2:
+                    raise _from_driver(target, sql, args, error, True) from error
+                continue  # the server had ended that connection: the statement never ran
+            _observe(target, "after", sql, args)
+            return rows
+    # No pool attached (statement tracing on, a CLI, a test's engine): SQLAlchemy sends it,
+    # so its cursor events (the tracer's, the tests') see it and its errors are its own.
+    return list(await target.exec_driver_sql(sql, tuple(args)))
+
+
+#: What a statement is answered with when the server ended its connection (an operator's
+#: or a restart's `pg_terminate_backend`) before the statement committed: whether it had
+#: not been read yet or was aborted, nothing of it stands, so it is sent again on another
+#: connection. (A connection lost mid-statement is not this: that outcome is unknown.)
+_NEVER_RAN = (asyncpg.AdminShutdownError, BrokenPipeError)
+
+
+class _NeverRan(Exception):
+    """The statement did not run (its cause says why): it may be sent again."""
+
+
+def _never_ran(error: BaseException) -> bool:
+    """`error`, or what it came from (asyncpg reports a terminated backend as a lost
+    connection whose context is the server's notice), shows the statement never ran."""
+    seen: BaseException | None = error
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, _NEVER_RAN):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+async def _on_pool(engine: AsyncEngine, pool: asyncpg.Pool, sql: str, args: Any) -> list[Any]:
     try:
-        rows = await driver.fetch(sql, *args)  # type: ignore[union-attr]
+        acquired = await pool.acquire(timeout=_TIMEOUTS[id(engine.sync_engine.pool)])
+    except TimeoutError as exc:  # all busy: as the engine's pool says it
+        raise sa_exc.TimeoutError("no connection of the hot path's pool came free") from exc
+    try:
+        return await acquired.fetch(sql, *args)
     except Exception as error:
-        raise await _translated(connection, adapted, sql, args, error) from error
-    _observe(connection, "after", sql, args)
-    return rows
-
-
-async def _translated(
-    connection: AsyncConnection, adapted: Any, sql: str, args: Sequence[Any], error: Exception
-) -> BaseException:
-    dialect = connection.dialect
-    try:
-        adapted._handle_exception(error)  # SQLAlchemy's own translation; always raises
-    except Exception as dbapi_error:
-        translated: BaseException = dbapi_error
-    else:  # pragma: no cover - _handle_exception never returns
-        translated = error
-    dbapi = dialect.loaded_dbapi
-    if not isinstance(translated, dbapi.Error):
-        if isinstance(error, OSError | ConnectionError):
-            await connection.invalidate()
-        return error
-    invalid = dialect.is_disconnect(translated, adapted, None)
-    if invalid:
-        await connection.invalidate()
-    return sa_exc.DBAPIError.instance(
-        sql,
-        tuple(args),
-        translated,  # type: ignore[arg-type]
-        dbapi.Error,
-        connection_invalidated=invalid,
-        dialect=dialect,
-    )
+        if _never_ran(error):
+            raise _NeverRan() from error
+        # Closed (terminated by the server, say): the pool replaces it on release.
+        raise _from_driver(engine, sql, args, error, acquired.is_closed()) from error
+    finally:
+        await pool.release(acquired)
 
 
 class Compiled:

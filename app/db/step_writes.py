@@ -249,9 +249,11 @@ def _updated(cte: str, table: Any, key: str, names: Sequence[str]) -> str:
     sets = ", ".join(f"{n} = x.{n}" for n in names)
     return (
         f"{cte} AS (UPDATE {table.name} SET {sets}, version = {table.name}.version + 1 "
-        f"FROM (SELECT changed.tenant_id AS w_tenant, x.* FROM changed, "
+        f"FROM (SELECT changed.tenant_id AS w_tenant, changed.id AS w_run, x.* FROM changed, "
         f"jsonb_to_recordset(changed.{key}) AS x({_typed(table, ('id', *names))})) AS x "
-        f"WHERE {table.name}.tenant_id = x.w_tenant AND {table.name}.id = x.id)"
+        # Only the changed run's own rows, whatever an id in its write says.
+        f"WHERE {table.name}.tenant_id = x.w_tenant AND {table.name}.id = x.id "
+        f"AND {table.name}.run_id = x.w_run)"
     )
 
 

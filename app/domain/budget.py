@@ -180,7 +180,7 @@ def _message_size(message: Any) -> int:
     known = _MESSAGE_SIZES.get(id(message))
     if known is not None and known[0] is message:
         return known[1]
-    if len(_MESSAGE_SIZES) >= 8192:
+    if len(_MESSAGE_SIZES) >= 2048:
         _MESSAGE_SIZES.clear()
     size = len(json.dumps(message, default=str))
     _MESSAGE_SIZES[id(message)] = (message, size)

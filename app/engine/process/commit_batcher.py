@@ -108,10 +108,13 @@ class CommitBatcher:
 
     async def _commit(self, items: list[_Pending]) -> None:
         loop = asyncio.get_running_loop()
-        self._metrics.commit_batch(len(items), loop.time() - items[0].since)
         try:
+            self._metrics.commit_batch(len(items), loop.time() - items[0].since)
             await self._apply(items)
         finally:
+            # Cancelled midway (a shutdown): no writer is left waiting for an answer.
+            for item in items:
+                item.done.cancel()  # nothing if it was settled
             self._in_flight -= 1
             if self._open.items and not self._in_flight:
                 self._send()
@@ -125,8 +128,10 @@ class CommitBatcher:
                 [i.write for i in writes],  # type: ignore[misc]
                 answers,
             )
-        except sa_exc.DBAPIError as exc:
-            if len(items) == 1 or exc.connection_invalidated:
+        except (sa_exc.DBAPIError, TypeError, ValueError) as exc:
+            # Refused by Postgres, or a write that cannot be encoded (nothing was sent).
+            invalidated = getattr(exc, "connection_invalidated", False)
+            if len(items) == 1 or invalidated:
                 _fail(items, exc)
                 return
             # Refused whole, so nothing of it was committed: each write on its own.
@@ -160,6 +165,7 @@ def _settle(item: _Pending, *, result: Any = None, exception: BaseException | No
 
 
 def _fail(items: list[_Pending], exc: BaseException) -> None:
+    """Fails every item not settled yet."""
     for item in items:
         with contextlib.suppress(asyncio.InvalidStateError):
             _settle(item, exception=exc)
