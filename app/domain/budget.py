@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from app.domain.memo import by_identity
 from app.domain.status import TerminationReason
 from app.domain.tools import ToolSpec
 
@@ -172,34 +173,13 @@ def request_size(instructions: str, messages: Sequence[Any], tools: Sequence[Too
     return size + sum(_schema_size(t.input_schema) + len(t.description) for t in tools)
 
 
-#: A message's JSON length by identity (the message kept alive here).
-_MESSAGE_SIZES: dict[int, tuple[Any, int]] = {}
+#: A message's JSON length, once per message (a run's messages are kept as they were
+#: made, step after step).
+_message_size = by_identity(lambda message: len(json.dumps(message, default=str)), size=2048)
 
 
-def _message_size(message: Any) -> int:
-    known = _MESSAGE_SIZES.get(id(message))
-    if known is not None and known[0] is message:
-        return known[1]
-    if len(_MESSAGE_SIZES) >= 2048:
-        _MESSAGE_SIZES.clear()
-    size = len(json.dumps(message, default=str))
-    _MESSAGE_SIZES[id(message)] = (message, size)
-    return size
-
-
-#: An input schema's JSON length by identity (the schema kept alive here).
-_SCHEMA_SIZES: dict[int, tuple[Any, int]] = {}
-
-
-def _schema_size(schema: Any) -> int:
-    known = _SCHEMA_SIZES.get(id(schema))
-    if known is not None and known[0] is schema:
-        return known[1]
-    if len(_SCHEMA_SIZES) >= 1024:
-        _SCHEMA_SIZES.clear()
-    size = len(json.dumps(schema))
-    _SCHEMA_SIZES[id(schema)] = (schema, size)
-    return size
+#: An input schema's JSON length, once per schema object.
+_schema_size = by_identity(lambda schema: len(json.dumps(schema)))
 
 
 def call_would_exceed(

@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from app.domain.fast_schema import compile_check
+from app.domain.memo import by_identity
 
 
 class Risk(StrEnum):
@@ -303,31 +304,21 @@ def exposed_tools(
     return result
 
 
-_VALIDATORS: dict[int, tuple[Mapping[str, Any], Any]] = {}
-
-
-def validator_for(schema: Mapping[str, Any]) -> Any:
-    """A JSON Schema validator, built once per schema object (tool specs live as long as
-    the process): building one costs more than validating with it."""
+def _validator(schema: Mapping[str, Any]) -> Any:
     from jsonschema import Draft202012Validator
 
-    entry = _VALIDATORS.get(id(schema))
-    if entry is None or entry[0] is not schema:
-        entry = (schema, Draft202012Validator(schema))
-        _VALIDATORS[id(schema)] = entry
-    return entry[1]
+    return Draft202012Validator(schema)
 
 
-_FAST: dict[int, tuple[Mapping[str, Any], Any]] = {}
+#: A JSON Schema validator, built once per schema object (tool specs live as long as the
+#: process): building one costs more than validating with it.
+validator_for: Callable[[Mapping[str, Any]], Any] = by_identity(_validator)
+_fast_check = by_identity(compile_check)
 
 
 def surely_valid(schema: Mapping[str, Any], value: Any) -> bool:
     """True when `value` certainly satisfies `schema` (`fast_schema`'s compiled check, for
     the schemas it compiles); False means: ask `validator_for(schema)`, which also says
     why not."""
-    entry = _FAST.get(id(schema))
-    if entry is None or entry[0] is not schema:
-        entry = (schema, compile_check(schema))
-        _FAST[id(schema)] = entry
-    check = entry[1]
+    check = _fast_check(schema)
     return check is not None and check(value)
