@@ -1,6 +1,6 @@
 """Group commit: many runs' steps in one statement, each still conditional on its own
-run's lease; a write whose answer was lost is read back, never repeated; a lone run costs
-no more transactions than before, and concurrent runs cost fewer transactions than steps."""
+run's lease; a write whose answer was lost is read back, never repeated; concurrent runs
+cost fewer transactions than steps (a lone run's count: `test_engine_economy.py`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
-import pytest
 from sqlalchemy import func, select
 
 from app.db import runs_repo
@@ -17,18 +16,11 @@ from app.db.tables import run, turn
 from app.domain.records import Call
 from app.domain.run_patch import RunPatch
 from app.domain.status import CallStatus
-from tests.support.factories import final, run_body, seed_radar, tool_calls
+from tests.support.factories import final, run_body, search_rounds, seed_radar, tool_calls
 from tests.support.fakes import ProbeTool, probe_spec
 from tests.support.harness import Harness
 from tests.support.leases import crash
-from tests.support.statements import answer_lost, counting
-
-#: Every step write carries this: the statement's one JSON parameter of runs.
-STEP_WRITE = "jsonb_populate_record(run"
-
-
-def step_writes(statements: list[str]) -> list[str]:
-    return [s for s in statements if STEP_WRITE in s]
+from tests.support.statements import STEP_WRITE, answer_lost, counting
 
 
 async def held_runs(h: Harness, headers: dict[str, str], n: int) -> list[tuple[str, str]]:
@@ -76,7 +68,7 @@ async def test_many_runs_steps_commit_in_one_statement_and_a_lost_lease_fails_al
             *(h.runtime.commits.write(w) for w in writes), return_exceptions=True
         )
 
-    assert len(step_writes(seen.all)) == 1  # one statement, one commit, for all six
+    assert len(seen.step_writes()) == 1  # one statement, one commit, for all six
     assert isinstance(outcomes[2], StaleWrite)
     assert all(not isinstance(o, BaseException) for i, o in enumerate(outcomes) if i != 2)
     async with h.runtime.sessions() as session:
@@ -106,7 +98,7 @@ async def test_a_write_refused_by_postgres_fails_alone_and_the_rest_of_its_batch
         )
 
     # The batch, then each of the three alone.
-    assert len(step_writes(seen.all)) == 4
+    assert len(seen.step_writes()) == 4
     assert isinstance(outcomes[1], Exception) and not isinstance(outcomes[1], StaleWrite)
     assert not isinstance(outcomes[0], BaseException)
     assert not isinstance(outcomes[2], BaseException)
@@ -164,11 +156,6 @@ async def test_a_step_whose_answer_was_lost_is_read_back_and_never_repeated(
     assert turns == 2
 
 
-def rounds(n: int) -> list[dict[str, Any]]:
-    search = ("c1", "search_technologies", {"query": "database"})
-    return [*(tool_calls(search, usage=(100, 10)) for _ in range(n)), final("done [source:s1]")]
-
-
 async def test_concurrent_runs_cost_fewer_write_statements_than_steps(harness_factory) -> None:  # type: ignore[no-untyped-def]
     h: Harness = await harness_factory(run_driver=False)
     await seed_radar(h)
@@ -176,7 +163,9 @@ async def test_concurrent_runs_cost_fewer_write_statements_than_steps(harness_fa
     runs, n = 16, 2
 
     async def one() -> dict[str, Any]:
-        response = await h.client.post("/v1/runs", headers=headers, json=run_body(*rounds(n)))
+        response = await h.client.post(
+            "/v1/runs", headers=headers, json=run_body(*search_rounds(n))
+        )
         return response.json()
 
     await one()  # the key's first use and the config version's row, once
@@ -186,23 +175,5 @@ async def test_concurrent_runs_cost_fewer_write_statements_than_steps(harness_fa
     steps = sum(r["usage"]["steps"] for r in done)
     assert steps == runs * (n + 1)
     # 2N + 1 step writes and an answer a run when each goes alone.
-    assert len(step_writes(seen.all)) < runs * (2 * n + 2)
+    assert len(seen.step_writes()) < runs * (2 * n + 2)
     assert len(seen.committed_writes) < steps, (len(seen.committed_writes), steps)
-
-
-@pytest.mark.parametrize("n", [1, 3])
-async def test_a_lone_run_still_costs_at_most_2n_plus_3_write_transactions(
-    harness_factory, n: int
-) -> None:  # type: ignore[no-untyped-def]
-    h: Harness = await harness_factory(run_driver=False)
-    await seed_radar(h)
-    headers = await h.key()
-    # The first run pays once for its key's first use and its config version's row.
-    await h.client.post("/v1/runs", headers=headers, json=run_body(*rounds(n)))
-    with counting(h.app.state.engine) as seen:
-        response = await h.client.post("/v1/runs", headers=headers, json=run_body(*rounds(n)))
-    assert response.json()["termination_reason"] == "final"
-    assert len(seen.committed_writes) <= 2 * n + 3
-    # Alone, each goes in its own batch: 2N + 1 steps (turns, rounds, the finish), and
-    # the Idempotency-Key's answer.
-    assert len(step_writes(seen.all)) == 2 * n + 2

@@ -4,18 +4,11 @@ history read only by a process that claims a run."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from tests.support.factories import final, run_body, seed_radar, tool_calls
+from tests.support.factories import final, run_body, search_rounds, seed_radar
 from tests.support.harness import Harness
 from tests.support.statements import counting
-
-
-def rounds(n: int) -> list[dict[str, Any]]:
-    search = ("c1", "search_technologies", {"query": "database"})
-    return [*(tool_calls(search, usage=(100, 10)) for _ in range(n)), final("done [source:s1]")]
 
 
 @pytest.mark.parametrize("n", [1, 5])
@@ -26,14 +19,19 @@ async def test_a_run_of_n_read_only_rounds_commits_at_most_2n_plus_3_write_trans
     await seed_radar(h)
     headers = await h.key()
     # The first run pays once for its key's first use and its config version's row.
-    await h.client.post("/v1/runs", headers=headers, json=run_body(*rounds(n)))
+    await h.client.post("/v1/runs", headers=headers, json=run_body(*search_rounds(n)))
     with counting(h.app.state.engine) as seen:
-        response = await h.client.post("/v1/runs", headers=headers, json=run_body(*rounds(n)))
+        response = await h.client.post(
+            "/v1/runs", headers=headers, json=run_body(*search_rounds(n))
+        )
     run = response.json()
     assert response.status_code == 201 and run["termination_reason"] == "final"
     assert run["usage"]["tool_calls"] == n and run["usage"]["steps"] == n + 1
     writes = seen.committed_writes
     assert len(writes) <= 2 * n + 3, [w[0][:60] for w in writes]
+    # Alone, each write goes in a batch of its own: 2N + 1 steps (turns, rounds, the
+    # finish) and the Idempotency-Key's answer.
+    assert len(seen.step_writes()) == 2 * n + 2
     assert sum(len(w) for w in writes) / len(writes) <= 5
     # The holder keeps the run's state: it never reads back the run, its turns or calls.
     assert seen.reading("run") == [] and seen.reading("turn") == []
@@ -46,7 +44,9 @@ async def test_what_the_holder_kept_in_memory_is_what_the_database_holds(
     h: Harness = await harness_factory(run_driver=False)
     await seed_radar(h)
     headers = await h.key()
-    created = (await h.client.post("/v1/runs", headers=headers, json=run_body(*rounds(3)))).json()
+    created = (
+        await h.client.post("/v1/runs", headers=headers, json=run_body(*search_rounds(3)))
+    ).json()
     stored = (await h.client.get(f"/v1/runs/{created['id']}", headers=headers)).json()
     assert created == stored
     events = (
@@ -70,7 +70,7 @@ async def test_a_claimed_run_reads_its_history_once(harness_factory) -> None:  #
         )
     ).json()
     assert first["status"] == "running"
-    script = rounds(4)
+    script = search_rounds(4)
     # Another run, queued (the driver has no free slot for it), then claimed by the poller.
     h.runtime.settings.max_active_runs = 1
     queued = (

@@ -46,3 +46,9 @@ def run_body(
 async def seed_radar(harness: Any, tenant: str = "acme") -> None:
     async with harness.runtime.sessions.begin() as session:
         await seed(session, tenant_id=tenant, now=harness.runtime.clock.now())
+
+
+def search_rounds(n: int) -> list[dict[str, Any]]:
+    """A script of `n` rounds that each search the radar, then a final answer citing it."""
+    search = ("c1", "search_technologies", {"query": "database"})
+    return [*(tool_calls(search, usage=(100, 10)) for _ in range(n)), final("done [source:s1]")]

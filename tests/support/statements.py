@@ -20,8 +20,16 @@ _WRITE = re.compile(
 )
 
 
+#: What every statement of step writes carries (`app.db.step_writes`: one per batch).
+STEP_WRITE = "jsonb_populate_record(run"
+
+
 class Statements:
     """Every statement the app's engine runs, and the write transactions it commits."""
+
+    def step_writes(self) -> list[str]:
+        """The statements that committed batches of step writes."""
+        return [s for s in self.all if STEP_WRITE in s]
 
     def __init__(self) -> None:
         self.all: list[str] = []
