@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 from app.db import raw
 from app.db.clock import DbTime
-from app.db.session import connection_of
+from app.db.session import target_of
 from app.db.tables import api_key
 
 
@@ -67,12 +67,16 @@ async def insert_key(session: AsyncSession, key: NewKey) -> KeyRecord:
     return KeyRecord(**result.mappings().one())
 
 
+def _stale() -> Any:
+    """A key last used before `:touch` (now + an interval, on the database's clock)."""
+    return or_(
+        api_key.c.last_used_at.is_(None), api_key.c.last_used_at < DbTime.after_param("touch")
+    )
+
+
 @functools.cache
 def _by_hash() -> Any:
-    stale = or_(
-        api_key.c.last_used_at.is_(None),
-        api_key.c.last_used_at < DbTime.after_param("touch"),
-    )
+    stale = _stale()
     return select(
         api_key.c.tenant_id,
         api_key.c.id,
@@ -95,17 +99,13 @@ async def get_by_hash(
     minute, not once a request; a row another request is touching is skipped, never
     waited for. The lookup, sent by every request, goes on the driver (`db.raw`)."""
     params = {"key_hash": key_hash, "touch": db_time.interval(-touch_every_s)}
-    rows = await raw.execute(await connection_of(session), _by_hash(), params)
+    rows = await raw.execute(await target_of(session), _by_hash(), params)
     if not rows:
         return None
     tenant_id, key_id, subject, roles, scopes, is_stale = rows[0]
     if is_stale:
-        stale = or_(
-            api_key.c.last_used_at.is_(None),
-            api_key.c.last_used_at < db_time.after(-touch_every_s),
-        )
         ours = and_(api_key.c.tenant_id == tenant_id, api_key.c.id == key_id)
-        unlocked = select(api_key.c.id).where(ours, stale).with_for_update(skip_locked=True)
+        unlocked = select(api_key.c.id).where(ours, _stale()).with_for_update(skip_locked=True)
         touch = (
             update(api_key)
             .where(ours, api_key.c.id.in_(unlocked.scalar_subquery()))
@@ -113,9 +113,9 @@ async def get_by_hash(
         )
         if isinstance(session, AsyncEngine):  # once a minute a key: SQLAlchemy's way
             async with session.connect() as connection:
-                await connection.execute(touch)
+                await connection.execute(touch, {"touch": params["touch"]})
         else:
-            await session.execute(touch)
+            await session.execute(touch, {"touch": params["touch"]})
     return KeyOwner(tenant_id, subject, list(roles), scopes)
 
 

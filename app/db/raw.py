@@ -47,7 +47,7 @@ def listen(engine: AsyncEngine, when: str, observer: Observer) -> Callable[[], N
     return stop
 
 
-def _observe(on: AsyncEngine | AsyncConnection, when: str, sql: str, args: Sequence[Any]) -> None:
+def _observe(on: AsyncEngine, when: str, sql: str, args: Sequence[Any]) -> None:
     if _OBSERVERS:
         for observer in _OBSERVERS.get((id(on.sync_engine.pool), when), ()):
             observer(sql, args)

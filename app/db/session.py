@@ -119,11 +119,7 @@ async def retrying_alone(
     raise AssertionError("unreachable")
 
 
-def connection_of(session: AsyncSession | AsyncConnection | AsyncEngine) -> Any:
-    """Where a raw statement (`db.raw`) of `session` goes: its connection, or the engine
-    itself (awaitable)."""
-    return session.connection() if isinstance(session, AsyncSession) else _same(session)
-
-
-async def _same(target: AsyncConnection | AsyncEngine) -> AsyncConnection | AsyncEngine:
-    return target
+async def target_of(session: AsyncSession | AsyncConnection | AsyncEngine) -> Any:
+    """Where a raw statement (`db.raw`) of `session` goes: its connection, or the engine or
+    connection itself."""
+    return await session.connection() if isinstance(session, AsyncSession) else session

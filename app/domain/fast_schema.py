@@ -164,14 +164,6 @@ def _pattern(argument: Any, _schema: Mapping[str, Any]) -> Check | None:
     return lambda value: not isinstance(value, str) or compiled.search(value) is not None
 
 
-def _is_list(value: Any) -> bool:
-    return isinstance(value, list)
-
-
-def _is_str(value: Any) -> bool:
-    return isinstance(value, str)
-
-
 _MAKERS: dict[str, Callable[[Any, Mapping[str, Any]], Check | None]] = {
     "type": _type,
     "properties": _properties,
@@ -180,10 +172,10 @@ _MAKERS: dict[str, Callable[[Any, Mapping[str, Any]], Check | None]] = {
     "items": _items,
     "enum": _enum,
     "pattern": _pattern,
-    "minLength": _bound(lambda size, bound: size >= bound, _is_str),
-    "maxLength": _bound(lambda size, bound: size <= bound, _is_str),
-    "minItems": _bound(lambda size, bound: size >= bound, _is_list),
-    "maxItems": _bound(lambda size, bound: size <= bound, _is_list),
+    "minLength": _bound(lambda size, bound: size >= bound, _TYPES["string"]),
+    "maxLength": _bound(lambda size, bound: size <= bound, _TYPES["string"]),
+    "minItems": _bound(lambda size, bound: size >= bound, _TYPES["array"]),
+    "maxItems": _bound(lambda size, bound: size <= bound, _TYPES["array"]),
     "minimum": _bound(lambda value, bound: value >= bound, _is_number),
     "maximum": _bound(lambda value, bound: value <= bound, _is_number),
     "exclusiveMinimum": _bound(lambda value, bound: value > bound, _is_number),
