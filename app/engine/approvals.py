@@ -251,8 +251,10 @@ async def _outcome(rt: Runtime, driver: Driver, record: Preview, wait_s: float) 
     with driver.watching(tenant, record.run_id) as stepped:
         while True:
             stepped.clear()
-            call = await _call(rt, record)
+            # The run first: a run seen finished had its call settled in the same commit,
+            # so the call read after it is never older than the run.
             run = await driver.wait(tenant, record.run_id, 0)
+            call = await _call(rt, record)
             left = min(seconds_left(rt.clock.now(), run.deadline_at), patience_ends - loop.time())
             executing = call.status in (CallStatus.APPROVED, CallStatus.EXECUTING)
             if not executing or run.status is RunStatus.FINISHED or left <= 0:
