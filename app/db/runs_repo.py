@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import fields, replace
+from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
@@ -27,10 +27,9 @@ from sqlalchemy import (
 )
 from sqlalchemy import insert as sa_insert
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.types import String, Text
 
-from app.db import raw
 from app.db.clock import DbTime
 from app.db.guards import status_in
 from app.db.idempotency_repo import Binding, binding_cte, binding_params
@@ -66,7 +65,7 @@ def to_run(row: Mapping[str, Any]) -> Run:
     return Run(**data)
 
 
-def _row(record: Run) -> dict[str, Any]:
+def run_row(record: Run) -> dict[str, Any]:
     data = {name: getattr(record, name) for name in _RUN_FIELDS}
     data["tools"] = list(record.tools)
     data["data_policy"] = list(record.data_policy) or None
@@ -108,17 +107,19 @@ async def insert_events(
 
 
 async def create(
-    connection: AsyncEngine | AsyncConnection | AsyncSession,
+    session: AsyncSession,
     creation: Creation,
     *,
     db_time: DbTime,
     binding: Binding | None = None,
 ) -> Run | None:
     """A new run with its first events, its script (if scripted) and its request's key
-    binding, in one statement; a leased creation's lease expires on the database's clock.
-    None when the binding did not take hold: nothing was made."""
+    binding, in one statement of the session's transaction (a child's, beside its parent's
+    reservation; a request's own run goes with the batch, `db.births`); a leased creation's
+    lease expires on the database's clock. None when the binding did not take hold:
+    nothing was made."""
     record, events = creation.run, creation.events
-    params = {f"r_{name}": value for name, value in _row(record).items()}
+    params = {f"r_{name}": value for name, value in run_row(record).items()}
     params["r_event_seq"] = len(events)
     params["r_events"] = events_param(events)
     if creation.lease_s is not None:
@@ -133,19 +134,10 @@ async def create(
         creation.script is not None,
         record.consistency == SNAPSHOT,
     )
-    if isinstance(connection, AsyncConnection | AsyncEngine):  # the hot path (`db.raw`)
-        rows = await raw.execute(connection, statement, params)
-    else:
-        rows = (await connection.execute(statement, params)).all()
+    rows = (await session.execute(statement, params)).all()
     if not rows:
         return None
-    lease_expires_at, read_snapshot = rows[0][0], rows[0][1]
-    return replace(
-        record,
-        lease_expires_at=lease_expires_at,
-        read_snapshot=read_snapshot,
-        event_seq=len(events),
-    )
+    return creation.born(rows[0][0], rows[0][1])
 
 
 @functools.lru_cache(maxsize=32)

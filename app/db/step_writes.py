@@ -39,7 +39,8 @@ import orjson
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.db import raw
+from app.db import births, raw
+from app.db.births import Birth, Born
 from app.db.runs_repo import StaleWrite
 from app.db.tables import idempotency_key, preview, tool_call, turn
 from app.domain.events import Event
@@ -47,7 +48,17 @@ from app.domain.moves import RUN_STEP
 from app.domain.records import Call, Preview, Turn
 from app.domain.run_patch import RunPatch
 
-__all__ = ["SHARED", "Answer", "Applied", "StaleWrite", "StepWrite", "apply", "apply_batch"]
+__all__ = [
+    "SHARED",
+    "Answer",
+    "Applied",
+    "Birth",
+    "Born",
+    "StaleWrite",
+    "StepWrite",
+    "apply",
+    "apply_batch",
+]
 
 _PATCHED = tuple(f.name for f in fields(RunPatch))
 _TURN_FIELDS = tuple(f.name for f in fields(Turn))
@@ -197,26 +208,34 @@ async def apply_batch(
     connection: AsyncEngine | AsyncConnection,
     writes: Sequence[StepWrite],
     answers: Sequence[Answer] = (),
-) -> list[Applied | None]:
-    """Commits every write whose run's lease still holds, and every answer whose claim
-    still holds, in one statement; for each write, in order, what it learned, or None when
-    its lease was gone (nothing of it written). The runs must be distinct."""
+    births: Sequence[Birth] = (),
+) -> tuple[list[Applied | None], list[Born | None]]:
+    """Commits every write whose run's lease still holds, every answer whose claim still
+    holds and every birth whose key binding takes hold, in one statement; for each write,
+    in order, what it learned, or None when its lease was gone (nothing of it written);
+    for each birth, what it learned, or None when its binding did not take hold (nothing
+    of it made). The runs must be distinct."""
     steps = encode([w.item(i) for i, w in enumerate(writes)])
     kept = encode([a.item() for a in answers])
-    rows = await raw.fetch(connection, statement(), steps, kept)
+    made = encode([b.item(i) for i, b in enumerate(births)])
+    rows = await raw.fetch(connection, statement(), steps, kept, made)
     found: list[Applied | None] = [None] * len(writes)
+    born: list[Born | None] = [None] * len(births)
     for row in rows:
+        if row[0] == "b":
+            born[row[1]] = Born(row[-2], row[-1])
+            continue
         shared = {
             name: float(value) if name.endswith("cost_usd") else value
-            for name, value in zip(SHARED, row[4:], strict=True)
+            for name, value in zip(SHARED, row[5:-2], strict=True)
         }
-        found[row[0]] = Applied(row[1], row[2], row[3], shared)
-    return found
+        found[row[1]] = Applied(row[2], row[3], row[4], shared)
+    return found, born
 
 
 async def apply(connection: AsyncEngine | AsyncConnection, write: StepWrite) -> Applied:
     """One write alone; StaleWrite when its lease was gone."""
-    (applied,) = await apply_batch(connection, [write])
+    (applied,), _ = await apply_batch(connection, [write])
     if applied is None:
         raise StaleWrite(write.run_id)
     return applied
@@ -294,13 +313,15 @@ def statement() -> str:
         "SELECT changed.tenant_id, changed.id, "
         "changed.event_seq - jsonb_array_length(changed.events) + e.ord, "
         "e.value ->> 0, changed.now, e.value -> 1 FROM changed, "
-        "jsonb_array_elements(changed.events) WITH ORDINALITY AS e(value, ord))"
+        f"jsonb_array_elements(changed.events) WITH ORDINALITY AS e(value, ord) "
+        f"UNION ALL {births.EVENTS})"
     )
     parts = [
         "w AS (SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS w(i integer, "
         "tenant_id text, run_id text, token text, now timestamptz, clock_s float8, "
         f"patch jsonb, events jsonb, turns jsonb, {keys}))",
         changed,
+        *births.ctes("$3"),
         appended,
         _inserted("turned", turn, "turns", _TURN_FIELDS),
         _inserted("proposed", tool_call, "new_calls", _CALL_FIELDS),
@@ -309,5 +330,9 @@ def statement() -> str:
         _updated("decided", preview, "decisions", _DECISION),
         _answered(),
     ]
-    answer = f"SELECT i, version, event_seq, cancel_requested_at, {_listed(SHARED)} FROM changed"
+    stepped = (
+        f"SELECT 's', i, version, event_seq, cancel_requested_at, {_listed(SHARED)}, "
+        "NULL, NULL FROM changed"
+    )
+    answer = f"{stepped} UNION ALL {births.answer(3 + len(SHARED))}"
     return "WITH " + ",\n".join(parts) + "\n" + answer

@@ -6,7 +6,7 @@ statuses a change starts from and writes are its moves' (`domain.moves`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -41,6 +41,16 @@ class Creation:
             raise InvalidTransition("run", "(new)", self.run.status)
         if (self.run.lease_token is not None) != (self.lease_s is not None):
             raise ValueError("a run is created leased exactly when it has a lease token")
+
+    def born(self, lease_expires_at: datetime | None, read_snapshot: str | None) -> Run:
+        """The run as its creation made it: its lease's expiry and its snapshot as the
+        database set them, its first events counted."""
+        return replace(
+            self.run,
+            lease_expires_at=lease_expires_at,
+            read_snapshot=read_snapshot,
+            event_seq=len(self.events),
+        )
 
 
 @dataclass(frozen=True)

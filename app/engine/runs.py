@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from app.config.files import AgentConfig
 from app.db import runs_repo, turns_repo
+from app.db.step_writes import Birth
 from app.domain.budget import Limits, clamped, deadline_at, narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.events import Event, EventType
@@ -152,7 +153,9 @@ async def _create(
     created: Run | None
     if request.parent_run_id is None:
         made = creation(limits, None)
-        created = await runs_repo.create(rt.single, made, db_time=rt.db_time, binding=binding)
+        # With other requests' runs and other runs' steps, in one statement (group commit).
+        born = await rt.commits.create(Birth(made, binding, rt.db_time.offset_s))
+        created = None if born is None else made.born(born.lease_expires_at, born.read_snapshot)
     else:
         try:
             created = await children.create_child(

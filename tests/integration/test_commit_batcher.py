@@ -10,17 +10,21 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from app.db import runs_repo
-from app.db.step_writes import StaleWrite, StepWrite
-from app.db.tables import run, turn
-from app.domain.records import Call
+from app.db import idempotency_repo, runs_repo
+from app.db.idempotency_repo import Binding
+from app.db.step_writes import Birth, StaleWrite, StepWrite
+from app.db.tables import event, run, turn
+from app.domain.budget import Limits
+from app.domain.events import EventType
+from app.domain.records import Call, Run
+from app.domain.run_changes import Creation
 from app.domain.run_patch import RunPatch
-from app.domain.status import CallStatus
+from app.domain.status import CallStatus, RunStatus
 from tests.support.factories import final, run_body, search_rounds, seed_radar, tool_calls
 from tests.support.fakes import ProbeTool, probe_spec
 from tests.support.harness import Harness
 from tests.support.leases import crash
-from tests.support.statements import STEP_WRITE, answer_lost, counting
+from tests.support.statements import STEP_WRITE, answer_lost, counting, with_steps
 
 
 async def held_runs(h: Harness, headers: dict[str, str], n: int) -> list[tuple[str, str]]:
@@ -138,7 +142,7 @@ async def test_a_step_whose_answer_was_lost_is_read_back_and_never_repeated(
     h: Harness = await harness_factory(run_driver=False, probe=probe)
     headers = await h.key()
     script = [tool_calls(("c1", "probe", {"q": "x"})), final("done [source:s1]")]
-    with answer_lost(h.app.state.engine, STEP_WRITE, times=2) as hit:
+    with answer_lost(h.app.state.engine, STEP_WRITE, times=2, when=with_steps) as hit:
         response = await h.client.post(
             "/v1/runs", headers=headers, json={**run_body(*script), "wait_s": 20}
         )
@@ -177,3 +181,68 @@ async def test_concurrent_runs_cost_fewer_write_statements_than_steps(harness_fa
     # 2N + 1 step writes and an answer a run when each goes alone.
     assert len(seen.step_writes()) < runs * (2 * n + 2)
     assert len(seen.committed_writes) < steps, (len(seen.committed_writes), steps)
+
+
+def a_birth(h: Harness, run_id: str, binding: Binding | None) -> Birth:
+    now = h.runtime.clock.now()
+    limits = Limits(max_steps=5, deadline_s=60, max_tokens=1000, max_cost_usd=1.0, max_tool_calls=5)
+    record = Run(
+        tenant_id="acme", id=run_id, agent="helper", route="scripted", status=RunStatus.QUEUED,
+        input="x", tools=(), limits=limits, created_by="svc", creator_scopes=("runs:create",),
+        root_run_id=run_id, deadline_at=now, created_at=now, updated_at=now,
+    )  # fmt: skip
+    return Birth(Creation(record, ((EventType.RUN_CREATED, {"n": run_id}),), script=()), binding)
+
+
+def a_binding(h: Harness, kind: str, key: str, token: str) -> Binding:
+    now = h.runtime.clock.now()
+    return Binding(kind, "acme", key, token, "fp", lock_s=30, ttl_s=3600, created_at=now)  # type: ignore[arg-type]
+
+
+async def test_runs_are_born_in_the_steps_statement_each_on_its_own_key_binding(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    """New runs join other runs' steps in one statement. A birth whose key binding does
+    not take hold (a claim it no longer holds; a key another birth of the same batch
+    claimed first) makes nothing and learns None; the others are made whole."""
+    h: Harness = await harness_factory(run_driver=False)
+    headers = await h.key()
+    ((held, token),) = await held_runs(h, headers, 1)
+    births = [
+        a_birth(h, "run_born_free", None),
+        a_birth(h, "run_born_keyed", a_binding(h, "insert", "k-1", "tok-a")),
+        a_birth(h, "run_born_twice", a_binding(h, "insert", "k-1", "tok-b")),
+        a_birth(h, "run_born_unbound", a_binding(h, "bind", "k-gone", "tok-c")),
+    ]
+
+    with counting(h.app.state.engine) as seen:
+        stepped, *born = await asyncio.gather(
+            h.runtime.commits.write(a_write(held, token, h, 5)),
+            *(h.runtime.commits.create(b) for b in births),
+        )
+
+    assert len(seen.step_writes()) == 1
+    assert stepped.version > 1
+    assert [b is not None for b in born] == [True, True, False, False]
+    async with h.runtime.sessions() as session:
+        made = {
+            i: await runs_repo.get(session, "acme", i)
+            for i in ["run_born_free", "run_born_keyed", "run_born_twice", "run_born_unbound"]
+        }
+        kinds = await session.execute(
+            select(event.c.run_id, event.c.seq, event.c.type).where(
+                event.c.tenant_id == "acme", event.c.run_id.like("run_born_%")
+            )
+        )
+        key = await idempotency_repo.get(session, "acme", "k-1", db_time=h.runtime.db_time)
+        scripts = await runs_repo.script_of(session, "acme", "run_born_free")
+    assert made["run_born_free"] is not None and made["run_born_keyed"] is not None
+    assert made["run_born_twice"] is None and made["run_born_unbound"] is None
+    assert made["run_born_keyed"].creator_scopes == ("runs:create",)
+    assert made["run_born_keyed"].event_seq == 1
+    assert sorted(kinds.all()) == [
+        ("run_born_free", 1, "run.created"),
+        ("run_born_keyed", 1, "run.created"),
+    ]
+    assert key is not None and key.resource_id == "run_born_keyed"
+    assert scripts == []

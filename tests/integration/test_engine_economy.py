@@ -29,9 +29,9 @@ async def test_a_run_of_n_read_only_rounds_commits_at_most_2n_plus_3_write_trans
     assert run["usage"]["tool_calls"] == n and run["usage"]["steps"] == n + 1
     writes = seen.committed_writes
     assert len(writes) <= 2 * n + 3, [w[0][:60] for w in writes]
-    # Alone, each write goes in a batch of its own: 2N + 1 steps (turns, rounds, the
-    # finish) and the Idempotency-Key's answer.
-    assert len(seen.step_writes()) == 2 * n + 2
+    # Alone, each write goes in a batch of its own: the run's creation, 2N + 1 steps
+    # (turns, rounds, the finish) and the Idempotency-Key's answer.
+    assert len(seen.step_writes()) == 2 * n + 3
     assert sum(len(w) for w in writes) / len(writes) <= 5
     # The holder keeps the run's state: it never reads back the run, its turns or calls.
     assert seen.reading("run") == [] and seen.reading("turn") == []

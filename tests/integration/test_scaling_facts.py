@@ -73,15 +73,16 @@ CROSS_TENANT = {
     "DELETE run_rate over run_rate": "purge: run-rate counters",
     "DELETE tenant_day_cost over tenant_day_cost": "purge: daily cost totals",
     "SELECT over run": "replay: a run found by id in any tenant (operator CLI)",
-    "INSERT event + INSERT preview + INSERT tool_call + INSERT turn + UPDATE idempotency_key"
-    " + UPDATE preview + UPDATE run + UPDATE tool_call"
-    " over idempotency_key,preview,run,tool_call": (
-        "the commit batcher: steps (and Idempotency-Key answers) of many runs, of any tenants"
+    "INSERT event + INSERT idempotency_key + INSERT preview + INSERT run + INSERT run_script"
+    " + INSERT tool_call + INSERT turn + UPDATE idempotency_key + UPDATE preview + UPDATE run"
+    " + UPDATE tool_call over idempotency_key,preview,run,tool_call": (
+        "the commit batcher: steps, new runs and Idempotency-Key answers of many runs, of any"
+        " tenants"
     ),
 }
 #: What the tour must have written within one tenant: the hot path and its neighbours.
-#: (Turns, new calls and previews are written only by the commit batcher's statement, which
-#: CROSS_TENANT names.)
+#: (Turns, new calls, previews and a request's new runs are written only by the commit
+#: batcher's statement, which CROSS_TENANT names.)
 PINNED_WRITES = {
     "UPDATE run",
     "INSERT event",

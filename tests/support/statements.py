@@ -5,7 +5,7 @@ the same hooks, making some statements fail as if the database had gone."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -102,21 +102,35 @@ def failing(engine: AsyncEngine, marker: str, error: Callable[[], BaseException]
 
 
 @contextmanager
-def answer_lost(engine: AsyncEngine, marker: str, times: int = 1) -> Iterator[list[str]]:
-    """The first `times` statements containing `marker` reach the database and take effect,
-    but their answer never comes back (a ConnectionResetError instead), as when a process
-    loses its connection after its statement committed. Yields the statements hit."""
+def answer_lost(
+    engine: AsyncEngine,
+    marker: str,
+    times: int = 1,
+    when: Callable[[Sequence[Any]], bool] = lambda _params: True,
+) -> Iterator[list[str]]:
+    """The first `times` statements containing `marker` (and whose parameters pass `when`)
+    reach the database and take effect, but their answer never comes back (a
+    ConnectionResetError instead), as when a process loses its connection after its
+    statement committed. Yields the statements hit."""
     hit: list[str] = []
 
-    def lose(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if marker in statement and len(hit) < times:
+    def lose(statement: str, params: Any) -> None:
+        if marker in statement and len(hit) < times and when(params):
             hit.append(statement)
             raise ConnectionResetError("the connection dropped before the answer came")
 
-    event.listen(engine.sync_engine, "after_cursor_execute", lose)
-    stop = raw.listen(engine, "after", lambda statement, _args: lose(None, None, statement))
+    def lose_sa(_conn: Any, _cursor: Any, statement: str, params: Any, *_args: Any) -> None:
+        lose(statement, params)
+
+    event.listen(engine.sync_engine, "after_cursor_execute", lose_sa)
+    stop = raw.listen(engine, "after", lose)
     try:
         yield hit
     finally:
         stop()
-        event.remove(engine.sync_engine, "after_cursor_execute", lose)
+        event.remove(engine.sync_engine, "after_cursor_execute", lose_sa)
+
+
+def with_steps(params: Sequence[Any]) -> bool:
+    """A batch statement's parameters carry step writes (not only new runs or answers)."""
+    return bool(params) and params[0] != "[]"

@@ -1,6 +1,6 @@
-"""Group commit: a process's step writes of many runs, and the Idempotency-Key answers of
-its finished requests, go to Postgres together as one statement (`db.step_writes`), so
-that many steps cost one round trip and one commit.
+"""Group commit: a process's step writes of many runs, the runs its requests create, and
+the Idempotency-Key answers of its finished requests go to Postgres together as one
+statement (`db.step_writes`), so that many steps cost one round trip and one commit.
 
 A write that finds no batch in flight is sent on the event loop's next turn, with any
 others that became ready on this one: a lone run waits for nothing. While a batch is in
@@ -8,8 +8,9 @@ flight, writes collect in the open batch, which is sent when it holds `commit_ba
 writes, when the batches in flight have all come back, or `commit_batch_wait_ms` after its
 first write arrived, whichever comes first.
 
-Each write stays conditional on its own run's lease (an answer on its key's claim): one
-whose lease is gone gets StaleWrite alone. When Postgres refuses the batch statement (a
+Each write stays conditional on its own run's lease (an answer on its key's claim, a new
+run on its key's binding): one whose lease is gone gets StaleWrite alone, a birth whose
+binding did not take hold learns None alone. When Postgres refuses the batch statement (a
 deadlock, a constraint one write broke), nothing of it was committed, so each of its
 writes is tried again alone and fails, or commits, on its own. When the connection fails,
 the outcome of the statement is unknown, as for a step written alone: every write of the
@@ -28,15 +29,18 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db import step_writes
-from app.db.step_writes import Answer, Applied, StaleWrite, StepWrite
+from app.db.step_writes import Answer, Applied, Birth, Born, StaleWrite, StepWrite
 from app.observability.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
 
+Write = StepWrite | Answer | Birth
+
+
 @dataclass
 class _Pending:
-    write: StepWrite | Answer
+    write: Write
     done: asyncio.Future[Any]
     since: float
 
@@ -46,7 +50,7 @@ class _Batch:
     items: list[_Pending] = field(default_factory=list)
     runs: set[tuple[str, str]] = field(default_factory=set)
 
-    def holds(self, write: StepWrite | Answer) -> bool:
+    def holds(self, write: Write) -> bool:
         return isinstance(write, StepWrite) and (write.tenant_id, write.run_id) in self.runs
 
     def add(self, item: _Pending) -> None:
@@ -74,11 +78,17 @@ class CommitBatcher:
         applied: Applied = await self._enqueue(write)
         return applied
 
+    async def create(self, birth: Birth) -> Born | None:
+        """Creates a new run (with whatever others join its batch); None when its key's
+        binding did not take hold (nothing was made)."""
+        born: Born | None = await self._enqueue(birth)
+        return born
+
     async def answer(self, answer: Answer) -> None:
         """Keeps an Idempotency-Key's answer, if its request still holds the key's claim."""
         await self._enqueue(answer)
 
-    def _enqueue(self, write: StepWrite | Answer) -> asyncio.Future[Any]:
+    def _enqueue(self, write: Write) -> asyncio.Future[Any]:
         loop = asyncio.get_running_loop()
         if self._open.holds(write):
             self._send()  # never two writes of one run in one statement
@@ -121,12 +131,14 @@ class CommitBatcher:
 
     async def _apply(self, items: list[_Pending]) -> None:
         writes = [i for i in items if isinstance(i.write, StepWrite)]
+        births = [i for i in items if isinstance(i.write, Birth)]
         answers = [i.write for i in items if isinstance(i.write, Answer)]
         try:
-            found = await step_writes.apply_batch(
+            found, born = await step_writes.apply_batch(
                 self._engine,
                 [i.write for i in writes],  # type: ignore[misc]
                 answers,
+                [i.write for i in births],  # type: ignore[misc]
             )
         except (sa_exc.DBAPIError, TypeError, ValueError) as exc:
             # Refused by Postgres, or a write that cannot be encoded (nothing was sent).
@@ -150,6 +162,8 @@ class CommitBatcher:
                 _settle(item, exception=StaleWrite(item.write.run_id))  # type: ignore[union-attr]
             else:
                 _settle(item, result=applied)
+        for item, made in zip(births, born, strict=True):
+            _settle(item, result=made)
         for item in items:
             if isinstance(item.write, Answer):
                 _settle(item, result=None)

@@ -1,0 +1,132 @@
+"""New runs in the batch statement (`db.step_writes`): a run made by a request on the hot
+path travels as one JSON item with its first events, its script and its request key's
+binding, and the batch inserts it beside other runs' steps — one round trip and one commit
+for all, as for the steps.
+
+Each birth stays conditional on its own binding, exactly as when it was a statement of its
+own (`runs_repo.create`): `insert` a claim of the key that nobody holds yet, or `bind` the
+claim its request holds; when the binding does not take hold, nothing of that run is
+written, and it alone learns so (None). A run is created leased on the database's clock,
+and a snapshot run keeps the snapshot of the batch statement itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import Any
+
+from app.db.idempotency_repo import Binding
+from app.db.runs_repo import run_row
+from app.db.tables import idempotency_key
+from app.domain.records import SNAPSHOT, Run
+from app.domain.run_changes import Creation
+
+_RUN_FIELDS = tuple(f.name for f in fields(Run))
+
+
+@dataclass(frozen=True)
+class Birth:
+    """A run to create; `clock_s` is the database clock's offset (`DbTime.offset_s`, 0 in
+    service) that its lease and its key's lock and expiry are counted from."""
+
+    creation: Creation
+    binding: Binding | None = None
+    clock_s: float = 0.0
+
+    def item(self, index: int) -> dict[str, Any]:
+        creation, binding = self.creation, self.binding
+        row = run_row(creation.run)
+        row["event_seq"] = len(creation.events)
+        item: dict[str, Any] = {
+            "i": index,
+            "tenant_id": creation.run.tenant_id,
+            "run_id": creation.run.id,
+            "run": row,
+            "events": [[kind, data] for kind, data in creation.events],
+            "script": None if creation.script is None else list(creation.script),
+            "lease_s": None if creation.lease_s is None else self.clock_s + creation.lease_s,
+            "snapshot": creation.run.consistency == SNAPSHOT,
+        }
+        if binding is not None:
+            item.update(
+                bkind=binding.kind,
+                b_key=binding.key,
+                b_token=binding.token,
+                b_fingerprint=binding.fingerprint,
+                b_lock_s=self.clock_s + binding.lock_s,
+                b_ttl_s=self.clock_s + binding.ttl_s,
+                b_created=binding.created_at,
+            )
+        return item
+
+
+@dataclass(frozen=True)
+class Born:
+    """What a birth learns from the database: its lease's expiry and its snapshot."""
+
+    lease_expires_at: datetime | None
+    read_snapshot: str | None
+
+
+def ctes(param: str) -> list[str]:
+    """The births' CTEs, reading the JSON array `param`: `b` (one row a birth), the key
+    bindings that took hold (`bound`), the runs (`born`) and their scripts. Their events
+    are inserted with the steps' (`events`), so that the event table's statement trigger
+    fires once a batch."""
+    keys = idempotency_key.name
+    cols = ", ".join(_RUN_FIELDS)
+    values = ", ".join(
+        "CASE WHEN b.lease_s IS NULL THEN p.lease_expires_at "
+        "ELSE now() + b.lease_s * interval '1 second' END"
+        if n == "lease_expires_at"
+        else "CASE WHEN b.snapshot THEN pg_current_snapshot()::text ELSE p.read_snapshot END"
+        if n == "read_snapshot"
+        else f"p.{n}"
+        for n in _RUN_FIELDS
+    )
+    return [
+        f"b AS (SELECT * FROM jsonb_to_recordset({param}::text::jsonb) AS b(i integer, "
+        "tenant_id text, run_id text, run jsonb, events jsonb, script jsonb, lease_s float8, "
+        "snapshot boolean, bkind text, b_key text, b_token text, b_fingerprint text, "
+        "b_lock_s float8, b_ttl_s float8, b_created timestamptz))",
+        f"rebound AS (UPDATE {keys} SET resource_id = b.run_id FROM b "
+        f"WHERE b.bkind = 'bind' AND {keys}.tenant_id = b.tenant_id "
+        f"AND {keys}.key = b.b_key AND {keys}.claim_token = b.b_token RETURNING b.i)",
+        f"claimed AS (INSERT INTO {keys} (tenant_id, key, fingerprint, state, claim_token, "
+        "locked_until, created_at, expires_at, resource_id) "
+        "SELECT b.tenant_id, b.b_key, b.b_fingerprint, 'in_flight', b.b_token, "
+        "now() + b.b_lock_s * interval '1 second', b.b_created, "
+        "now() + b.b_ttl_s * interval '1 second', b.run_id FROM b WHERE b.bkind = 'insert' "
+        "ON CONFLICT (tenant_id, key) DO NOTHING RETURNING tenant_id, key, claim_token)",
+        "bound AS (SELECT b.* FROM b WHERE b.bkind IS NULL "
+        "UNION ALL SELECT b.* FROM b JOIN rebound ON rebound.i = b.i "
+        "UNION ALL SELECT b.* FROM b JOIN claimed ON b.bkind = 'insert' "
+        "AND claimed.tenant_id = b.tenant_id AND claimed.key = b.b_key "
+        "AND claimed.claim_token = b.b_token)",
+        f"born AS (INSERT INTO run ({cols}) SELECT {values} "
+        "FROM bound AS b, jsonb_populate_record(NULL::run, b.run) AS p "
+        "RETURNING tenant_id, id, lease_expires_at, read_snapshot)",
+        "scripted AS (INSERT INTO run_script (tenant_id, run_id, script) "
+        "SELECT b.tenant_id, b.run_id, b.script FROM bound AS b "
+        "JOIN born ON born.tenant_id = b.tenant_id AND born.id = b.run_id "
+        "WHERE b.script IS NOT NULL)",
+    ]
+
+
+#: The births' first events, as rows of the batch's one event insert.
+EVENTS = (
+    "SELECT born.tenant_id, born.id, e.ord, e.value ->> 0, "
+    "(b.run ->> 'created_at')::timestamptz, e.value -> 1 FROM born "
+    "JOIN bound AS b ON b.tenant_id = born.tenant_id AND b.run_id = born.id, "
+    "jsonb_array_elements(b.events) WITH ORDINALITY AS e(value, ord)"
+)
+
+
+def answer(step_columns: int) -> str:
+    """The births' rows of the batch's answer, padded to the steps' columns."""
+    pad = ", ".join(["NULL"] * step_columns)
+    return (
+        f"SELECT 'b', b.i, {pad}, born.lease_expires_at, born.read_snapshot FROM born "
+        "JOIN bound AS b ON b.tenant_id = born.tenant_id AND b.run_id = born.id"
+    )
