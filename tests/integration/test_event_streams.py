@@ -39,7 +39,7 @@ from tests.support.factories import final, run_body, tool_calls
 from tests.support.harness import Harness
 from tests.support.processes import free_port, server, wait_healthy
 from tests.support.statements import counting, failing
-from tests.support.streams import STREAM, Frame, reopens, stream, take
+from tests.support.streams import STREAM, Frame, feed_shows, reopens, stream, take
 
 
 async def timeline(h: Harness, headers: dict[str, str], run_id: str) -> list[dict[str, Any]]:
@@ -278,6 +278,7 @@ async def test_the_tenant_list_pages_every_event_with_ids_and_refuses_bad_cursor
     headers = await harness.key()
     for text in ("A.", "B."):
         await harness.client.post("/v1/runs", headers=headers, json=run_body(final(text)))
+    await feed_shows(harness.client, headers, 2)
     everything = (await harness.client.get("/v1/events?limit=200", headers=headers)).json()
     assert everything["next_cursor"] is None
     items = everything["items"]
@@ -312,6 +313,7 @@ async def test_events_from_before_the_feed_had_an_order_come_first_by_run_and_se
     older, newer = sorted(ids[1:]), ids[0]
     async with harness.runtime.sessions.begin() as session:
         await session.execute(update(event).where(event.c.run_id.in_(older)).values(xid=0))
+    await feed_shows(harness.client, headers, 3)
     everything = (await harness.client.get("/v1/events?limit=200", headers=headers)).json()
     got = [(i["run_id"], i["seq"]) for i in everything["items"]]
     per_run = len(got) // 3
@@ -386,6 +388,7 @@ async def test_a_tenants_streams_in_one_process_share_their_reads(
     early = (
         await h.client.post("/v1/runs", headers=headers, json=run_body(final("Early.")))
     ).json()["id"]
+    await feed_shows(h.client, headers, 1)
     first_id = (await h.client.get("/v1/events?limit=1", headers=headers)).json()["items"][0]["id"]
     async with contextlib.AsyncExitStack() as stack:
         base = await stack.enter_async_context(serving_app(h.app))

@@ -67,3 +67,19 @@ async def reopens(base: str, headers: dict[str, str]) -> bool:
                 return True
         await asyncio.sleep(0.05)
     return False
+
+
+async def feed_shows(
+    client: httpx.AsyncClient, headers: dict[str, str], finished: int, timeout_s: float = 20
+) -> None:
+    """Waits until the tenant feed shows `finished` run.finished events. The feed reads only
+    below the oldest transaction still running on the whole server (another test's
+    database's too), so a run's commits can take a moment to show in it."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + timeout_s
+    while True:
+        page = (await client.get("/v1/events?types=run.finished", headers=headers)).json()
+        if len(page["items"]) >= finished:
+            return
+        assert loop.time() < give_up, f"the feed shows {len(page['items'])} of {finished} runs"
+        await asyncio.sleep(0.05)
