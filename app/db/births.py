@@ -51,6 +51,7 @@ class Birth:
         if binding is not None:
             item.update(
                 bkind=binding.kind,
+                b_tenant=binding.tenant_id,
                 b_key=binding.key,
                 b_token=binding.token,
                 b_fingerprint=binding.fingerprint,
@@ -72,15 +73,15 @@ class Born:
 def ctes(param: str) -> list[str]:
     """The births' CTEs, reading the JSON array `param`: `b` (one row a birth), the key
     bindings that took hold (`bound`), the runs (`born`) and their scripts. Their events
-    are inserted with the steps' (`events`), so that the event table's statement trigger
+    are inserted with the steps' (`appended`), so that the event table's statement trigger
     fires once a batch."""
     keys = idempotency_key.name
     cols = ", ".join(_RUN_FIELDS)
     values = ", ".join(
-        "CASE WHEN b.lease_s IS NULL THEN p.lease_expires_at "
-        "ELSE now() + b.lease_s * interval '1 second' END"
+        "CASE WHEN nb.lease_s IS NULL THEN p.lease_expires_at "
+        "ELSE now() + nb.lease_s * interval '1 second' END"
         if n == "lease_expires_at"
-        else "CASE WHEN b.snapshot THEN pg_current_snapshot()::text ELSE p.read_snapshot END"
+        else "CASE WHEN nb.snapshot THEN pg_current_snapshot()::text ELSE p.read_snapshot END"
         if n == "read_snapshot"
         else f"p.{n}"
         for n in _RUN_FIELDS
@@ -88,38 +89,41 @@ def ctes(param: str) -> list[str]:
     return [
         f"b AS (SELECT * FROM jsonb_to_recordset({param}::text::jsonb) AS b(i integer, "
         "tenant_id text, run_id text, run jsonb, events jsonb, script jsonb, lease_s float8, "
-        "snapshot boolean, bkind text, b_key text, b_token text, b_fingerprint text, "
-        "b_lock_s float8, b_ttl_s float8, b_created timestamptz))",
+        "snapshot boolean, bkind text, b_tenant text, b_key text, b_token text, "
+        "b_fingerprint text, b_lock_s float8, b_ttl_s float8, b_created timestamptz))",
         f"rebound AS (UPDATE {keys} SET resource_id = b.run_id FROM b "
-        f"WHERE b.bkind = 'bind' AND {keys}.tenant_id = b.tenant_id "
+        f"WHERE b.bkind = 'bind' AND {keys}.tenant_id = b.b_tenant "
         f"AND {keys}.key = b.b_key AND {keys}.claim_token = b.b_token RETURNING b.i)",
         f"claimed AS (INSERT INTO {keys} (tenant_id, key, fingerprint, state, claim_token, "
         "locked_until, created_at, expires_at, resource_id) "
-        "SELECT b.tenant_id, b.b_key, b.b_fingerprint, 'in_flight', b.b_token, "
+        "SELECT b.b_tenant, b.b_key, b.b_fingerprint, 'in_flight', b.b_token, "
         "now() + b.b_lock_s * interval '1 second', b.b_created, "
         "now() + b.b_ttl_s * interval '1 second', b.run_id FROM b WHERE b.bkind = 'insert' "
+        # In one order whatever the batch: two statements claiming the same keys never
+        # wait on each other in a cycle; of two births of one key, the first one wins.
+        "ORDER BY b.b_tenant, b.b_key, b.i "
         "ON CONFLICT (tenant_id, key) DO NOTHING RETURNING tenant_id, key, claim_token)",
         "bound AS (SELECT b.* FROM b WHERE b.bkind IS NULL "
         "UNION ALL SELECT b.* FROM b JOIN rebound ON rebound.i = b.i "
         "UNION ALL SELECT b.* FROM b JOIN claimed ON b.bkind = 'insert' "
-        "AND claimed.tenant_id = b.tenant_id AND claimed.key = b.b_key "
+        "AND claimed.tenant_id = b.b_tenant AND claimed.key = b.b_key "
         "AND claimed.claim_token = b.b_token)",
         f"born AS (INSERT INTO run ({cols}) SELECT {values} "
-        "FROM bound AS b, jsonb_populate_record(NULL::run, b.run) AS p "
+        "FROM bound AS nb, jsonb_populate_record(NULL::run, nb.run) AS p "
         "RETURNING tenant_id, id, lease_expires_at, read_snapshot)",
         "scripted AS (INSERT INTO run_script (tenant_id, run_id, script) "
-        "SELECT b.tenant_id, b.run_id, b.script FROM bound AS b "
-        "JOIN born ON born.tenant_id = b.tenant_id AND born.id = b.run_id "
-        "WHERE b.script IS NOT NULL)",
+        "SELECT nb.tenant_id, nb.run_id, nb.script FROM bound AS nb "
+        "JOIN born ON born.tenant_id = nb.tenant_id AND born.id = nb.run_id "
+        "WHERE nb.script IS NOT NULL)",
     ]
 
 
 #: The births' first events, as rows of the batch's one event insert.
 EVENTS = (
     "SELECT born.tenant_id, born.id, e.ord, e.value ->> 0, "
-    "(b.run ->> 'created_at')::timestamptz, e.value -> 1 FROM born "
-    "JOIN bound AS b ON b.tenant_id = born.tenant_id AND b.run_id = born.id, "
-    "jsonb_array_elements(b.events) WITH ORDINALITY AS e(value, ord)"
+    "(nb.run ->> 'created_at')::timestamptz, e.value -> 1 FROM born "
+    "JOIN bound AS nb ON nb.tenant_id = born.tenant_id AND nb.run_id = born.id, "
+    "jsonb_array_elements(nb.events) WITH ORDINALITY AS e(value, ord)"
 )
 
 
@@ -127,6 +131,6 @@ def answer(step_columns: int) -> str:
     """The births' rows of the batch's answer, padded to the steps' columns."""
     pad = ", ".join(["NULL"] * step_columns)
     return (
-        f"SELECT 'b', b.i, {pad}, born.lease_expires_at, born.read_snapshot FROM born "
-        "JOIN bound AS b ON b.tenant_id = born.tenant_id AND b.run_id = born.id"
+        f"SELECT 'b', nb.i, {pad}, born.lease_expires_at, born.read_snapshot FROM born "
+        "JOIN bound AS nb ON nb.tenant_id = born.tenant_id AND nb.run_id = born.id"
     )

@@ -50,6 +50,7 @@ from app.domain.run_patch import RunPatch
 
 __all__ = [
     "SHARED",
+    "Unencodable",
     "Answer",
     "Applied",
     "Birth",
@@ -180,6 +181,10 @@ def _turn_item(record: Turn) -> dict[str, Any]:
     return item
 
 
+class Unencodable(Exception):
+    """A write of the batch cannot be encoded as JSON: nothing was sent."""
+
+
 def _json_default(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
@@ -215,9 +220,12 @@ async def apply_batch(
     in order, what it learned, or None when its lease was gone (nothing of it written);
     for each birth, what it learned, or None when its binding did not take hold (nothing
     of it made). The runs must be distinct."""
-    steps = encode([w.item(i) for i, w in enumerate(writes)])
-    kept = encode([a.item() for a in answers])
-    made = encode([b.item(i) for i, b in enumerate(births)])
+    try:
+        steps = encode([w.item(i) for i, w in enumerate(writes)])
+        kept = encode([a.item() for a in answers])
+        made = encode([b.item(i) for i, b in enumerate(births)])
+    except (TypeError, ValueError) as exc:
+        raise Unencodable(str(exc)) from exc
     rows = await raw.fetch(connection, statement(), steps, kept, made)
     found: list[Applied | None] = [None] * len(writes)
     born: list[Born | None] = [None] * len(births)
@@ -330,9 +338,7 @@ def statement() -> str:
         _updated("decided", preview, "decisions", _DECISION),
         _answered(),
     ]
-    stepped = (
-        f"SELECT 's', i, version, event_seq, cancel_requested_at, {_listed(SHARED)}, "
-        "NULL, NULL FROM changed"
-    )
-    answer = f"{stepped} UNION ALL {births.answer(3 + len(SHARED))}"
+    columns = ("version", "event_seq", "cancel_requested_at", *SHARED)
+    stepped = f"SELECT 's', i, {_listed(columns)}, NULL, NULL FROM changed"
+    answer = f"{stepped} UNION ALL {births.answer(len(columns))}"
     return "WITH " + ",\n".join(parts) + "\n" + answer

@@ -13,7 +13,6 @@ from typing import Any, TypeVar
 
 from app.config.files import AgentConfig
 from app.db import runs_repo, turns_repo
-from app.db.step_writes import Birth
 from app.domain.budget import Limits, clamped, deadline_at, narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.events import Event, EventType
@@ -22,7 +21,7 @@ from app.domain.records import Call, EventRecord, Preview, Run
 from app.domain.run_changes import CancelRequest, Creation, ScriptItem
 from app.domain.status import RunStatus
 from app.domain.tools import Principal, exposed_tools, first_path, unstorable
-from app.engine import children, idempotency
+from app.engine import births, children, idempotency
 from app.engine.continuation import continued
 from app.engine.idempotency import Claim
 from app.engine.process.lease import Lease
@@ -152,10 +151,7 @@ async def _create(
     binding = None if claim is None else idempotency.binding(rt, claim)
     created: Run | None
     if request.parent_run_id is None:
-        made = creation(limits, None)
-        # With other requests' runs and other runs' steps, in one statement (group commit).
-        born = await rt.commits.create(Birth(made, binding, rt.db_time.offset_s))
-        created = None if born is None else made.born(born.lease_expires_at, born.read_snapshot)
+        created = await births.born(rt, creation(limits, None), binding)
     else:
         try:
             created = await children.create_child(

@@ -12,8 +12,8 @@ from sqlalchemy import func, select
 
 from app.db import idempotency_repo, runs_repo
 from app.db.idempotency_repo import Binding
-from app.db.step_writes import Birth, StaleWrite, StepWrite
-from app.db.tables import event, run, turn
+from app.db.step_writes import Birth, StaleWrite, StepWrite, Unencodable
+from app.db.tables import event, idempotency_key, run, turn
 from app.domain.budget import Limits
 from app.domain.events import EventType
 from app.domain.records import Call, Run
@@ -24,7 +24,13 @@ from tests.support.factories import final, run_body, search_rounds, seed_radar, 
 from tests.support.fakes import ProbeTool, probe_spec
 from tests.support.harness import Harness
 from tests.support.leases import crash
-from tests.support.statements import STEP_WRITE, answer_lost, counting, with_steps
+from tests.support.statements import (
+    STEP_WRITE,
+    answer_lost,
+    counting,
+    with_births,
+    with_steps,
+)
 
 
 async def held_runs(h: Harness, headers: dict[str, str], n: int) -> list[tuple[str, str]]:
@@ -178,12 +184,12 @@ async def test_concurrent_runs_cost_fewer_write_statements_than_steps(harness_fa
     assert all(r["termination_reason"] == "final" for r in done)
     steps = sum(r["usage"]["steps"] for r in done)
     assert steps == runs * (n + 1)
-    # 2N + 1 step writes and an answer a run when each goes alone.
-    assert len(seen.step_writes()) < runs * (2 * n + 2)
+    # Its birth, 2N + 1 step writes and an answer a run when each goes alone.
+    assert len(seen.step_writes()) < runs * (2 * n + 3)
     assert len(seen.committed_writes) < steps, (len(seen.committed_writes), steps)
 
 
-def a_birth(h: Harness, run_id: str, binding: Binding | None) -> Birth:
+def a_birth(h: Harness, run_id: str, binding: Binding | None, leased: bool = False) -> Birth:
     now = h.runtime.clock.now()
     limits = Limits(max_steps=5, deadline_s=60, max_tokens=1000, max_cost_usd=1.0, max_tool_calls=5)
     record = Run(
@@ -191,7 +197,12 @@ def a_birth(h: Harness, run_id: str, binding: Binding | None) -> Birth:
         input="x", tools=(), limits=limits, created_by="svc", creator_scopes=("runs:create",),
         root_run_id=run_id, deadline_at=now, created_at=now, updated_at=now,
     )  # fmt: skip
-    return Birth(Creation(record, ((EventType.RUN_CREATED, {"n": run_id}),), script=()), binding)
+    events = ((EventType.RUN_CREATED, {"n": run_id}),)
+    if leased:
+        record = replace(record, status=RunStatus.RUNNING, lease_owner="me", lease_token="lt")
+        events = (*events, (EventType.RUN_CLAIMED, {"after_step": 0}))
+    creation = Creation(record, events, script=(), lease_s=30 if leased else None)
+    return Birth(creation, binding)
 
 
 def a_binding(h: Harness, kind: str, key: str, token: str) -> Binding:
@@ -208,11 +219,21 @@ async def test_runs_are_born_in_the_steps_statement_each_on_its_own_key_binding(
     h: Harness = await harness_factory(run_driver=False)
     headers = await h.key()
     ((held, token),) = await held_runs(h, headers, 1)
+    # A claim its request took before it made its run (the `bind` kind's case).
+    now = h.runtime.clock.now()
+    async with h.runtime.sessions.begin() as session:
+        await session.execute(
+            idempotency_key.insert().values(
+                tenant_id="acme", key="k-2", fingerprint="fp", state="in_flight",
+                claim_token="tok-d", locked_until=now, created_at=now, expires_at=now,
+            )
+        )  # fmt: skip
     births = [
-        a_birth(h, "run_born_free", None),
+        a_birth(h, "run_born_free", None, leased=True),
         a_birth(h, "run_born_keyed", a_binding(h, "insert", "k-1", "tok-a")),
         a_birth(h, "run_born_twice", a_binding(h, "insert", "k-1", "tok-b")),
         a_birth(h, "run_born_unbound", a_binding(h, "bind", "k-gone", "tok-c")),
+        a_birth(h, "run_born_bound", a_binding(h, "bind", "k-2", "tok-d")),
     ]
 
     with counting(h.app.state.engine) as seen:
@@ -223,12 +244,20 @@ async def test_runs_are_born_in_the_steps_statement_each_on_its_own_key_binding(
 
     assert len(seen.step_writes()) == 1
     assert stepped.version > 1
-    assert [b is not None for b in born] == [True, True, False, False]
+    assert [b is not None for b in born] == [True, True, False, False, True]
     async with h.runtime.sessions() as session:
         made = {
             i: await runs_repo.get(session, "acme", i)
-            for i in ["run_born_free", "run_born_keyed", "run_born_twice", "run_born_unbound"]
+            for i in [
+                "run_born_free",
+                "run_born_keyed",
+                "run_born_twice",
+                "run_born_unbound",
+                "run_born_bound",
+            ]
         }
+        db_now = (await session.execute(select(func.now()))).scalar_one()
+        bound = await idempotency_repo.get(session, "acme", "k-2", db_time=h.runtime.db_time)
         kinds = await session.execute(
             select(event.c.run_id, event.c.seq, event.c.type).where(
                 event.c.tenant_id == "acme", event.c.run_id.like("run_born_%")
@@ -236,13 +265,93 @@ async def test_runs_are_born_in_the_steps_statement_each_on_its_own_key_binding(
         )
         key = await idempotency_repo.get(session, "acme", "k-1", db_time=h.runtime.db_time)
         scripts = await runs_repo.script_of(session, "acme", "run_born_free")
-    assert made["run_born_free"] is not None and made["run_born_keyed"] is not None
     assert made["run_born_twice"] is None and made["run_born_unbound"] is None
-    assert made["run_born_keyed"].creator_scopes == ("runs:create",)
-    assert made["run_born_keyed"].event_seq == 1
+    free, keyed = made["run_born_free"], made["run_born_keyed"]
+    assert free is not None and keyed is not None and made["run_born_bound"] is not None
+    assert keyed.creator_scopes == ("runs:create",) and keyed.event_seq == 1
+    # Leased on the database's clock, as its answer says.
+    assert free.status is RunStatus.RUNNING and free.lease_token == "lt" and free.event_seq == 2
+    assert born[0].lease_expires_at == free.lease_expires_at
+    assert 20 < (free.lease_expires_at - db_now).total_seconds() <= 30
     assert sorted(kinds.all()) == [
+        ("run_born_bound", 1, "run.created"),
         ("run_born_free", 1, "run.created"),
+        ("run_born_free", 2, "run.claimed"),
         ("run_born_keyed", 1, "run.created"),
     ]
     assert key is not None and key.resource_id == "run_born_keyed"
+    assert bound is not None and bound.resource_id == "run_born_bound"
     assert scripts == []
+
+
+async def test_a_run_whose_birth_answer_was_lost_is_handed_back_and_driven_at_once(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    """The statement that made a run leased to its creator committed, but its answer was
+    lost: the request answers 503, and the run, which nobody in this process drives, has
+    its lease handed back once the database answers, so that a driver finishes it long
+    before the lease (30 s here) would have lapsed."""
+    h: Harness = await harness_factory()
+    headers = await h.key()
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with answer_lost(h.app.state.engine, STEP_WRITE, when=with_births) as hit:
+        response = await h.client.post(
+            "/v1/runs", headers=headers, json={**run_body(final("made")), "wait_s": 0}
+        )
+    assert len(hit) == 1
+    assert response.status_code == 503, response.text
+    async with h.runtime.sessions() as session:
+        (run_id,) = (await session.execute(select(run.c.id))).scalars().all()
+    done = await h.driver.wait("acme", run_id, 10)
+    assert done.termination_reason == "final"
+    assert loop.time() - started < 10
+
+
+async def test_an_error_after_the_batch_committed_repeats_nothing(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    """An error raised once the statement ran (here reading its answer) leaves every write
+    of the batch with an unknown outcome: none is sent again, as a refused batch's are."""
+    h: Harness = await harness_factory(run_driver=False)
+    headers = await h.key()
+    held = await held_runs(h, headers, 2)
+    writes = [a_write(run_id, token, h, 11) for run_id, token in held]
+    writes = [replace(w, events=((EventType.RUN_CLAIMED, {"after_step": 9}),)) for w in writes]
+    with (
+        counting(h.app.state.engine) as seen,
+        answer_lost(h.app.state.engine, STEP_WRITE, error=lambda: TypeError("unreadable")),
+    ):
+        outcomes = await asyncio.gather(
+            *(h.runtime.commits.write(w) for w in writes), return_exceptions=True
+        )
+    assert all(isinstance(o, TypeError) for o in outcomes), outcomes
+    assert len(seen.step_writes()) == 1
+    async with h.runtime.sessions() as session:
+        for run_id, _ in held:
+            claimed = await session.execute(
+                select(func.count()).where(
+                    event.c.run_id == run_id,
+                    event.c.type == "run.claimed",
+                    event.c.data["after_step"].as_integer() == 9,
+                )
+            )
+            assert claimed.scalar_one() == 1
+
+
+async def test_a_write_that_cannot_be_encoded_fails_alone(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    h: Harness = await harness_factory(run_driver=False)
+    headers = await h.key()
+    held = await held_runs(h, headers, 2)
+    good, bad = (a_write(run_id, token, h, 13) for run_id, token in held)
+    bad = replace(bad, events=((EventType.RUN_CLAIMED, {"odd": object()}),))
+    outcomes = await asyncio.gather(
+        h.runtime.commits.write(good), h.runtime.commits.write(bad), return_exceptions=True
+    )
+    assert not isinstance(outcomes[0], BaseException)
+    assert isinstance(outcomes[1], Unencodable)
+    async with h.runtime.sessions() as session:
+        stored = [await runs_repo.get(session, "acme", run_id) for run_id, _ in held]
+    assert [r.step_attempts for r in stored] == [13, 0]

@@ -107,17 +107,21 @@ def answer_lost(
     marker: str,
     times: int = 1,
     when: Callable[[Sequence[Any]], bool] = lambda _params: True,
+    error: Callable[[], BaseException] = lambda: ConnectionResetError(
+        "the connection dropped before the answer came"
+    ),
 ) -> Iterator[list[str]]:
     """The first `times` statements containing `marker` (and whose parameters pass `when`)
     reach the database and take effect, but their answer never comes back (a
     ConnectionResetError instead), as when a process loses its connection after its
-    statement committed. Yields the statements hit."""
+    statement committed (or `error`, as when reading a committed answer fails). Yields the
+    statements hit."""
     hit: list[str] = []
 
     def lose(statement: str, params: Any) -> None:
         if marker in statement and len(hit) < times and when(params):
             hit.append(statement)
-            raise ConnectionResetError("the connection dropped before the answer came")
+            raise error()
 
     def lose_sa(_conn: Any, _cursor: Any, statement: str, params: Any, *_args: Any) -> None:
         lose(statement, params)
@@ -134,3 +138,8 @@ def answer_lost(
 def with_steps(params: Sequence[Any]) -> bool:
     """A batch statement's parameters carry step writes (not only new runs or answers)."""
     return bool(params) and params[0] != "[]"
+
+
+def with_births(params: Sequence[Any]) -> bool:
+    """A batch statement's parameters carry new runs."""
+    return len(params) > 2 and params[2] != "[]"

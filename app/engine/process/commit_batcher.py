@@ -140,8 +140,10 @@ class CommitBatcher:
                 answers,
                 [i.write for i in births],  # type: ignore[misc]
             )
-        except (sa_exc.DBAPIError, TypeError, ValueError) as exc:
+        except (sa_exc.DBAPIError, step_writes.Unencodable) as exc:
             # Refused by Postgres, or a write that cannot be encoded (nothing was sent).
+            # Anything else, raised after the statement may have committed, is an unknown
+            # outcome for every write: none is sent again.
             invalidated = getattr(exc, "connection_invalidated", False)
             if len(items) == 1 or invalidated:
                 _fail(items, exc)
