@@ -113,10 +113,18 @@ def _take(pick: Any, token: Any, owner: str, lease_s: float, db_time: DbTime, no
     )
 
 
+def _claim_token(claim_id: Any) -> Any:
+    """A claimed run's lease token: derived from the claim's id and the run's, so that a
+    claim whose answer was lost can hand back exactly the leases it took
+    (`release_claim`)."""
+    return func.encode(func.sha256(func.convert_to(claim_id + run.c.id, "UTF8")), "hex")
+
+
 async def claim_runnable(
     session: AsyncSession,
     *,
     owner: str,
+    claim_id: str,
     limit: int,
     lease_s: float,
     db_time: DbTime,
@@ -125,7 +133,8 @@ async def claim_runnable(
     """Claims up to `limit` runs nobody advances (no lease, or an expired one), oldest
     lease first, in one statement; rows other drivers are claiming are skipped. Each comes
     with how long it waited to be taken up. The same statement makes the parked runs that
-    are due runnable (`sweep`), for the next poll to claim."""
+    are due runnable (`sweep`), for the next poll to claim. `claim_id` (unique to this
+    claim) names the leases it takes."""
     now = sweep.at
     pick = (
         select(run.c.tenant_id, run.c.id, _runnable_since())
@@ -135,7 +144,7 @@ async def claim_runnable(
         .with_for_update(skip_locked=True)
         .subquery("picked")
     )
-    token = func.replace(func.gen_random_uuid().cast(String), "-", "")
+    token = _claim_token(bindparam("claim_id", claim_id, type_=String()))
     # Parked runs that are due come along in the same statement (for the next poll).
     statement = _take(pick, token, owner, lease_s, db_time, now).add_cte(previews_repo.sweep(sweep))
     claimed = _claimed(await session.execute(statement))
@@ -176,6 +185,21 @@ async def renew_all(
         .returning(run.c.tenant_id, run.c.id, run.c.cancel_requested_at.is_not(None))
     )
     return {(r[0], r[1]): bool(r[2]) for r in result}
+
+
+async def release_claim(session: AsyncSession, *, owner: str, claim_id: str) -> int:
+    """Hands back every lease the claim `claim_id` took that it still holds (the claim's
+    answer was lost: nobody here advances those runs); how many."""
+    result = await session.execute(
+        update(run)
+        .where(
+            run.c.lease_owner == owner,
+            status_in(run.c.status, RUN_CLAIM.guard),
+            run.c.lease_token == _claim_token(bindparam("claim_id", claim_id, type_=String())),
+        )
+        .values(lease_owner=None, lease_token=None, lease_expires_at=None)
+    )
+    return result.rowcount  # type: ignore[attr-defined,no-any-return]
 
 
 async def release(session: AsyncSession, *, tenant_id: str, run_id: str, token: str) -> None:

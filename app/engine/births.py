@@ -4,12 +4,12 @@ lease of a run that may have been made handed back for any driver to claim."""
 
 from __future__ import annotations
 
-from app.db import leases_repo
 from app.db.errors import is_unavailable
 from app.db.idempotency_repo import Binding
 from app.db.step_writes import Birth
 from app.domain.records import Run
 from app.domain.run_changes import Creation
+from app.engine.process.lease import hand_back
 from app.engine.process.runtime import Runtime
 
 
@@ -24,13 +24,7 @@ async def born(rt: Runtime, made: Creation, binding: Binding | None) -> Run | No
             # Its answer may have been lost after it was made, leased to this process with
             # nobody to drive it: the lease is handed back once the database answers, so
             # that any driver claims the run at once rather than when the lease lapses.
-            rt.deferred.owe(lambda: hand_back(rt, made.run, token))
+            run = made.run
+            rt.deferred.owe(lambda: hand_back(rt, run.tenant_id, run.id, token))
         raise
     return None if answer is None else made.born(answer.lease_expires_at, answer.read_snapshot)
-
-
-async def hand_back(rt: Runtime, record: Run, token: str) -> None:
-    async with rt.sessions.begin() as session:
-        await leases_repo.release(
-            session, tenant_id=record.tenant_id, run_id=record.id, token=token
-        )

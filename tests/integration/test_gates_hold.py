@@ -25,6 +25,7 @@ from tests.support.approvals import (
 from tests.support.backend import Answer, FakeBackend, ok, serving
 from tests.support.factories import final, run_body, tool_calls
 from tests.support.harness import DEFAULT_AGENT, Harness, make_config
+from tests.support.statements import commit_answer_lost
 
 OUTPUT = {
     "type": "object",
@@ -543,3 +544,26 @@ async def test_a_backends_own_outcome_unknown_code_is_an_ordinary_error(harness_
         assert calls["w1"]["status"] == "failed"
         assert calls["w1"]["error"]["message"] == "no such order"
         assert calls["w2"]["status"] == "succeeded"  # the run went on with the next call
+
+
+async def test_a_commit_whose_claim_answer_was_lost_is_executed_once_soon_after(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    """The commit's claim took effect (the run leased here) but its answer was lost: the
+    approver gets 503, the lease is handed back once the database answers, a driver
+    executes the approved call, and the same commit again answers its outcome: sent once,
+    well before the lease (30 s here) would have lapsed."""
+    async with serving() as backend:
+        h = await desk(harness_factory, backend)
+        caller, approver = await keys(h)
+        run, preview_id = await approved(h, caller, approver)
+        started = time.monotonic()
+        with commit_answer_lost(h.app.state.engine, "commit_key=") as hit:
+            lost = await commit(h, approver, preview_id, "commit-1")
+        assert len(hit) == 1
+        assert lost.status_code == 503, lost.text
+        done = await commit(h, approver, preview_id, "commit-1")
+        assert done.status_code == 200, done.text
+        assert done.json()["call"]["status"] == "succeeded"
+        assert len(backend.sent("ticket")) == 1
+        assert time.monotonic() - started < 15

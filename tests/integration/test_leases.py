@@ -12,14 +12,15 @@ from app.adapters.builtin_tools.tech_radar import SPECS
 from app.config.files import parse_config
 from app.db import runs_repo
 from app.db.clock import DbTime
+from app.db.errors import is_unavailable
 from app.db.tables import turn
 from app.domain.tools import Principal
 from app.engine.runs import CreateRun, start_run
-from tests.support.factories import final, seed_radar, tool_calls
+from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.fakes import FakeClock, ProbeTool, probe_spec
 from tests.support.harness import DEFAULT_AGENT, Harness
 from tests.support.leases import LEASE_S, crash, two_steppers
-from tests.support.statements import counting
+from tests.support.statements import commit_answer_lost, counting
 
 
 async def state(h: Harness, run_id: str) -> Any:
@@ -325,3 +326,27 @@ async def test_a_side_effect_left_in_flight_by_a_crash_is_never_recorded_cancell
     assert cancelled["termination_reason"] == "cancelled"
     calls = (await b.client.get(f"/v1/runs/{run_id}/calls", headers=headers)).json()["items"]
     assert [(c["status"], c["error"]["code"]) for c in calls] == [("failed", "outcome_unknown")]
+
+
+async def test_a_claim_whose_answer_was_lost_hands_its_leases_back(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    """The poller's claim committed, but its answer was lost: the run it leased, which
+    nobody here advances, is handed back as soon as the database answers, and the next
+    poll takes it up, rather than when the lease lapses (30 s here)."""
+    h: Harness = await harness_factory(run_driver=False)
+    headers = await h.key()
+    h.runtime.settings.max_active_runs = 0  # created queued, for the poller
+    body = run_body(final("done"), wait_s=0)
+    queued = (await h.client.post("/v1/runs", headers=headers, json=body)).json()
+    assert queued["status"] == "queued"
+    h.runtime.settings.max_active_runs = 64
+    with commit_answer_lost(h.app.state.engine, "lease_owner") as hit:
+        failed = await asyncio.gather(h.driver.poll_once(), return_exceptions=True)
+    assert len(hit) == 1 and is_unavailable(failed[0]), failed  # type: ignore[arg-type]
+    async with h.runtime.sessions() as session:
+        stranded = await runs_repo.get(session, "acme", queued["id"])
+    assert stranded is not None and stranded.lease_token is not None  # leased, not driven
+    assert await h.driver.poll_once() == 0  # its lease holds
+    assert await h.runtime.deferred.pay() == 1
+    assert await h.driver.poll_once() == 1
+    done = await h.driver.wait("acme", queued["id"], 10)
+    assert done.termination_reason == "final"

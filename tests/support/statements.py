@@ -143,3 +143,31 @@ def with_steps(params: Sequence[Any]) -> bool:
 def with_births(params: Sequence[Any]) -> bool:
     """A batch statement's parameters carry new runs."""
     return len(params) > 2 and params[2] != "[]"
+
+
+@contextmanager
+def commit_answer_lost(engine: AsyncEngine, marker: str, times: int = 1) -> Iterator[list[str]]:
+    """The next `times` transactions that ran a statement containing `marker` commit, then
+    raise ConnectionResetError, as when the connection drops before COMMIT's answer comes
+    back. Yields the marked statements whose commit was hit."""
+    hit: list[str] = []
+    marked: dict[int, str] = {}
+
+    def mark(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if marker in statement:
+            marked[id(conn)] = statement
+
+    def lose(conn: Any) -> None:
+        statement = marked.pop(id(conn), None)
+        if statement is not None and len(hit) < times:
+            hit.append(statement)
+            conn.connection.dbapi_connection.commit()  # it takes effect...
+            raise ConnectionResetError("the connection dropped before COMMIT's answer came")
+
+    event.listen(engine.sync_engine, "before_cursor_execute", mark)
+    event.listen(engine.sync_engine, "commit", lose)
+    try:
+        yield hit
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", mark)
+        event.remove(engine.sync_engine, "commit", lose)

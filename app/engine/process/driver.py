@@ -20,12 +20,12 @@ from app.domain.run_changes import Sweep
 from app.domain.status import ACTIVE_RUN_STATUSES
 from app.engine import retention
 from app.engine.events.listener import Listener
-from app.engine.process.lease import Lease, LeaseKeeper
+from app.engine.process.lease import Lease, LeaseKeeper, hand_back
 from app.engine.process.outage import outage
 from app.engine.process.runtime import Runtime
 from app.engine.process.webhook_sender import WebhookSender
 from app.engine.steps.state import RunState
-from app.engine.steps.stepper import claim, drive, lease_for, load_state
+from app.engine.steps.stepper import claim, drive, lease_for, load_state, new_lease_token
 from app.observability.telemetry import background
 
 log = logging.getLogger(__name__)
@@ -152,12 +152,15 @@ class Driver:
         if self._leases.get(lease.key) is lease:
             del self._leases[lease.key]
 
+    async def _release_claim(self, claim_id: str) -> None:
+        async with self.rt.sessions.begin() as session:
+            await leases_repo.release_claim(
+                session, owner=self.rt.settings.instance_id, claim_id=claim_id
+            )
+
     async def _release(self, lease: Lease) -> None:
         with contextlib.suppress(Exception):  # else the lease simply lapses
-            async with self.rt.sessions.begin() as session:
-                await leases_repo.release(
-                    session, tenant_id=lease.tenant_id, run_id=lease.run_id, token=lease.token
-                )
+            await hand_back(self.rt, lease.tenant_id, lease.run_id, lease.token)
 
     def _progress(self, key: Key, run: Run) -> None:
         self._latest[key] = run
@@ -314,16 +317,26 @@ class Driver:
         rt = self.rt
         sent = asyncio.get_running_loop().time()
 
-        with self._quiet():
-            claimed = await retrying(
-                rt.sessions,
-                leases_repo.claim_runnable,
-                owner=rt.settings.instance_id,
-                limit=free,
-                lease_s=rt.settings.lease_s,
-                db_time=rt.db_time,
-                sweep=Sweep(at=rt.clock.now(), limit=free),
-            )
+        claim_id = new_lease_token()
+        try:
+            with self._quiet():
+                claimed = await retrying(
+                    rt.sessions,
+                    leases_repo.claim_runnable,
+                    owner=rt.settings.instance_id,
+                    claim_id=claim_id,
+                    limit=free,
+                    lease_s=rt.settings.lease_s,
+                    db_time=rt.db_time,
+                    sweep=Sweep(at=rt.clock.now(), limit=free),
+                )
+        except Exception as exc:
+            if is_unavailable(exc):
+                # Its commit may have taken effect with its answer lost: the runs it leased
+                # here, which nobody here advances, are handed back once the database
+                # answers, rather than left until their leases lapse.
+                rt.deferred.owe(lambda: self._release_claim(claim_id))
+            raise
         for run, queued_s in claimed:
             rt.events.committed(run.tenant_id, run.id)
             key = (run.tenant_id, run.id)

@@ -111,6 +111,12 @@ class Lease:
         raise TimeoutError()
 
 
+async def hand_back(rt: Runtime, tenant_id: str, run_id: str, token: str) -> None:
+    """Releases the run's lease if `token` still holds it: any driver may claim it now."""
+    async with rt.sessions.begin() as session:
+        await leases_repo.release(session, tenant_id=tenant_id, run_id=run_id, token=token)
+
+
 class LeaseKeeper:
     """Renews every lease this process holds with one statement every `lease_s / 3`; the
     same statement answers which of those runs a client asked to cancel, and which
