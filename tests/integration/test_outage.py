@@ -265,7 +265,7 @@ async def test_a_database_crash_under_load_loses_nothing_and_is_said_once() -> N
     went_on = {e["run_id"] for e in entries if e["message"].endswith(" goes on")}
     # (A run whose write landed just as the database went, its answer lost, finds on
     # recovery that it was finished or handed on by that write, and has nothing to resume.)
-    assert waited and went_on and went_on <= waited
+    assert waited and went_on and went_on <= waited, (waited, went_on, loud)
 
 
 async def in_flight(backend: FakeBackend, tool: str, timeout_s: float = 20) -> None:
