@@ -85,8 +85,7 @@ def _from_driver(
 _PLANNED_ONCE = {"plan_cache_mode": "force_generic_plan"}
 #: The asyncpg pools attached to engines, by the engine's SQLAlchemy pool, and how long a
 #: statement waits for one of their connections (as the engine's own pool does).
-_POOLS: dict[int, asyncpg.Pool] = {}
-_TIMEOUTS: dict[int, float] = {}
+_POOLS: dict[int, tuple[asyncpg.Pool, float]] = {}
 #: Options of SQLAlchemy's asyncpg dialect that a URL may carry, which asyncpg does not take.
 _NOT_ASYNCPGS = {"prepared_statement_cache_size", "prepared_statement_name_func", "async_fallback"}
 
@@ -107,19 +106,19 @@ async def attach(
     _, params = engine.dialect.create_connect_args(engine.url)
     params = {k: v for k, v in params.items() if k not in _NOT_ASYNCPGS}
     settings = {**connect_args.get("server_settings", {}), **(_PLANNED_ONCE if plan_once else {})}
-    _TIMEOUTS[id(engine.sync_engine.pool)] = acquire_timeout_s
-    _POOLS[id(engine.sync_engine.pool)] = await asyncpg.create_pool(
+    pool = await asyncpg.create_pool(
         min_size=0,
         max_size=max_size,
         reset=_untouched,
         **{**params, **connect_args, "server_settings": settings},
     )
+    _POOLS[id(engine.sync_engine.pool)] = (pool, acquire_timeout_s)
 
 
 async def detach(engine: AsyncEngine) -> None:
-    pool = _POOLS.pop(id(engine.sync_engine.pool), None)
-    if pool is not None:
-        await pool.close()
+    attached = _POOLS.pop(id(engine.sync_engine.pool), None)
+    if attached is not None:
+        await attached[0].close()
 
 
 async def _untouched(_connection: asyncpg.Connection) -> None:
@@ -131,14 +130,14 @@ async def fetch(target: AsyncEngine | AsyncConnection, sql: str, *args: Any) -> 
     """`sql`'s rows (asyncpg records: by index or by name), on a connection of the pool
     attached to `target` (an engine), or on `target`'s driver connection."""
     if isinstance(target, AsyncEngine):
-        pool = _POOLS.get(id(target.sync_engine.pool))
-        if pool is None:
+        attached = _POOLS.get(id(target.sync_engine.pool))
+        if attached is None:
             async with target.connect() as connection:
                 return await fetch(connection, sql, *args)
         _observe(target, "before", sql, args)
         for attempt in (1, 2):
             try:
-                rows = await _on_pool(target, pool, sql, args)
+                rows = await _on_pool(target, *attached, sql, args)
             except _NeverRan as never:
                 error = never.__cause__
                 if attempt == 2:
@@ -175,9 +174,11 @@ def _never_ran(error: BaseException) -> bool:
     return False
 
 
-async def _on_pool(engine: AsyncEngine, pool: asyncpg.Pool, sql: str, args: Any) -> list[Any]:
+async def _on_pool(
+    engine: AsyncEngine, pool: asyncpg.Pool, timeout_s: float, sql: str, args: Any
+) -> list[Any]:
     try:
-        acquired = await pool.acquire(timeout=_TIMEOUTS[id(engine.sync_engine.pool)])
+        acquired = await pool.acquire(timeout=timeout_s)
     except TimeoutError as exc:  # all busy: as the engine's pool says it
         raise sa_exc.TimeoutError("no connection of the hot path's pool came free") from exc
     try:

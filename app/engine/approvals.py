@@ -16,7 +16,6 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import decisions_repo, previews_repo, turns_repo
-from app.db.errors import is_unavailable
 from app.db.session import retrying
 from app.domain import decisions
 from app.domain.approvals import self_approval
@@ -27,7 +26,7 @@ from app.domain.settle import Found, Outcome, settle
 from app.domain.status import CallStatus, PreviewStatus, RunStatus
 from app.domain.tools import Principal
 from app.engine.process.driver import POLL_FLOOR_S, Driver
-from app.engine.process.lease import hand_back
+from app.engine.process.lease import hand_back, released_if_unanswered
 from app.engine.process.runtime import Runtime
 from app.engine.runs import by_created, created_position, page_of
 from app.engine.steps.stepper import lease_for, load_state, new_lease_token
@@ -203,15 +202,11 @@ async def _claim(
     lease = decisions_repo.Lease(
         rt.settings.instance_id, new_lease_token(), rt.db_time.after(rt.settings.lease_s)
     )
-    try:
+    # Unanswered, the claim may have committed: a driver then executes the call at once.
+    with released_if_unanswered(
+        rt, lambda: hand_back(rt, record.tenant_id, record.run_id, lease.token)
+    ):
         return await _claimed(rt, record, key, by, lease)
-    except Exception as exc:
-        if is_unavailable(exc):
-            # Its commit may have taken effect with its answer lost, leaving the run leased
-            # here with nobody to advance it: handed back once the database answers, so
-            # that a driver executes the committed call at once, not when the lease lapses.
-            rt.deferred.owe(lambda: hand_back(rt, record.tenant_id, record.run_id, lease.token))
-        raise
 
 
 async def _claimed(

@@ -20,7 +20,13 @@ from app.domain.run_changes import Sweep
 from app.domain.status import ACTIVE_RUN_STATUSES
 from app.engine import retention
 from app.engine.events.listener import Listener
-from app.engine.process.lease import Lease, LeaseKeeper, hand_back
+from app.engine.process.lease import (
+    Lease,
+    LeaseKeeper,
+    hand_back,
+    hand_back_claim,
+    released_if_unanswered,
+)
 from app.engine.process.outage import outage
 from app.engine.process.runtime import Runtime
 from app.engine.process.webhook_sender import WebhookSender
@@ -151,12 +157,6 @@ class Driver:
     def _forget(self, lease: Lease) -> None:
         if self._leases.get(lease.key) is lease:
             del self._leases[lease.key]
-
-    async def _release_claim(self, claim_id: str) -> None:
-        async with self.rt.sessions.begin() as session:
-            await leases_repo.release_claim(
-                session, owner=self.rt.settings.instance_id, claim_id=claim_id
-            )
 
     async def _release(self, lease: Lease) -> None:
         with contextlib.suppress(Exception):  # else the lease simply lapses
@@ -318,25 +318,17 @@ class Driver:
         sent = asyncio.get_running_loop().time()
 
         claim_id = new_lease_token()
-        try:
-            with self._quiet():
-                claimed = await retrying(
-                    rt.sessions,
-                    leases_repo.claim_runnable,
-                    owner=rt.settings.instance_id,
-                    claim_id=claim_id,
-                    limit=free,
-                    lease_s=rt.settings.lease_s,
-                    db_time=rt.db_time,
-                    sweep=Sweep(at=rt.clock.now(), limit=free),
-                )
-        except Exception as exc:
-            if is_unavailable(exc):
-                # Its commit may have taken effect with its answer lost: the runs it leased
-                # here, which nobody here advances, are handed back once the database
-                # answers, rather than left until their leases lapse.
-                rt.deferred.owe(lambda: self._release_claim(claim_id))
-            raise
+        with self._quiet(), released_if_unanswered(rt, lambda: hand_back_claim(rt, claim_id)):
+            claimed = await retrying(
+                rt.sessions,
+                leases_repo.claim_runnable,
+                owner=rt.settings.instance_id,
+                claim_id=claim_id,
+                limit=free,
+                lease_s=rt.settings.lease_s,
+                db_time=rt.db_time,
+                sweep=Sweep(at=rt.clock.now(), limit=free),
+            )
         for run, queued_s in claimed:
             rt.events.committed(run.tenant_id, run.id)
             key = (run.tenant_id, run.id)

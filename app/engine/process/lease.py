@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -115,6 +115,27 @@ async def hand_back(rt: Runtime, tenant_id: str, run_id: str, token: str) -> Non
     """Releases the run's lease if `token` still holds it: any driver may claim it now."""
     async with rt.sessions.begin() as session:
         await leases_repo.release(session, tenant_id=tenant_id, run_id=run_id, token=token)
+
+
+async def hand_back_claim(rt: Runtime, claim_id: str) -> None:
+    """Releases every lease the poller's claim `claim_id` took and still holds."""
+    async with rt.sessions.begin() as session:
+        await leases_repo.release_claim(session, owner=rt.settings.instance_id, claim_id=claim_id)
+
+
+@contextlib.contextmanager
+def released_if_unanswered(rt: Runtime, release: Callable[[], Awaitable[object]]) -> Iterator[None]:
+    """For a statement that takes a lease for this process: when the database fails to
+    answer it, it may have committed with its answer lost, leaving the lease held here by
+    nobody who advances the run. `release` (conditional on the lease's token) is then owed
+    (`engine.process.deferred`) and goes in once the database answers, so that a driver
+    takes the run up at once rather than when its lease lapses."""
+    try:
+        yield
+    except Exception as exc:
+        if is_unavailable(exc):
+            rt.deferred.owe(release)
+        raise
 
 
 class LeaseKeeper:
