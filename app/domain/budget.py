@@ -167,9 +167,10 @@ def request_size(instructions: str, messages: Sequence[Any], tools: Sequence[Too
     # The length of json.dumps([instructions, messages]), from each part's own length:
     # a run's messages are the same objects step after step, so each is encoded once
     # (encoding the whole history on every step made a long run's steps grow).
+    # '["<instructions>", [m1, m2]]': two pairs of brackets, a ", " after the instructions
+    # and between messages.
     parts = [_message_size(m) for m in messages]
-    size = 1 + len(json.dumps(instructions)) + 2 + 1 + sum(parts) + 2 * max(0, len(parts) - 1)
-    size += 2
+    size = len(json.dumps(instructions)) + sum(parts) + 2 * max(0, len(parts) - 1) + 6
     return size + sum(_schema_size(t.input_schema) + len(t.description) for t in tools)
 
 

@@ -33,8 +33,11 @@ from tests.support.statements import (
 )
 
 
-async def held_runs(h: Harness, headers: dict[str, str], n: int) -> list[tuple[str, str]]:
-    """`n` runs whose stepper crashed mid-model-call: (run id, its still valid lease token)."""
+async def holding(harness_factory: Any, n: int) -> tuple[Harness, list[tuple[str, str]]]:
+    """A process without a poller, and `n` runs whose stepper crashed mid-model-call: (run
+    id, its still valid lease token)."""
+    h: Harness = await harness_factory(run_driver=False)
+    headers = await h.key()
     ids = []
     for _ in range(n):
         body = {**run_body(final("never", delay_ms=30_000)), "wait_s": 0.05}
@@ -49,7 +52,7 @@ async def held_runs(h: Harness, headers: dict[str, str], n: int) -> list[tuple[s
         )
         tokens = dict(rows.all())
     assert all(tokens[i] for i in ids)
-    return [(i, tokens[i]) for i in ids]
+    return h, [(i, tokens[i]) for i in ids]
 
 
 def a_write(run_id: str, token: str, h: Harness, attempts: int) -> StepWrite:
@@ -66,9 +69,7 @@ def a_write(run_id: str, token: str, h: Harness, attempts: int) -> StepWrite:
 async def test_many_runs_steps_commit_in_one_statement_and_a_lost_lease_fails_alone(
     harness_factory,
 ) -> None:  # type: ignore[no-untyped-def]
-    h: Harness = await harness_factory(run_driver=False)
-    headers = await h.key()
-    held = await held_runs(h, headers, 6)
+    h, held = await holding(harness_factory, 6)
     writes = [a_write(run_id, token, h, 40 + i) for i, (run_id, token) in enumerate(held)]
     lost = held[2][0]
     writes[2] = a_write(lost, "not-the-lease", h, 99)
@@ -95,9 +96,7 @@ async def test_a_write_refused_by_postgres_fails_alone_and_the_rest_of_its_batch
 ) -> None:  # type: ignore[no-untyped-def]
     """A write Postgres rejects (here a turn whose step breaks the turn table's key, as a
     bug would) makes the batch statement fail whole: each write is then tried alone."""
-    h: Harness = await harness_factory(run_driver=False)
-    headers = await h.key()
-    held = await held_runs(h, headers, 3)
+    h, held = await holding(harness_factory, 3)
     writes = [a_write(run_id, token, h, 7) for run_id, token in held]
     # Two calls with one row id: the second insert breaks tool_call's primary key.
     writes[1] = _with_duplicate_calls(replace(writes[1], patch=RunPatch(steps=99)), h)
@@ -216,9 +215,7 @@ async def test_runs_are_born_in_the_steps_statement_each_on_its_own_key_binding(
     """New runs join other runs' steps in one statement. A birth whose key binding does
     not take hold (a claim it no longer holds; a key another birth of the same batch
     claimed first) makes nothing and learns None; the others are made whole."""
-    h: Harness = await harness_factory(run_driver=False)
-    headers = await h.key()
-    ((held, token),) = await held_runs(h, headers, 1)
+    h, ((held, token),) = await holding(harness_factory, 1)
     # A claim its request took before it made its run (the `bind` kind's case).
     now = h.runtime.clock.now()
     async with h.runtime.sessions.begin() as session:
@@ -313,9 +310,7 @@ async def test_an_error_after_the_batch_committed_repeats_nothing(
 ) -> None:  # type: ignore[no-untyped-def]
     """An error raised once the statement ran (here reading its answer) leaves every write
     of the batch with an unknown outcome: none is sent again, as a refused batch's are."""
-    h: Harness = await harness_factory(run_driver=False)
-    headers = await h.key()
-    held = await held_runs(h, headers, 2)
+    h, held = await holding(harness_factory, 2)
     writes = [a_write(run_id, token, h, 11) for run_id, token in held]
     writes = [replace(w, events=((EventType.RUN_CLAIMED, {"after_step": 9}),)) for w in writes]
     with (
@@ -342,9 +337,7 @@ async def test_an_error_after_the_batch_committed_repeats_nothing(
 async def test_a_write_that_cannot_be_encoded_fails_alone(
     harness_factory,
 ) -> None:  # type: ignore[no-untyped-def]
-    h: Harness = await harness_factory(run_driver=False)
-    headers = await h.key()
-    held = await held_runs(h, headers, 2)
+    h, held = await holding(harness_factory, 2)
     good, bad = (a_write(run_id, token, h, 13) for run_id, token in held)
     bad = replace(bad, events=((EventType.RUN_CLAIMED, {"odd": object()}),))
     outcomes = await asyncio.gather(
