@@ -91,6 +91,20 @@ def key_of(headers: dict[str, str]) -> str:
 
 @pytest.fixture
 async def console(db: AsyncEngine, settings: Settings) -> AsyncIterator[Console]:
+    async with _console(settings) as made:
+        yield made
+
+
+@pytest.fixture
+async def unswept_console(db: AsyncEngine, settings: Settings) -> AsyncIterator[Console]:
+    """A console whose driver never polls during a test: nothing sweeps a preview the test
+    lets lapse before the page decides on it."""
+    async with _console(settings.model_copy(update={"driver_poll_s": 3600.0})) as made:
+        yield made
+
+
+@asynccontextmanager
+async def _console(settings: Settings) -> AsyncIterator[Console]:
     app = create_app(
         settings,
         config=make_config({"tech-radar": WRITER}),
@@ -766,7 +780,12 @@ async def test_a_version_conflict_says_so_and_links_to_the_new_preview(console: 
     assert await ledger_size(console.h) == 0
 
 
-async def test_an_expired_preview_says_so_and_what_happens_next(console: Console) -> None:
+async def test_an_expired_preview_says_so_and_what_happens_next(
+    unswept_console: Console,
+) -> None:
+    # Without a poller, the lapsed preview is not swept (and the page not refreshed to
+    # "expired") before the approver's decision reaches the service.
+    console = unswept_console
     _, preview_id = await console.park_kafka_move()
     async with opened(console) as (_, page, _seen):
         await sign_in(page, console, console.approver, f"/console/previews/{preview_id}")
