@@ -13,18 +13,15 @@ import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 import httpx
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
-from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app import openapi
 from app.adapters.builtin_tools.tech_radar import SPECS, radar_tools
 from app.adapters.clock import SystemClock
-from app.adapters.http_tools import HttpTool, client_timeouts, http_tools
 from app.adapters.lazy_model import OnFirstCall
 from app.adapters.scripted_model import ScriptedModel
 from app.adapters.sdk_model import key_env_of
@@ -49,9 +46,7 @@ from app.api.routes import (
 from app.api.routes import metrics as scrape_route
 from app.config.files import (
     DEMO_CONFIG_PATH,
-    AgentToolConfig,
     AppConfig,
-    HttpToolConfig,
     ModelRouteConfig,
     load_config,
 )
@@ -59,9 +54,8 @@ from app.config.settings import Settings
 from app.db import raw
 from app.db.clock import DbTime
 from app.db.session import driver_connect_args, make_engine, make_sessionmaker
-from app.domain.pinning import AGENT
 from app.domain.ports import Clock, ModelProvider, Tool
-from app.engine.delegation import AgentTool, Delegation, agent_tools
+from app.engine.delegation import Delegation
 from app.engine.pinned_config import Versions
 from app.engine.process.driver import Driver
 from app.engine.process.runtime import Runtime
@@ -69,6 +63,7 @@ from app.engine.process.webhook_sender import WebhookSender
 from app.observability import telemetry as tracing
 from app.observability.metrics import Metrics
 from app.observability.otel_setup import Telemetry
+from app.operator_tools import Outside, operator_tools, outside, rebuilder
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -230,17 +225,9 @@ def _lifespan(
         )
         otel.instrument_engine(engine)
         await _attach_hot_path(engine, settings, otel)
-        # One client for every HTTP tool call, with explicit timeouts; each call also gets
-        # min(its own timeout, the time its run has left) from the executor.
-        http_client = httpx.AsyncClient(
-            timeout=client_timeouts(),
-            limits=httpx.Limits(max_connections=settings.tool_concurrency * 4),
-            follow_redirects=False,
-        )
-        otel.instrument_client(http_client)
-        runtime, delegation = _runtime(
-            settings, config, clock, tools, db_time, otel, engine, http_client
-        )
+        out = outside(settings, config)
+        otel.instrument_client(out.http)
+        runtime, delegation = _runtime(settings, config, clock, tools, db_time, otel, engine, out)
         # Webhooks have their own client (adapters.webhook_http): no proxies, pinned addresses.
         webhooks = WebhookSender(runtime, WebhookClient(settings.webhook_concurrency))
         # LISTEN needs a session of its own, which a transaction pooler does not give.
@@ -259,7 +246,7 @@ def _lifespan(
             restore_signals()
             streams.close_all()
             await driver.stop()
-            await http_client.aclose()
+            await out.close()
             await raw.detach(engine)
             await engine.dispose()
             otel.shutdown()
@@ -286,7 +273,7 @@ def _runtime(
     db_time: DbTime | None,
     otel: Telemetry,
     engine: AsyncEngine,
-    http_client: httpx.AsyncClient,
+    out: Outside,
 ) -> tuple[Runtime, Delegation]:
     """What the use cases run with, on `engine` (see `Runtime` for its three handles),
     and the delegation its agent tools run children with (attached to the driver later)."""
@@ -295,17 +282,8 @@ def _runtime(
     reads = make_sessionmaker(single)
     # The built-in tools only read: each of their statements stands alone.
     registry = dict((tools or radar_tools)(reads, clock))
-    registry.update(http_tools(config.tools, http_client))
     delegation = Delegation()
-    registry.update(agent_tools(config.tools, delegation))
-
-    def build_http(name: str, declared: Mapping[str, Any]) -> Tool | None:
-        try:
-            if declared.get("kind") == AGENT:
-                return AgentTool(name, AgentToolConfig.model_validate(declared), delegation)
-            return HttpTool(name, HttpToolConfig.model_validate(declared), http_client)
-        except ValidationError:  # a declaration this code no longer reads
-            return None
+    registry.update(operator_tools(config, out, delegation))
 
     runtime = Runtime(
         sessions=sessions,
@@ -313,14 +291,14 @@ def _runtime(
         settings=settings,
         config=config,
         tools=registry,
-        models=_models(config, http_client),
+        models=_models(config, out.http),
         db_time=db_time or DbTime(),
         tracer=tracing.tracer(otel.tracer_provider),
         metrics=Metrics(otel.meter_provider),
         capture=otel.capture,
         single=single,
         reads=reads,
-        versions=Versions(config, registry, build_http),
+        versions=Versions(config, registry, rebuilder(out, delegation)),
     )
     return runtime, delegation
 

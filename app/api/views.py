@@ -94,7 +94,8 @@ def tool_view(tool: Tool, disabled: frozenset[str] = frozenset()) -> dict[str, A
         "concurrency_group": spec.concurrency_group,
         "max_concurrency": spec.max_concurrency,
         "cost_usd": spec.cost_usd,
-        "enabled": spec.enabled and spec.name not in disabled,
+        # An MCP tool its server does not offer now cannot be used either.
+        "enabled": spec.enabled and spec.listed and spec.name not in disabled,
     }
 
 

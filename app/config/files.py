@@ -29,6 +29,7 @@ from app.config.models import (
     ChooserRuleConfig,
     HttpToolConfig,
     LimitsConfig,
+    McpToolConfig,
     ModelRouteConfig,
     QuotasConfig,
     RetentionConfig,
@@ -49,6 +50,7 @@ __all__ = [
     "ConfigError",
     "HttpToolConfig",
     "LimitsConfig",
+    "McpToolConfig",
     "ModelRouteConfig",
     "QuotasConfig",
     "WebhooksConfig",
@@ -70,7 +72,7 @@ _MODEL_FIELDS = ("model", "base_url", "api_key_env")
 _CALL_FIELDS = ("input_cost_per_mtok", "output_cost_per_mtok", "timeout_s", "max_attempts")
 _ROUTER_FIELDS = ("candidates", "default", "chooser", "fallback")
 _LIMIT_FIELDS = tuple(LimitsConfig.model_fields)
-_TOOL_KINDS = ("http", "agent")
+_TOOL_KINDS = ("http", "agent", "mcp")
 
 # Plain words for the patterns pydantic would otherwise quote as regular expressions.
 _PATTERN_MESSAGES = {
@@ -174,6 +176,10 @@ def _reference_issues(config: AppConfig, builtin: Mapping[str, ToolSpec]) -> Ite
             if tool.agent not in config.agents:
                 yield f"tools.{name}.agent", f"unknown agent {tool.agent!r}"
             continue
+        if isinstance(tool, McpToolConfig):
+            if tool.server not in config.mcp_servers:
+                yield f"tools.{name}.server", f"unknown MCP server {tool.server!r}"
+            continue  # the service previews an MCP call itself
         if tool.requires_approval and tool.preview_url is None:
             # Approval binds to a preview, so a tool needing approval must offer one.
             yield f"tools.{name}.preview_url", "required when requires_approval is true"

@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     max_active_runs: int = Field(default=64, ge=1)
     #: Read-only tool calls one process executes at once.
     tool_concurrency: int = Field(default=8, ge=1)
+    #: An MCP server that could not be reached is tried again at most this often (its
+    #: tools stay unlisted meanwhile).
+    mcp_retry_s: float = Field(default=5.0, gt=0)
     #: Allocations between two collections of the garbage collector's youngest
     #: generation (CPython's default is 700); raised, never lowered, at start-up.
     gc_gen0_threshold: int = Field(default=50_000, ge=700)

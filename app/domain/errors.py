@@ -59,6 +59,7 @@ class ObservationCode(StrEnum):
     DUPLICATE_CALL_ID = "duplicate_call_id"
     PERMISSION_DENIED = "permission_denied"
     TOOL_DISABLED = "tool_disabled"
+    TOOL_UNAVAILABLE = "tool_unavailable"
     RATE_LIMITED = "rate_limited"
     INVALID_CITATION = "invalid_citation"
     BUDGET = "budget"

@@ -16,7 +16,8 @@ HTTP = "http"
 AGENT = "agent"
 BUILTIN = "builtin"
 #: The kinds of tool an operator declares, each rebuilt from its declaration.
-OPERATOR_KINDS = frozenset({HTTP, AGENT})
+MCP = "mcp"
+OPERATOR_KINDS = frozenset({HTTP, AGENT, MCP})
 
 #: A tool's operator levers: never part of a version, always the current config's, so
 #: that switching a tool off, tightening its permissions or its limits reaches every run
@@ -37,7 +38,9 @@ def live_part(declared: Mapping[str, Any]) -> dict[str, Any]:
 def builtin_declaration(spec: ToolSpec) -> dict[str, Any]:
     """A tool the code provides: its spec is its whole declaration (the code serves only
     its own version)."""
-    return {"kind": BUILTIN, **pinned_part(asdict(spec))}
+    declared = pinned_part(asdict(spec))
+    del declared["listed"]  # whether a server offers it now is a state, not a declaration
+    return {"kind": BUILTIN, **declared}
 
 
 def operator_declaration(declared: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.domain.errors import MAX_MESSAGE, ErrorValue, ObservationCode
-from app.domain.gates import gate_refusal
+from app.domain.gates import NOT_OFFERED, gate_refusal
 from app.domain.model import ProposedCall, bounded_tool_name, clean_text
 from app.domain.ports import Tool
 from app.domain.tools import (
@@ -119,6 +119,8 @@ def check_call(
         return rejected(ObservationCode.UNKNOWN_TOOL, f"no tool named {name!r} is available")
     if rejection is not None:
         return rejected(rejection.code, rejection.message)
+    if not tool.spec.listed:  # its server's schema is unknown: its arguments cannot be judged
+        return rejected(ObservationCode.TOOL_UNAVAILABLE, NOT_OFFERED)
     problem = _schema_problem(tool.spec.input_schema, arguments)
     if problem is None:
         problem = tool.check(arguments)

@@ -47,6 +47,9 @@ class ToolSpec:
     #: Its backend is outside the operator's trust boundary: the `argument_policy`
     #: guardrail checks what is sent to it.
     external: bool = False
+    #: Its server offers it now, as far as this process knows (an MCP tool whose server's
+    #: list lacks it, or could not be read yet, is not): not part of any declaration.
+    listed: bool = True
 
     @property
     def read_only(self) -> bool:

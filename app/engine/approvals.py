@@ -25,6 +25,7 @@ from app.domain.records import Call, Preview, Run
 from app.domain.settle import Found, Outcome, settle
 from app.domain.status import CallStatus, PreviewStatus, RunStatus
 from app.domain.tools import Principal
+from app.engine import offered
 from app.engine.process.driver import POLL_FLOOR_S, Driver
 from app.engine.process.lease import hand_back, released_if_unanswered
 from app.engine.process.runtime import Runtime
@@ -202,6 +203,8 @@ async def _claim(
     lease = decisions_repo.Lease(
         rt.settings.instance_id, new_lease_token(), rt.db_time.after(rt.settings.lease_s)
     )
+    # An MCP tool's server list, read before the transaction, never inside it.
+    await offered.ready(t for t in (rt.tools.get(record.tool),) if t is not None)
     # Unanswered, the claim may have committed: a driver then executes the call at once.
     with released_if_unanswered(
         rt, lambda: hand_back(rt, record.tenant_id, record.run_id, lease.token)

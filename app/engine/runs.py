@@ -21,7 +21,7 @@ from app.domain.records import Call, EventRecord, Preview, Run
 from app.domain.run_changes import CancelRequest, Creation, ScriptItem
 from app.domain.status import RunStatus
 from app.domain.tools import Principal, exposed_tools, first_path, unstorable
-from app.engine import births, children, idempotency
+from app.engine import births, children, idempotency, offered
 from app.engine.continuation import continued
 from app.engine.idempotency import Claim
 from app.engine.process.lease import Lease
@@ -99,6 +99,7 @@ async def start_run(
     agent_limits = agent.limits.model_dump(exclude_none=True) if agent.limits else {}
     asked = dict(request.limits or {})
     limits = narrow_limits(caps(rt), agent_limits, asked)
+    await offered.ready(rt.tools[t] for t in agent.tools if t in rt.tools)
     tools = exposed_tools(
         agent_tools=agent.tools,
         requested=request.tools,

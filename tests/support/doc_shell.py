@@ -18,7 +18,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.doc_blocks import Block
+from tests.support.doc_blocks import SHELL, Block, blocks
+from tests.support.doc_shapes import differences, last_json, parse_sample
 
 DOCUMENTED_ORIGINS = ("http://127.0.0.1:8000", "http://localhost:8000")
 #: `NAME=...` or `export NAME=...` at the start of a line: a variable the reader sets.
@@ -69,3 +70,23 @@ class Shell:
                 f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"
             )
         return done.stdout
+
+
+def walk(document: Path, shell: Shell) -> int:
+    """Runs the document's blocks in order, each sample output checked against what the
+    command before it printed; how many samples were checked."""
+    printed: str | None = None  # what the last block run printed, for the sample after it
+    checked = 0
+    for block in blocks(document):
+        if block.kind in ("run", "run-any-status"):
+            printed = shell.run(block)
+        elif block.lang in SHELL:
+            printed = None  # a sample after a block not run shows nothing we have
+        elif block.kind == "output":
+            assert printed is not None, f"{block.where}: a sample output after no command run"
+            found = differences(parse_sample(block.text), last_json(printed))
+            assert found == [], f"{block.where}: the sample is not what the command printed:\n" + (
+                "\n".join(found) + f"\n--- printed\n{printed[-3000:]}"
+            )
+            checked += 1
+    return checked

@@ -35,6 +35,7 @@ def make_config(
     quotas: dict[str, Any] | None = None,
     scripted: dict[str, Any] | None = None,
     webhooks: dict[str, Any] | None = None,
+    mcp_servers: dict[str, Any] | None = None,
 ):  # type: ignore[no-untyped-def]
     """`tools`: the config's HTTP tools section; `scripted`: more of the scripted route
     (its prices)."""
@@ -52,6 +53,8 @@ def make_config(
         data["quotas"] = quotas
     if webhooks:
         data["webhooks"] = webhooks
+    if mcp_servers:
+        data["mcp_servers"] = mcp_servers
     return parse_config(data, builtin_tools={**SPECS, **(extra_specs or {})})
 
 

@@ -16,7 +16,7 @@ from app.config.files import AgentConfig
 from app.domain.budget import narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.tools import Principal
-from app.engine import tool_gates
+from app.engine import offered, tool_gates
 from app.engine.idempotency import Claim
 from app.engine.runs import caps, decode_cursor, encode_cursor
 
@@ -48,6 +48,7 @@ async def list_tools(
     """Every registered tool, disabled ones included (`enabled: false`: off in the
     config, or switched off for your tenant); never a backend URL."""
     names, next_cursor = _page(list(rt.tools), limit, cursor)
+    await offered.ready(rt.tools[n] for n in names)
     disabled = await rt.disabled_tools.of(principal.tenant_id)
     return {
         "items": [tool_view(rt.tools[n], disabled) for n in names],
@@ -60,6 +61,7 @@ async def _switch(
 ) -> Any:
     async def operation(_claim: Claim | None) -> JSONResponse:
         await tool_gates.switch_tool(rt, principal=principal, name=name, off=off)
+        await offered.ready((rt.tools[name],))
         view = tool_view(rt.tools[name], await rt.disabled_tools.of(principal.tenant_id))
         return JSONResponse(ToolOut.model_validate(view).model_dump(mode="json"))
 

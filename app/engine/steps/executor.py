@@ -21,6 +21,7 @@ from app.domain.retry import backoff_s, may_retry
 from app.domain.status import CallStatus
 from app.domain.steps import Next
 from app.domain.tools import OutputRefused, ToolError, ToolResult, ToolSpec
+from app.engine import offered
 from app.engine.process.lease import Interrupted, Lease, NotStarted
 from app.engine.steps import approval_step
 from app.engine.steps.approval_step import VersionConflict
@@ -50,10 +51,12 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
     todo = state.open_calls()
     batch = Round(lease, state)
     tools = state.tools  # the run's version of them
-    gone = [c for c in todo if c.tool not in tools]
+    await offered.ready(tools[c.tool] for c in todo if c.tool in tools)
+    gone = [c for c in todo if c.tool not in tools or getattr(tools[c.tool], "withdrawn", False)]
     if gone:
-        # The config changed under the run: the call cannot run here, and saying so ends
-        # the run with a clear code instead of a step failing over and over.
+        # The config changed under the run (or the tool's server no longer lists it): the
+        # call cannot run here, and saying so ends the run with a clear code instead of a
+        # step failing over and over.
         for call in gone:
             batch.fail(call, TOOL_UNAVAILABLE)
         await batch.flush()

@@ -17,6 +17,7 @@ from app.domain.retry import backoff_s
 from app.domain.status import TerminationReason
 from app.domain.steps import Finish, finish
 from app.domain.tools import ToolSpec
+from app.engine import offered
 from app.engine.process.lease import Lease
 from app.engine.steps import routing
 from app.engine.steps.chat_call import Versions, chat_call, versions_of
@@ -50,6 +51,7 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
         message = "the run's model route is no longer configured"
         return finish(TerminationReason.MODEL_FAILED, "model_unavailable", message)
     exposed = [state.tools[n] for n in run.tools if n in state.tools]
+    await offered.ready(exposed)
     view = state.view(exposed)
     if not view.fits:  # checked before any model call, a router's chooser included
         return finish(
@@ -63,7 +65,8 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
         message = "no model route meets the run's data policy and needs"
         return finish(TerminationReason.POLICY_DENIED, "no_route", message)
     fallback = routing.fallback_for(lease, state, chosen)
-    tools = [t.spec for t in exposed]
+    # A tool its server does not offer now is not shown; a call of it is refused.
+    tools = [t.spec for t in exposed if t.spec.listed]
     messages = view.messages
     size = request_size(state.instructions, messages, tools)
     shared = _Step(step, exposed, versions_of(state.instructions, tools), messages, tools, size)

@@ -1,0 +1,244 @@
+"""Tools from an MCP server (the official SDK's server over streamable HTTP, on loopback)
+under the same gates as HTTP tools: schemas from its list, unknown arguments refused before
+anything is sent, errors back to the model, the operation id in `_meta`, approval with one
+execution, the kill switch and rate limits, and a server that is down at start."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from tests.support.approvals import approve, commit, keys, parked_run
+from tests.support.factories import final, run_body, tool_calls
+from tests.support.harness import DEFAULT_AGENT, Harness, make_config
+from tests.support.mcp_server import FakeMcp, free_port, up
+
+
+@pytest.fixture
+async def kb() -> AsyncIterator[FakeMcp]:
+    async with up(FakeMcp()) as server:
+        yield server
+
+
+def mcp_tool(**fields: Any) -> dict[str, Any]:
+    return {"kind": "mcp", "server": "kb", "timeout_s": 2, **fields}
+
+
+async def kb_harness(harness_factory, kb: FakeMcp, **tools: dict[str, Any]) -> Harness:  # type: ignore[no-untyped-def]
+    specs = {name: mcp_tool(**fields) for name, fields in tools.items()}
+    agent = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], *specs]}
+    servers = {"kb": {"url": kb.url, "timeout_s": 2, "headers_env": {"Authorization": "KB_TOKEN"}}}
+    config = make_config({"tech-radar": agent}, tools=specs, mcp_servers=servers)
+    return await harness_factory(config=config, settings_override={"mcp_retry_s": 0.2})
+
+
+async def create(h: Harness, *script: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+    response = await h.client.post(
+        "/v1/runs", headers=headers or await h.key(), json=run_body(*script)
+    )
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+async def calls_of(h: Harness, run_id: str) -> list[dict[str, Any]]:
+    answer = await h.client.get(f"/v1/runs/{run_id}/calls", headers=await h.key())
+    return answer.json()["items"]
+
+
+async def test_a_read_tool_runs_with_its_operation_id_in_meta_and_the_servers_headers(
+    harness_factory, kb: FakeMcp, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("KB_TOKEN", "Bearer kb-secret")
+    h = await kb_harness(harness_factory, kb, lookup_doc={})
+    run = await create(
+        h, tool_calls(("c1", "lookup_doc", {"query": "postgres"})), final("adopt [source:s1]")
+    )
+    assert run["termination_reason"] == "final", run
+    [call] = await calls_of(h, run["id"])
+    assert call["status"] == "succeeded"
+    assert call["output"] == {"title": "About postgres", "ring": "adopt"}  # structuredContent
+    [seen] = kb.seen("lookup_doc")
+    assert seen.arguments == {"query": "postgres"}
+    assert seen.meta["toolgate/operation_id"] == call["operation_id"]
+    assert all(headers.get("authorization") == "Bearer kb-secret" for headers in kb.headers)
+
+
+async def test_text_results_are_joined_and_errors_go_back_to_the_model_cut(
+    harness_factory, kb: FakeMcp
+) -> None:  # type: ignore[no-untyped-def]
+    h = await kb_harness(harness_factory, kb, say={}, broken={})
+    run = await create(
+        h,
+        tool_calls(("c1", "say", {"words": "hi"}), ("c2", "broken", {"query": "x"})),
+        final("done"),
+    )
+    assert run["termination_reason"] == "final", run
+    said, failed = sorted(await calls_of(h, run["id"]), key=lambda c: c["call_id"])
+    assert said["output"] == {"text": "you said hi"}
+    assert failed["status"] == "failed"
+    assert failed["error"]["code"] == "tool_error" and failed["error"]["retryable"] is False
+    assert 0 < len(failed["error"]["message"]) <= 500
+    assert "Traceback" not in failed["error"]["message"]
+    assert len(kb.seen("broken")) == 1  # a tool error is never retried
+
+
+async def test_an_unknown_argument_is_refused_before_the_server_sees_it(
+    harness_factory, kb: FakeMcp
+) -> None:  # type: ignore[no-untyped-def]
+    h = await kb_harness(harness_factory, kb, lookup_doc={})
+    run = await create(
+        h,
+        tool_calls(("c1", "lookup_doc", {"query": "pg", "drop_table": True})),
+        final("no"),
+    )
+    assert run["termination_reason"] == "final", run
+    [call] = await calls_of(h, run["id"])
+    assert call["status"] == "rejected" and call["error"]["code"] == "invalid_arguments"
+    assert kb.seen("lookup_doc") == []
+
+
+async def test_the_catalog_lists_mcp_tools_with_the_servers_schemas_and_no_address(
+    harness_factory, kb: FakeMcp
+) -> None:  # type: ignore[no-untyped-def]
+    h = await kb_harness(harness_factory, kb, lookup_doc={"risk": "medium"}, say={})
+    answer = await h.client.get("/v1/tools", headers=await h.key())
+    assert answer.status_code == 200
+    tools = {t["name"]: t for t in answer.json()["items"]}
+    lookup = tools["lookup_doc"]
+    assert lookup["description"] == "Look a document up in the knowledge base."
+    assert lookup["input_schema"]["properties"]["query"]["type"] == "string"
+    assert lookup["input_schema"]["additionalProperties"] is False
+    assert lookup["output_schema"]["required"] == ["title", "ring"]
+    assert (lookup["risk"], lookup["enabled"], tools["say"]["enabled"]) == ("medium", True, True)
+    assert str(kb.port) not in answer.text and "/mcp" not in answer.text
+
+
+TICKET = {"risk": "high", "side_effects": True}
+
+
+async def test_an_approved_side_effect_is_previewed_by_the_service_and_sent_once(
+    harness_factory, kb: FakeMcp
+) -> None:  # type: ignore[no-untyped-def]
+    h = await kb_harness(harness_factory, kb, open_ticket=TICKET)
+    caller, approver = await keys(h)
+    run = await parked_run(
+        h, caller, tool_calls(("c1", "open_ticket", {"title": "Disk full"})), final("opened")
+    )
+    [pending] = run["pending_approvals"]
+    assert kb.seen("open_ticket") == []  # nothing is sent before the commit
+    preview = (await h.client.get(f"/v1/previews/{pending['preview_id']}", headers=approver)).json()
+    assert preview["summary"] == 'open_ticket {"title":"Disk full"}'
+    assert (preview["impact"], preview["resource_version"]) == ({}, None)
+    await approve(h, approver, preview["id"])
+    done = await commit(h, approver, preview["id"], "commit-1")
+    assert done.status_code == 200, done.text
+    body = done.json()
+    assert body["call"]["status"] == "succeeded" and body["call"]["output"] == {"ticket_id": "T-1"}
+    assert body["run"]["termination_reason"] == "final"
+    replay = await commit(h, approver, preview["id"], "commit-1")
+    assert replay.status_code == 200 and replay.headers["Idempotent-Replayed"] == "true"
+    [sent] = kb.seen("open_ticket")
+    assert sent.arguments == {"title": "Disk full"}  # exactly the approved arguments
+    assert sent.meta["toolgate/operation_id"] == body["call"]["operation_id"]
+    assert len(kb.tickets) == 1
+
+
+async def test_the_kill_switch_and_a_rate_limit_stop_mcp_calls_before_the_server(
+    harness_factory, kb: FakeMcp
+) -> None:  # type: ignore[no-untyped-def]
+    h = await kb_harness(harness_factory, kb, lookup_doc={"rate_limit_per_minute": 1}, say={})
+    admin = await h.key(subject="root", roles="admin")
+    limited = await create(
+        h,
+        tool_calls(("c1", "lookup_doc", {"query": "a"}), ("c2", "lookup_doc", {"query": "b"})),
+        final("done"),
+    )
+    first, second = sorted(await calls_of(h, limited["id"]), key=lambda c: c["call_id"])
+    assert first["status"] == "succeeded"
+    assert second["status"] == "rejected" and second["error"]["code"] == "rate_limited"
+    assert len(kb.seen("lookup_doc")) == 1
+
+    off = await h.client.post("/v1/tools/say/disable", headers=admin)
+    assert off.status_code == 200 and off.json()["enabled"] is False
+    switched = await create(h, tool_calls(("c1", "say", {"words": "hi"})), final("done"))
+    [call] = await calls_of(h, switched["id"])
+    # Switched off before the run started: never exposed to it.
+    assert call["status"] == "rejected" and call["error"]["code"] == "unknown_tool"
+    assert kb.seen("say") == []
+
+
+async def test_a_side_effect_left_unanswered_is_unknown_unless_its_tool_is_idempotent(
+    harness_factory, kb: FakeMcp
+) -> None:  # type: ignore[no-untyped-def]
+    kb.ticket_delay_s = 1.5
+    fields = {"side_effects": True, "timeout_s": 0.5, "max_attempts": 3}
+    h = await kb_harness(harness_factory, kb, open_ticket=fields)
+    run = await create(h, tool_calls(("c1", "open_ticket", {"title": "a"})), final("x"))
+    [call] = await calls_of(h, run["id"])
+    assert call["status"] == "failed" and call["error"]["code"] == "outcome_unknown"
+    assert len(kb.seen("open_ticket")) == 1  # never sent again blind
+
+    kb.calls.clear()
+    kb.tickets.clear()
+    h = await kb_harness(harness_factory, kb, open_ticket={**fields, "idempotent": True})
+    run = await create(h, tool_calls(("c1", "open_ticket", {"title": "b"})), final("x"))
+    [call] = await calls_of(h, run["id"])
+    sent = kb.seen("open_ticket")
+    assert len(sent) == 3  # re-sent under the same operation id, deduplicated by the server
+    assert {s.meta["toolgate/operation_id"] for s in sent} == {call["operation_id"]}
+    assert list(kb.tickets) == [call["operation_id"]]  # one ticket for the three sends
+
+
+async def test_a_server_down_at_start_costs_one_warning_and_its_tools_return_with_it(
+    harness_factory, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    kb = FakeMcp(port=free_port())  # nobody listens there yet
+    caplog.set_level(logging.WARNING, logger="app.adapters.mcp_session")
+    h = await kb_harness(harness_factory, kb, lookup_doc={})
+    listed = (await h.client.get("/v1/tools", headers=await h.key())).json()["items"]
+    assert {t["name"]: t["enabled"] for t in listed}["lookup_doc"] is False
+    for _ in range(3):  # the other tools work; the server's are not offered
+        run = await create(
+            h,
+            tool_calls(
+                ("c1", "lookup_doc", {"query": "pg"}),
+                ("c2", "get_technology", {"technology_id": "x"}),
+            ),
+            final("done"),
+        )
+        assert run["termination_reason"] == "final"
+        calls = {c["call_id"]: c for c in await calls_of(h, run["id"])}
+        assert calls["c1"]["status"] == "rejected"
+        assert calls["c1"]["error"]["code"] == "tool_unavailable"
+        assert calls["c2"]["status"] in ("succeeded", "failed")
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "kb" in warnings[0].getMessage()
+    assert str(kb.port) not in warnings[0].getMessage()
+
+    async with up(kb):
+        await asyncio.sleep(0.3)  # past the retry interval
+        # A run made while the server was down holds its tools: they are back for it too.
+        run = await create(
+            h, tool_calls(("c1", "lookup_doc", {"query": "pg"})), final("adopt [source:s1]")
+        )
+        [call] = await calls_of(h, run["id"])
+        assert call["status"] == "succeeded", call
+        assert call["output"]["title"] == "About pg"
+
+
+async def test_a_tool_its_server_does_not_list_is_unavailable(harness_factory, kb: FakeMcp) -> None:  # type: ignore[no-untyped-def]
+    h = await kb_harness(harness_factory, kb, ghost={"mcp_tool": "not_served"}, say={})
+    listed = (await h.client.get("/v1/tools", headers=await h.key())).json()["items"]
+    assert {t["name"]: t["enabled"] for t in listed}["ghost"] is False
+    run = await create(
+        h, tool_calls(("c1", "ghost", {}), ("c2", "say", {"words": "hi"})), final("done")
+    )
+    calls = {c["call_id"]: c for c in await calls_of(h, run["id"])}
+    assert calls["c1"]["status"] == "rejected"
+    assert calls["c1"]["error"]["code"] == "tool_unavailable"
+    assert calls["c2"]["status"] == "succeeded"
+    assert [c.tool for c in kb.calls] == ["say"]

@@ -1,0 +1,122 @@
+"""A small MCP server for tests: the official SDK's server over streamable HTTP, on a
+loopback port, in the test's event loop. It records what each tool received (arguments,
+the request's `_meta`, the headers) and counts side effects once per operation id, as a
+tool server that dedupes would."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+import uvicorn
+from mcp.server.mcpserver import Context, MCPServer
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from tests.support.backend import _started
+
+
+class Doc(TypedDict):
+    title: str
+    ring: str
+
+
+class Ticket(TypedDict):
+    ticket_id: str
+
+
+@dataclass
+class Seen:
+    tool: str
+    arguments: dict[str, Any]
+    meta: dict[str, Any]
+
+
+@dataclass
+class FakeMcp:
+    """What the server saw; `port` stays the same across restarts."""
+
+    port: int = 0
+    calls: list[Seen] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    #: Tickets opened, by operation id (one per id, however often it is sent).
+    tickets: dict[str, str] = field(default_factory=dict)
+    #: Seconds `open_ticket` takes before it answers.
+    ticket_delay_s: float = 0.0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def seen(self, tool: str) -> list[Seen]:
+        return [c for c in self.calls if c.tool == tool]
+
+    def _saw(self, tool: str, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        meta = dict(ctx.request_context.meta or {})
+        self.calls.append(Seen(tool, arguments, meta))
+        return meta
+
+    def server(self) -> MCPServer:
+        mcp = MCPServer("kb")
+
+        @mcp.tool(description="Look a document up in the knowledge base.")
+        def lookup_doc(query: str, ctx: Context) -> Doc:
+            self._saw("lookup_doc", {"query": query}, ctx)
+            return {"title": f"About {query}", "ring": "adopt"}
+
+        @mcp.tool(description="Say something as plain text.", structured_output=False)
+        def say(words: str, ctx: Context) -> str:
+            self._saw("say", {"words": words}, ctx)
+            return f"you said {words}"
+
+        @mcp.tool(description="Always fails.")
+        def broken(query: str, ctx: Context) -> str:
+            self._saw("broken", {"query": query}, ctx)
+            raise ValueError("broken")
+
+        @mcp.tool(description="Open a ticket.")
+        async def open_ticket(title: str, ctx: Context) -> Ticket:
+            meta = self._saw("open_ticket", {"title": title}, ctx)
+            operation = str(meta.get("toolgate/operation_id"))
+            ticket = self.tickets.setdefault(operation, f"T-{len(self.tickets) + 1}")
+            await asyncio.sleep(self.ticket_delay_s)  # took effect; the answer may come late
+            return {"ticket_id": ticket}
+
+        return mcp
+
+    def app(self) -> ASGIApp:
+        inner = self.server().streamable_http_app()
+
+        async def recording(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http":
+                self.headers.append({k.decode(): v.decode() for k, v in scope["headers"]})
+            await inner(scope, receive, send)
+
+        return recording
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@asynccontextmanager
+async def up(fake: FakeMcp) -> AsyncIterator[FakeMcp]:
+    """Serves `fake` on its port (a free one when it has none) until the block ends."""
+    fake.port = fake.port or free_port()
+    config = uvicorn.Config(
+        fake.app(), host="127.0.0.1", port=fake.port, log_level="warning", lifespan="on",
+        loop="asyncio", timeout_graceful_shutdown=1,
+    )  # fmt: skip
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    await _started(server)
+    try:
+        yield fake
+    finally:
+        server.should_exit = True
+        await task
