@@ -242,3 +242,33 @@ async def test_a_tool_its_server_does_not_list_is_unavailable(harness_factory, k
     assert calls["c1"]["error"]["code"] == "tool_unavailable"
     assert calls["c2"]["status"] == "succeeded"
     assert [c.tool for c in kb.calls] == ["say"]
+
+
+def _methods(kb: FakeMcp, *methods: str) -> int:
+    return sum(1 for headers in kb.headers if headers.get("mcp-method") in methods)
+
+
+async def test_one_session_serves_every_call_and_a_lost_server_is_reconnected_and_relisted(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    kb = FakeMcp(port=free_port())
+    script = (tool_calls(("c1", "lookup_doc", {"query": "pg"})), final("adopt [source:s1]"))
+    async with up(kb):
+        h = await kb_harness(harness_factory, kb, lookup_doc={"max_attempts": 1})
+        for _ in range(3):
+            assert (await create(h, *script))["termination_reason"] == "final"
+        opened, listed = _methods(kb, "server/discover", "initialize"), _methods(kb, "tools/list")
+        assert (opened, listed, _methods(kb, "tools/call")) == (1, 1, 3)
+
+    # The server is gone: the call goes unanswered (a read: it fails, the run goes on).
+    run = await create(h, *script)
+    [call] = await calls_of(h, run["id"])
+    assert call["status"] == "failed", call
+
+    async with up(kb):  # back on the same port: a new session, and the list read again
+        await asyncio.sleep(0.3)  # past the retry interval
+        run = await create(h, *script)
+        [call] = await calls_of(h, run["id"])
+        assert call["status"] == "succeeded", call
+        assert _methods(kb, "server/discover", "initialize") == opened + 1
+        assert _methods(kb, "tools/list") == listed + 1
