@@ -161,6 +161,8 @@ class McpServer:
             if self._client is not None:
                 return self._client
             opened: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+            # Read once here, so that an opening given up on is not reported as unread.
+            opened.add_done_callback(lambda done: done.cancelled() or done.exception())
             stop = asyncio.Event()
             holder = asyncio.create_task(self._hold(opened, stop), name=f"mcp:{self.name}")
             self._holder = holder

@@ -243,9 +243,10 @@ async def _adopt(rt: Runtime, driver: Driver, run: Run, sent: float) -> None:
 async def _gate_refusal(rt: Runtime, session: AsyncSession, record: Preview) -> ErrorValue | None:
     """Why the approved call may not run now: the tool switched off (by the operator or
     the tenant's admins), or its permissions no longer covered by the run creator's
-    scopes. A tool gone from the config is left to the executor (it fails the call)."""
+    scopes. A tool gone from the config, or from its MCP server's list, is left to the
+    executor (it ends the run `tool_unavailable`)."""
     tool = rt.tools.get(record.tool)
-    if tool is None:
+    if tool is None or getattr(tool, "withdrawn", False):
         return None
     scopes = await previews_repo.creator_scopes(session, record=record)
     creator = Principal(record.tenant_id, record.requested_by, frozenset(), scopes)

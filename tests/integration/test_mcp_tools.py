@@ -272,3 +272,34 @@ async def test_one_session_serves_every_call_and_a_lost_server_is_reconnected_an
         assert call["status"] == "succeeded", call
         assert _methods(kb, "server/discover", "initialize") == opened + 1
         assert _methods(kb, "tools/list") == listed + 1
+
+
+async def test_a_pinned_run_calls_its_versions_tool_and_ends_when_the_server_drops_it(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    kb = FakeMcp(port=free_port())
+    desk = {**TICKET, "mcp_tool": "open_ticket"}
+    script = (tool_calls(("c1", "desk", {"title": "Disk full"})), final("opened"))
+    async with up(kb):
+        before = await kb_harness(harness_factory, kb, desk=desk)
+        caller, approver = await keys(before)
+        first, second = [await parked_run(before, caller, *script) for _ in range(2)]
+        # Restarted with a new declaration of the tool: a parked run keeps its version.
+        after = await kb_harness(harness_factory, kb, desk={**TICKET, "mcp_tool": "say"})
+        preview_id = first["pending_approvals"][0]["preview_id"]
+        await approve(after, approver, preview_id)
+        assert (await commit(after, approver, preview_id, "pinned")).status_code == 200
+        finished = await after.driver.wait("acme", first["id"], 15)
+        assert finished.termination_reason == "final", finished
+        assert [c.tool for c in kb.calls] == ["open_ticket"]
+
+    kb.hidden.add("open_ticket")
+    async with up(kb):  # the server no longer offers the tool: the other parked call ends
+        third = await kb_harness(harness_factory, kb, desk=desk)
+        preview_id = second["pending_approvals"][0]["preview_id"]
+        await approve(third, approver, preview_id)
+        await commit(third, approver, preview_id, "dropped")
+        finished = await third.driver.wait("acme", second["id"], 15)
+    assert finished.termination_reason == "tool_failed", finished
+    assert finished.error is not None and finished.error["code"] == "tool_unavailable"
+    assert [c.tool for c in kb.calls] == ["open_ticket"]

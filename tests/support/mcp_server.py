@@ -46,6 +46,8 @@ class FakeMcp:
     tickets: dict[str, str] = field(default_factory=dict)
     #: Seconds `open_ticket` takes before it answers.
     ticket_delay_s: float = 0.0
+    #: Tools the server leaves out of its list (and refuses), from its next start.
+    hidden: set[str] = field(default_factory=set)
 
     @property
     def url(self) -> str:
@@ -85,6 +87,8 @@ class FakeMcp:
             await asyncio.sleep(self.ticket_delay_s)  # took effect; the answer may come late
             return {"ticket_id": ticket}
 
+        for name in self.hidden:
+            mcp.remove_tool(name)
         return mcp
 
     def app(self) -> ASGIApp:
