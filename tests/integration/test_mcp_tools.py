@@ -303,3 +303,40 @@ async def test_a_pinned_run_calls_its_versions_tool_and_ends_when_the_server_dro
     assert finished.termination_reason == "tool_failed", finished
     assert finished.error is not None and finished.error["code"] == "tool_unavailable"
     assert [c.tool for c in kb.calls] == ["open_ticket"]
+
+
+async def test_declared_schemas_narrow_the_servers_and_its_output_is_checked(
+    harness_factory, kb: FakeMcp
+) -> None:  # type: ignore[no-untyped-def]
+    short = {"type": "string", "maxLength": 10}
+    narrower = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["query"],
+        "properties": {"query": short},
+    }
+    wider = {**narrower, "properties": {"query": {"type": ["string", "integer"]}}}
+    strict_output = {"type": "object", "required": ["url"]}
+    h = await kb_harness(
+        harness_factory,
+        kb,
+        lookup_doc={"input_schema": narrower},
+        wide={"mcp_tool": "lookup_doc", "input_schema": wider},
+        checked={"mcp_tool": "lookup_doc", "output_schema": strict_output},
+    )
+    run = await create(
+        h,
+        tool_calls(
+            ("c1", "lookup_doc", {"query": "a much longer query"}),
+            ("c2", "wide", {"query": 7}),
+            ("c3", "lookup_doc", {"query": "pg"}),
+            ("c4", "checked", {"query": "pg"}),
+        ),
+        final("done"),
+    )
+    calls = {c["call_id"]: c for c in await calls_of(h, run["id"])}
+    assert calls["c1"]["error"]["code"] == "invalid_arguments"  # the declared schema
+    assert calls["c2"]["error"]["code"] == "invalid_arguments"  # the server's schema
+    assert calls["c3"]["status"] == "succeeded"
+    assert calls["c4"]["status"] == "failed" and calls["c4"]["error"]["code"] == "invalid_output"
+    assert [c.arguments for c in kb.seen("lookup_doc")] == [{"query": "pg"}] * 2
