@@ -299,9 +299,13 @@ async def test_a_pinned_run_calls_its_versions_tool_and_ends_when_the_server_dro
         preview_id = second["pending_approvals"][0]["preview_id"]
         await approve(third, approver, preview_id)
         await commit(third, approver, preview_id, "dropped")
-        finished = await third.driver.wait("acme", second["id"], 15)
-    assert finished.termination_reason == "tool_failed", finished
-    assert finished.error is not None and finished.error["code"] == "tool_unavailable"
+        await third.driver.wait("acme", second["id"], 15)
+        ended = (await third.client.get(f"/v1/runs/{second['id']}", headers=caller)).json()
+        calls = await calls_of(third, second["id"])
+    assert (ended["termination_reason"], ended["error"]["code"]) == (
+        "tool_failed",
+        "tool_unavailable",
+    ), (ended, calls)
     assert [c.tool for c in kb.calls] == ["open_ticket"]
 
 
