@@ -54,16 +54,15 @@ async def test_a_read_tool_runs_with_its_operation_id_in_meta_and_the_servers_he
 ) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("KB_TOKEN", "Bearer kb-secret")
     h = await kb_harness(harness_factory, kb, lookup_doc={})
-    run = await create(
-        h, tool_calls(("c1", "lookup_doc", {"query": "postgres"})), final("adopt [source:s1]")
-    )
+    reads = [(f"c{i}", "lookup_doc", {"query": f"postgres {i}"}) for i in range(1, 4)]
+    run = await create(h, tool_calls(*reads), final("adopt [source:s1]"))
     assert run["termination_reason"] == "final", run
-    [call] = await calls_of(h, run["id"])
-    assert call["status"] == "succeeded"
-    assert call["output"] == {"title": "About postgres", "ring": "adopt"}  # structuredContent
-    [seen] = kb.seen("lookup_doc")
-    assert seen.arguments == {"query": "postgres"}
-    assert seen.meta["toolgate/operation_id"] == call["operation_id"]
+    calls = sorted(await calls_of(h, run["id"]), key=lambda c: c["call_id"])
+    assert [c["status"] for c in calls] == ["succeeded"] * 3  # run at once, on one session
+    call = calls[0]
+    assert call["output"] == {"title": "About postgres 1", "ring": "adopt"}  # structuredContent
+    seen = {s.arguments["query"]: s for s in kb.seen("lookup_doc")}
+    assert seen["postgres 1"].meta["toolgate/operation_id"] == call["operation_id"]
     assert all(headers.get("authorization") == "Bearer kb-secret" for headers in kb.headers)
 
 
