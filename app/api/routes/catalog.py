@@ -46,7 +46,8 @@ async def list_tools(
     principal: AnyRoleDep, rt: RuntimeDep, limit: Limit = 50, cursor: Cursor = None
 ) -> Any:
     """Every registered tool, disabled ones included (`enabled: false`: off in the
-    config, or switched off for your tenant); never a backend URL."""
+    config, switched off for your tenant, or not offered now by its MCP server); never a
+    backend URL or an MCP server's address."""
     names, next_cursor = _page(list(rt.tools), limit, cursor)
     await offered.ready(rt.tools[n] for n in names)
     disabled = await rt.disabled_tools.of(principal.tenant_id)
