@@ -122,6 +122,12 @@ class Citation(BaseModel):
 class RunOutput(BaseModel):
     text: str
     citations: list[Citation]
+    data: Any = Field(
+        default=None,
+        description="For an agent with an `output_schema`: the answer parsed, a JSON "
+        "document valid against the schema (`text` is the answer as the model wrote it); "
+        "null for other agents.",
+    )
 
 
 class RunError(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 #: Tokens one scripted turn may report.
 MAX_TOKENS = 10**9
@@ -42,9 +42,21 @@ class ScriptToolCalls(StrictIn):
 
 class ScriptFinal(StrictIn):
     type: Literal["final"]
-    text: str
+    text: str | None = Field(default=None, description="The final answer. Give it or `data`.")
+    data: Any = Field(
+        default=None,
+        description="For an agent with an `output_schema`: the answer as a JSON value, "
+        "which the scripted model sends as its JSON text (checked like any answer). Give "
+        "it or `text`, not both.",
+    )
     usage: Usage | None = None
     delay_ms: int = Field(default=0, ge=0, le=600_000)
+
+    @model_validator(mode="after")
+    def _text_or_data(self) -> ScriptFinal:
+        if (self.text is None) == (self.data is None):
+            raise ValueError("a final item gives either `text` or `data` (not null)")
+        return self
 
 
 class ScriptError(StrictIn):

@@ -300,6 +300,13 @@ class AgentConfig(_Strict):
     limits: AgentLimitsConfig = AgentLimitsConfig()
     data_policy: list[NonEmpty] = []  # tags every route the agent uses must carry
     guardrails: GuardrailsConfig = GuardrailsConfig()
+    #: The JSON Schema its final answer must be a document of (`app.domain.typed_output`).
+    output_schema: dict[str, Any] | None = None
+
+    @field_validator("output_schema")
+    @classmethod
+    def _valid_output_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if value is None else _check_schema(value)
 
 
 class RetentionConfig(_Strict):
