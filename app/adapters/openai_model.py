@@ -29,6 +29,7 @@ from app.domain.model import (
     ToolCallsProposal,
 )
 from app.domain.tools import ToolSpec
+from app.domain.typed_output import OutputSchema
 
 #: JSON Schema keywords OpenAI's strict function calling accepts (a schema with others is
 #: sent non-strict).
@@ -53,6 +54,8 @@ class OpenAIModel(SdkModel):
         if request.tools:
             arguments["tools"] = [to_function(t) for t in request.tools]
             arguments["parallel_tool_calls"] = True
+        if request.output is not None:
+            arguments["response_format"] = response_format(request.output)
         return to_reply(await self._sdk.chat.completions.create(**arguments))
 
     @staticmethod
@@ -109,6 +112,16 @@ def to_function(spec: ToolSpec) -> dict[str, Any]:
     if strict_ok(spec.input_schema):
         function["strict"] = True
     return {"type": "function", "function": function}
+
+
+def response_format(output: OutputSchema) -> dict[str, Any]:
+    """A typed agent's schema as Structured Outputs: strict when strict mode takes the
+    schema, else the schema as guidance only (the on-final check decides either way)."""
+    schema = dict(output.schema)
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": output.name, "schema": schema, "strict": strict_ok(schema)},
+    }
 
 
 def strict_ok(schema: Any) -> bool:
