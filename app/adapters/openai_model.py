@@ -36,6 +36,9 @@ from app.domain.typed_output import OutputSchema
 _STRICT_KEYWORDS = frozenset(
     {"type", "properties", "required", "additionalProperties", "enum", "items", "description"}
 )
+#: What Structured Outputs also takes in a response format: enough for a schema generated
+#: from a Pydantic model (`title`, and nested models as `$defs` with `$ref`).
+_OUTPUT_KEYWORDS = _STRICT_KEYWORDS | {"title", "$defs", "$ref"}
 
 
 class OpenAIModel(SdkModel):
@@ -120,14 +123,20 @@ def response_format(output: OutputSchema) -> dict[str, Any]:
     schema = dict(output.schema)
     return {
         "type": "json_schema",
-        "json_schema": {"name": output.name, "schema": schema, "strict": strict_ok(schema)},
+        "json_schema": {
+            "name": output.name,
+            "schema": schema,
+            "strict": strict_ok(schema, _OUTPUT_KEYWORDS),
+        },
     }
 
 
-def strict_ok(schema: Any) -> bool:
-    """Whether strict function calling takes this schema: objects closed, with every
-    property required, and only keywords it supports."""
-    if not isinstance(schema, dict) or not set(schema) <= _STRICT_KEYWORDS:
+def strict_ok(schema: Any, keywords: frozenset[str] = _STRICT_KEYWORDS) -> bool:
+    """Whether strict mode takes this schema: objects closed, with every property
+    required, and only `keywords`."""
+    if not isinstance(schema, dict) or not set(schema) <= keywords:
+        return False
+    if not all(strict_ok(d, keywords) for d in schema.get("$defs", {}).values()):
         return False
     if schema.get("type") == "object":
         properties = schema.get("properties", {})
@@ -135,9 +144,9 @@ def strict_ok(schema: Any) -> bool:
             return False
         if set(schema.get("required", [])) != set(properties):
             return False
-        return all(strict_ok(p) for p in properties.values())
+        return all(strict_ok(p, keywords) for p in properties.values())
     if schema.get("type") == "array":
-        return strict_ok(schema.get("items", {}))
+        return strict_ok(schema.get("items", {}), keywords)
     return True
 
 
