@@ -110,6 +110,7 @@ async def test_a_script_item_may_give_the_answer_as_data(harness_factory) -> Non
     refused = await h.client.post("/v1/runs", headers=headers, json=both)
     assert refused.status_code == 422
     assert refused.headers["content-type"].startswith("application/problem+json")
+    assert [e["path"] for e in refused.json()["errors"]] == ["script.0.text"]
 
 
 async def test_an_untyped_agent_has_no_data_and_its_text_is_not_parsed(
@@ -118,5 +119,5 @@ async def test_an_untyped_agent_has_no_data_and_its_text_is_not_parsed(
     h, headers = await _typed(harness_factory)
     run = await _run(h, headers, run_body(final("not JSON, and fine"), agent="tech-radar"))
     assert run["termination_reason"] == "final"
-    assert run["output"]["text"] == "not JSON, and fine" and run["output"]["data"] is None
+    assert run["output"] == {"text": "not JSON, and fine", "citations": []}  # no `data`
     assert await _events(h, headers, run["id"], "final.rejected") == []

@@ -481,8 +481,8 @@ export const TERMINATION_REASONS = Object.freeze([
 /**
  * @typedef {object} ScriptFinal
  * @property {"final"} type
- * @property {string} [text]
  * @property {unknown} [data]
+ * @property {string} [text]
  * @property {Usage} [usage]
  * @property {number} [delay_ms]
  */
