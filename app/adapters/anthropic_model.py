@@ -26,6 +26,7 @@ from app.domain.model import (
     TokenUsage,
     ToolCallsProposal,
 )
+from app.domain.typed_output import OutputSchema
 
 #: The most output tokens one call may use (the Messages API requires a bound).
 MAX_OUTPUT_TOKENS = 4096
@@ -53,6 +54,10 @@ class AnthropicModel(SdkModel):
                 {"name": t.name, "description": t.description, "input_schema": t.input_schema}
                 for t in request.tools
             ]
+        if request.output is not None:
+            structured = output_config(request.output)
+            if structured is not None:
+                arguments["output_config"] = structured
         return to_reply(await self._sdk.messages.create(**arguments))
 
     @staticmethod
@@ -61,6 +66,17 @@ class AnthropicModel(SdkModel):
         return exc.status_code in (400, 413) and (
             "prompt is too long" in message or "context" in message
         )
+
+
+def output_config(output: OutputSchema) -> dict[str, Any] | None:
+    """A typed agent's schema as structured outputs, in the subset the API takes (the SDK
+    closes objects and moves keywords it lacks into descriptions); None when the schema
+    cannot be put that way (e.g. no `type`), and the on-final check alone holds."""
+    try:
+        schema = anthropic.transform_schema(dict(output.schema))
+    except Exception:  # the SDK's own check, which may fail in several ways on a schema
+        return None
+    return {"format": {"type": "json_schema", "schema": schema}}
 
 
 def to_messages(messages: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict[str, Any]]]:

@@ -29,12 +29,16 @@ from app.domain.model import (
     ToolCallsProposal,
 )
 from app.domain.tools import ToolSpec
+from app.domain.typed_output import OutputSchema
 
 #: JSON Schema keywords OpenAI's strict function calling accepts (a schema with others is
 #: sent non-strict).
 _STRICT_KEYWORDS = frozenset(
     {"type", "properties", "required", "additionalProperties", "enum", "items", "description"}
 )
+#: What Structured Outputs also takes in a response format: enough for a schema generated
+#: from a Pydantic model (`title`, and nested models as `$defs` with `$ref`).
+_OUTPUT_KEYWORDS = _STRICT_KEYWORDS | {"title", "$defs", "$ref"}
 
 
 class OpenAIModel(SdkModel):
@@ -53,6 +57,8 @@ class OpenAIModel(SdkModel):
         if request.tools:
             arguments["tools"] = [to_function(t) for t in request.tools]
             arguments["parallel_tool_calls"] = True
+        if request.output is not None:
+            arguments["response_format"] = response_format(request.output)
         return to_reply(await self._sdk.chat.completions.create(**arguments))
 
     @staticmethod
@@ -111,10 +117,26 @@ def to_function(spec: ToolSpec) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def strict_ok(schema: Any) -> bool:
-    """Whether strict function calling takes this schema: objects closed, with every
-    property required, and only keywords it supports."""
-    if not isinstance(schema, dict) or not set(schema) <= _STRICT_KEYWORDS:
+def response_format(output: OutputSchema) -> dict[str, Any]:
+    """A typed agent's schema as Structured Outputs: strict when strict mode takes the
+    schema, else the schema as guidance only (the on-final check decides either way)."""
+    schema = dict(output.schema)
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": output.name,
+            "schema": schema,
+            "strict": strict_ok(schema, _OUTPUT_KEYWORDS),
+        },
+    }
+
+
+def strict_ok(schema: Any, keywords: frozenset[str] = _STRICT_KEYWORDS) -> bool:
+    """Whether strict mode takes this schema: objects closed, with every property
+    required, and only `keywords`."""
+    if not isinstance(schema, dict) or not set(schema) <= keywords:
+        return False
+    if not all(strict_ok(d, keywords) for d in schema.get("$defs", {}).values()):
         return False
     if schema.get("type") == "object":
         properties = schema.get("properties", {})
@@ -122,9 +144,9 @@ def strict_ok(schema: Any) -> bool:
             return False
         if set(schema.get("required", [])) != set(properties):
             return False
-        return all(strict_ok(p) for p in properties.values())
+        return all(strict_ok(p, keywords) for p in properties.values())
     if schema.get("type") == "array":
-        return strict_ok(schema.get("items", {}))
+        return strict_ok(schema.get("items", {}), keywords)
     return True
 
 

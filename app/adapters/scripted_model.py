@@ -7,6 +7,7 @@ by a crash is asked again and gets the same item.
 from __future__ import annotations
 
 import asyncio
+import json
 
 from app.domain.model import (
     FinalAnswer,
@@ -29,6 +30,13 @@ def _usage(item: dict) -> TokenUsage:
     )
 
 
+def _final_text(item: dict) -> str:
+    """A final item's text; its `data` (for a typed agent) as the JSON a model would send."""
+    if "text" not in item and "data" in item:
+        return json.dumps(item["data"], ensure_ascii=False)
+    return str(item.get("text", ""))
+
+
 class ScriptedModel:
     async def complete(self, request: ModelRequest) -> ModelReply:
         script = request.script or []
@@ -49,7 +57,7 @@ class ScriptedModel:
                 retryable=bool(item.get("retryable", False)),
             )
         if kind == "final":
-            return FinalAnswer(str(item.get("text", "")), _usage(item), MODEL_NAME)
+            return FinalAnswer(_final_text(item), _usage(item), MODEL_NAME)
         if kind == "tool_calls":
             calls = tuple(
                 ProposedCall(str(c.get("id")), str(c.get("name")), c.get("arguments", {}))

@@ -5,7 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from app.api import examples
 from app.api.examples import DIAGNOSIS_EXAMPLE, RUN_EXAMPLE, RUN_OUT_EXAMPLE
@@ -122,6 +129,21 @@ class Citation(BaseModel):
 class RunOutput(BaseModel):
     text: str
     citations: list[Citation]
+    data: Any = Field(
+        default=None,
+        description="For an agent with an `output_schema`: the answer parsed, a JSON "
+        "document valid against the schema (`text` is the answer as the model wrote it); "
+        "absent for other agents.",
+    )
+
+    # Absent, not null, for an untyped agent: null can be a typed agent's document. No
+    # return annotation: pydantic would take it for the model's schema in the document.
+    @model_serializer(mode="wrap")
+    def _data_when_typed(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        dumped = handler(self)
+        if "data" not in self.model_fields_set:
+            dumped.pop("data", None)
+        return dumped
 
 
 class RunError(BaseModel):

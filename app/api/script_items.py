@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 #: Tokens one scripted turn may report.
 MAX_TOKENS = 10**9
@@ -42,9 +42,30 @@ class ScriptToolCalls(StrictIn):
 
 class ScriptFinal(StrictIn):
     type: Literal["final"]
-    text: str
+    # Before `text`, whose check reads it: an error then names `text`, a field sent.
+    data: Any = Field(
+        default=None,
+        description="For an agent with an `output_schema`: the answer as a JSON value, "
+        "which the scripted model sends as its JSON text (checked like any answer). Give "
+        "it or `text`, not both.",
+    )
+    text: str | None = Field(
+        default=None,
+        validate_default=True,
+        description="The final answer. Give it or `data`.",
+    )
     usage: Usage | None = None
     delay_ms: int = Field(default=0, ge=0, le=600_000)
+
+    @field_validator("text")
+    @classmethod
+    def _text_or_data(cls, text: str | None, info: ValidationInfo) -> str | None:
+        given = info.data.get("data") is not None
+        if text is None and not given:
+            raise ValueError("required (or `data`, for an agent with an output_schema)")
+        if text is not None and given:
+            raise ValueError("give `text` or `data`, not both")
+        return text
 
 
 class ScriptError(StrictIn):

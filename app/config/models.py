@@ -8,7 +8,7 @@ which can name the exact key path of each problem.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator
 
@@ -24,6 +24,7 @@ from app.config.base import (
     PosFloat,
     PosInt,
     Strict,
+    check_schema,
 )
 from app.config.tool_configs import (
     AGENT_TOOL_TIMEOUT_S,
@@ -176,6 +177,13 @@ class AgentConfig(Strict):
     limits: AgentLimitsConfig = AgentLimitsConfig()
     data_policy: list[NonEmpty] = []  # tags every route the agent uses must carry
     guardrails: GuardrailsConfig = GuardrailsConfig()
+    #: The JSON Schema its final answer must be a document of (`app.domain.typed_output`).
+    output_schema: dict[str, Any] | None = None
+
+    @field_validator("output_schema")
+    @classmethod
+    def _valid_output_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if value is None else check_schema(value)
 
 
 class RetentionConfig(Strict):

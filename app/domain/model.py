@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.domain.tools import ToolSpec, storable, unstorable_char, unstorable_path
+from app.domain.typed_output import OutputSchema
 
 #: The longest call id taken. Providers' ids are 9 to about 40 characters; this leaves
 #: room for others and stays well inside the column (200) and its unique index.
@@ -92,6 +93,9 @@ class ModelRequest:
     position: int
     script: Sequence[Mapping[str, Any]] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: The agent's `output_schema`: a route that supports it is asked for structured output
+    #: (the on-final check validates the answer either way).
+    output: OutputSchema | None = None
 
 
 def clean_text(text: str, limit: int) -> str:

@@ -49,6 +49,15 @@ def operator_declaration(declared: Mapping[str, Any]) -> dict[str, Any]:
     return {**pinned_part(declared), "kind": declared.get("kind") or HTTP}
 
 
+#: Agent fields added after versions were first kept: left out of a version while unset, so
+#: that a config that did not change keeps the hashes of its versions across a deploy.
+LATER_AGENT_FIELDS = ("output_schema",)
+
+
+def agent_declaration(declared: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in declared.items() if not (k in LATER_AGENT_FIELDS and v is None)}
+
+
 def document(
     agent_name: str, agent: Mapping[str, Any], tools: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, Any]:

@@ -78,7 +78,9 @@ class Versions:
         self._served: dict[str, RunConfig] = {}
         for name, agent in config.agents.items():
             tools_of = {t: self._declared[t] for t in agent.tools if t in self._declared}
-            doc = pinning.document(name, agent.model_dump(mode="json"), tools_of)
+            doc = pinning.document(
+                name, pinning.agent_declaration(agent.model_dump(mode="json")), tools_of
+            )
             version = pinning.version_hash(doc)
             self._documents[version] = doc
             self._by_agent[name] = version

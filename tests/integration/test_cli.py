@@ -183,8 +183,14 @@ def test_the_demo_key_is_kept_private_and_renewed_when_it_no_longer_opens_the_da
             "models:\n  scripted: {provider: scripted}\nquotas: {runs_per_minute: 0}\n",
             ["quotas.runs_per_minute"],
         ),
+        (
+            "models:\n  scripted: {provider: scripted}\n"
+            "agents:\n  a:\n    model: scripted\n"
+            "    output_schema: {type: object, required: ring}\n",
+            ["agents.a.output_schema", "not a valid JSON Schema"],
+        ),
     ],
-    ids=["bad-limit", "bad-context-tokens", "bad-quota"],
+    ids=["bad-limit", "bad-context-tokens", "bad-quota", "bad-output-schema"],
 )
 def test_a_refused_config_stops_start_up_naming_the_key_path(
     tmp_path: Path, database_url: str, yaml_text: str, expected: list[str]

@@ -7,19 +7,14 @@ from __future__ import annotations
 import secrets
 from collections.abc import AsyncIterator
 
-import httpx
 import pytest
 from playwright.async_api import expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.adapters.builtin_tools.tech_radar import radar_tools
 from app.config.settings import Settings
-from app.main import create_app
-from app.observability.otel_setup import Telemetry
-from tests.support.backend import serving_app
 from tests.support.browser import browsing
 from tests.support.factories import final, run_body, tool_calls
-from tests.support.harness import DEFAULT_AGENT, Harness, make_config
+from tests.support.harness import DEFAULT_AGENT, Harness, make_config, serving
 
 WAIT_MS = 20_000
 ASK_JUDGE = {"kind": "agent", "agent": "judge", "description": "Ask the ring judge."}
@@ -31,17 +26,8 @@ AGENTS = {
 
 @pytest.fixture
 async def served(db: AsyncEngine, settings: Settings) -> AsyncIterator[tuple[str, Harness]]:
-    app = create_app(
-        settings,
-        config=make_config(AGENTS, tools={"ask_judge": ASK_JUDGE}),
-        tools=radar_tools,
-        telemetry=Telemetry(instrument=False),
-    )
-    async with (
-        serving_app(app, lifespan="on") as url,
-        httpx.AsyncClient(base_url=url, timeout=60) as client,
-    ):
-        yield url, Harness(app, client)
+    async with serving(settings, make_config(AGENTS, tools={"ask_judge": ASK_JUDGE})) as both:
+        yield both
 
 
 async def test_the_run_page_links_a_runs_children_and_its_parent(

@@ -3,7 +3,8 @@ config the tests start from (the demo's tech-radar agent on the scripted model).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -11,6 +12,9 @@ import httpx
 from app.adapters.builtin_tools.tech_radar import SPECS, radar_tools
 from app.config.files import parse_config
 from app.engine.keys import create_key
+from app.main import create_app
+from app.observability.otel_setup import Telemetry
+from tests.support.backend import serving_app
 
 DEFAULT_AGENT = {
     "model": "scripted",
@@ -107,3 +111,16 @@ class Harness:
             scopes=scopes,
         )
         return {"Authorization": f"Bearer {key}"}
+
+
+@asynccontextmanager
+async def serving(settings: Any, config: Any) -> AsyncIterator[tuple[str, Harness]]:
+    """The app with `config` served on loopback, for a browser, and a client for it."""
+    app = create_app(
+        settings, config=config, tools=radar_tools, telemetry=Telemetry(instrument=False)
+    )
+    async with (
+        serving_app(app, lifespan="on") as url,
+        httpx.AsyncClient(base_url=url, timeout=60) as client,
+    ):
+        yield url, Harness(app, client)

@@ -26,7 +26,8 @@ async def provider(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeOpenAI]
         yield fake
 
 
-def live_config(fake: FakeOpenAI, **route: Any) -> Any:
+def live_config(fake: FakeOpenAI, agent_fields: dict[str, Any] | None = None, **route: Any) -> Any:
+    """`agent_fields`: more of the agent `live` (e.g. its `output_schema`)."""
     live = {
         "provider": "openai",
         "model": "gpt-test",
@@ -42,6 +43,7 @@ def live_config(fake: FakeOpenAI, **route: Any) -> Any:
         "instructions": INSTRUCTIONS,
         "tools": ["search_technologies", "get_technology"],
         "limits": {"max_steps": 6, "deadline_s": 60},
+        **(agent_fields or {}),
     }
     data = {
         "models": {"scripted": {"provider": "scripted"}, "live": live},
@@ -50,8 +52,10 @@ def live_config(fake: FakeOpenAI, **route: Any) -> Any:
     return parse_config(data, builtin_tools=SPECS)
 
 
-async def live_harness(harness_factory, fake: FakeOpenAI, **route: Any) -> Harness:  # type: ignore[no-untyped-def]
-    h = await harness_factory(config=live_config(fake, **route))
+async def live_harness(  # type: ignore[no-untyped-def]
+    harness_factory, fake: FakeOpenAI, agent_fields: dict[str, Any] | None = None, **route: Any
+) -> Harness:
+    h = await harness_factory(config=live_config(fake, agent_fields, **route))
     await seed_radar(h)
     return h
 

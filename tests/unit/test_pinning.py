@@ -60,3 +60,13 @@ def test_the_operators_levers_are_no_part_of_a_version(lever: dict[str, Any]) ->
     assert _version(**lever) == _version()
     declared = pinning.operator_declaration({"kind": "http", "url": "https://x.example", **lever})
     assert not set(declared) & pinning.LIVE
+
+
+def test_fields_added_later_leave_a_version_unchanged_while_unset() -> None:
+    """A deploy that adds `output_schema` (and MCP's `listed` to specs) keeps the hashes
+    of an unchanged config: runs made before and after share their versions."""
+    unset = pinning.agent_declaration({**AGENT, "output_schema": None})
+    assert _version(unset) == _version()
+    typed = pinning.agent_declaration({**AGENT, "output_schema": {"type": "object"}})
+    assert _version(typed) != _version()
+    assert "listed" not in pinning.builtin_declaration(ToolSpec("lookup", "Looks up.", SCHEMA))

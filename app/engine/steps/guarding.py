@@ -1,12 +1,14 @@
 """Where the engine asks the guardrails (`domain.guardrails`): a turn's accepted
 proposals (before_call), a call's result before it is stored (after_call) and a final
-answer before it ends the run (on_final). Pure wiring: each returns what the step's own
-transaction then writes, guardrail events included; nothing here writes."""
+answer before it ends the run (on_final, with a typed agent's schema check after the
+guardrails). Pure wiring: each returns what the step's own transaction then writes,
+guardrail events included; nothing here writes."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from app.domain import guardrails
 from app.domain.errors import ErrorValue
@@ -17,6 +19,7 @@ from app.domain.proposals import CheckedCall
 from app.domain.records import Call
 from app.domain.sensitive import scrub_text
 from app.domain.tools import ToolResult
+from app.domain.typed_output import INVALID_OUTPUT, OutputError, OutputSchema, check
 from app.engine.steps.state import RunState
 
 #: Why a turn's other calls never ran when a guardrail's block ended the run.
@@ -28,6 +31,15 @@ def policy_of(state: RunState) -> Policy:
     defaults when that version cannot be read: never unguarded)."""
     agent = state.config.agent
     return Policy() if agent is None else agent.guardrails.policy()
+
+
+def output_of(state: RunState) -> OutputSchema | None:
+    """The output schema of the run's agent as its pinned config version has it (a
+    version kept before typed output existed has none)."""
+    agent = state.config.agent
+    if agent is None or agent.output_schema is None:
+        return None
+    return OutputSchema(state.run.agent, agent.output_schema)
 
 
 def blocked_error(checked: Checked) -> ErrorValue | None:
@@ -108,21 +120,40 @@ def after_call(policy: Policy, call: Call, spec_external: bool, result: ToolResu
 
 @dataclass(frozen=True)
 class Final:
-    """A final answer after the on_final guardrails: its text as it may be shown, or the
-    rejection that stops it, and whether that ends the run."""
+    """A final answer after the on_final guardrails and, for a typed agent, its schema:
+    its text as it may be shown and the document it holds (`data`, when `typed`), or the
+    rejection that stops it (`errors`: a schema's reasons) and whether that ends the run."""
 
     text: str
     events: list[Event]
     rejection: ErrorValue | None = None
     ends: bool = False
+    typed: bool = False
+    data: Any = None
+    errors: tuple[OutputError, ...] = ()
 
 
-def on_final(policy: Policy, step: int, text: str, sources: frozenset[str]) -> Final:
+def on_final(
+    policy: Policy,
+    step: int,
+    text: str,
+    sources: frozenset[str],
+    output: OutputSchema | None = None,
+) -> Final:
     seen = guardrails.check(policy, Subject(Point.ON_FINAL, text=text, sources=sources))
     events = seen.events(step)
     error = blocked_error(seen)
-    if error is None:
-        return Final(seen.subject.text, events)
-    # The turn keeps what the model wrote, without what a guardrail would redact.
-    ends = policy.blocks_with(Point.ON_FINAL) is OnBlock.END_RUN
-    return Final(scrub_text(text), events, error, ends)
+    if error is not None:
+        # The turn keeps what the model wrote, without what a guardrail would redact.
+        ends = policy.blocks_with(Point.ON_FINAL) is OnBlock.END_RUN
+        return Final(scrub_text(text), events, error, ends)
+    shown = seen.subject.text
+    if output is None:
+        return Final(shown, events)
+    # The text as it may be shown is what is parsed: a redaction reaches the data too.
+    typed = check(shown, output.schema)
+    if typed.fits:
+        return Final(shown, events, typed=True, data=typed.data)
+    # Always the model's to correct, like a wrong tool argument: no guardrail blocked it.
+    rejection = ErrorValue.rejection(INVALID_OUTPUT, typed.message())
+    return Final(shown, events, rejection, typed=True, errors=typed.errors)

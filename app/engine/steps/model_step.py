@@ -19,7 +19,7 @@ from app.domain.steps import Finish, finish
 from app.domain.tools import ToolSpec
 from app.engine import offered
 from app.engine.process.lease import Lease
-from app.engine.steps import routing
+from app.engine.steps import guarding, routing
 from app.engine.steps.chat_call import Versions, chat_call, versions_of
 from app.engine.steps.state import RunState
 from app.engine.steps.turn_writes import record_failure, record_turn, spend_on
@@ -118,6 +118,7 @@ async def _attempt(
         timeout_s=min(route.timeout_s, left),
         position=run.model_calls,
         script=state.script,
+        output=guarding.output_of(state),
     )
     if route.provider != "scripted":  # a script declares its own usage
         over = state.call_would_exceed(step.size, route.input_cost_per_mtok)

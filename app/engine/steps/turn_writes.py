@@ -258,12 +258,16 @@ async def _record_final(
     a source the run never produced, sensitive content): then it is rejected (and counted
     as a step) and the model hears why, or the block ends the run `policy_denied`."""
     policy = guarding.policy_of(state)
-    checked = guarding.on_final(policy, turn.step, reply.text, frozenset(state.sources))
+    sources = frozenset(state.sources)
+    checked = guarding.on_final(policy, turn.step, reply.text, sources, guarding.output_of(state))
     turn = replace(turn, text=checked.text)
     rejection = checked.rejection
     if rejection is not None:
         turn = replace(turn, rejection=rejection)
-        rejected = (EventType.FINAL_REJECTED, {"step": turn.step, **rejection.as_dict()})
+        about = {"step": turn.step, **rejection.as_dict()}
+        if checked.errors:  # a typed answer's reasons, one by one
+            about["errors"] = [e.as_dict() for e in checked.errors]
+        rejected = (EventType.FINAL_REJECTED, about)
         change = Change(run=counters, events=[completed, *checked.events, rejected], turn=turn)
         if not checked.ends:
             await commit(lease, state, change)
@@ -272,6 +276,8 @@ async def _record_final(
         await finish_run(lease, state, ending, before=change)
         return
     output = {"text": checked.text, "citations": citations(checked.text, state.sources)}
+    if checked.typed:
+        output["data"] = checked.data
     await finish_run(
         lease,
         state,

@@ -452,6 +452,7 @@ export const TERMINATION_REASONS = Object.freeze([
  * @typedef {object} RunOutput
  * @property {string} text
  * @property {Array<Citation>} citations
+ * @property {unknown} [data]
  */
 
 /**
@@ -480,7 +481,8 @@ export const TERMINATION_REASONS = Object.freeze([
 /**
  * @typedef {object} ScriptFinal
  * @property {"final"} type
- * @property {string} text
+ * @property {unknown} [data]
+ * @property {string} [text]
  * @property {Usage} [usage]
  * @property {number} [delay_ms]
  */

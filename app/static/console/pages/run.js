@@ -85,6 +85,13 @@ function outputView(run) {
   }
   // The model's text as text: no Markdown, and links in it are not made clickable.
   const section = h("div", {}, h("p", { class: "output-text", id: "output-text" }, run.output.text));
+  // A typed agent's answer as the document it was checked to be (its schema's fields).
+  if (run.output.data !== null && run.output.data !== undefined) {
+    section.append(
+      h("h3", { id: "output-data-title" }, "Typed output"),
+      h("div", { id: "output-data" }, jsonBlock(run.output.data, "Typed output")),
+    );
+  }
   if (run.output.citations.length) {
     section.append(
       h("h3", {}, "Citations"),
