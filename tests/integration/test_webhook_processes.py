@@ -66,10 +66,13 @@ async def test_a_delivery_is_sent_again_with_its_id_when_its_sender_is_killed(
                 )
                 assert created.json()["status"] == "finished", created.text
             [held] = await receiver.wait_for(1, timeout_s=10)
+            # Killed mid-delivery, the request in flight (well before its 3 s timeout, so
+            # the attempt is never recorded); the other process starts only then, however
+            # long a slow machine takes to start it.
+            os.killpg(a.pid, signal.SIGKILL)
+            a.wait(timeout=10)
             with server(["serve", "--port", str(port_b)], env):
                 await wait_healthy(base_b)
-                os.killpg(a.pid, signal.SIGKILL)  # mid-delivery: the request is in flight
-                a.wait(timeout=10)
                 again = (await receiver.wait_for(2, timeout_s=30))[1]
                 async with httpx.AsyncClient(base_url=base_b, timeout=30) as client:
                     [delivery] = await settled(client, headers, hook["id"], 1)
