@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
+
+from app.domain.tools import scan, validator_for
 
 #: The error code of a final answer that is not a document valid against the schema.
 INVALID_OUTPUT = "invalid_output"
@@ -23,6 +24,8 @@ INVALID_OUTPUT = "invalid_output"
 MAX_ERRORS = 3
 #: How much of each error's message is kept (a message may quote the model's values).
 MAX_ERROR_CHARS = 120
+#: How deeply a typed answer may nest (as deep as a tool's output may).
+MAX_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -71,17 +74,25 @@ def _pointer(error: ValidationError) -> str:
 def check(text: str, schema: Mapping[str, Any]) -> Typed:
     """`text` parsed as JSON and validated against `schema` (checked at config load)."""
     try:
-        data = json.loads(_unfenced(text))
-    except ValueError as exc:
+        data = json.loads(_unfenced(text), parse_constant=_not_json)
+    except (ValueError, RecursionError) as exc:
         position = getattr(exc, "pos", None)
         where = f" (at character {position})" if position is not None else ""
         return Typed(errors=(OutputError("", f"not a JSON document{where}"),))
-    validator = Draft202012Validator(schema)
-    found = sorted(validator.iter_errors(data), key=lambda e: (_pointer(e), e.message))
+    depth, nan, unstorable = scan(data)
+    if nan or unstorable or depth > MAX_DEPTH:
+        # Kept as `output.data` (jsonb): a NUL, a lone surrogate or a NaN cannot be.
+        message = f"a document nested at most {MAX_DEPTH} deep, without NUL characters"
+        return Typed(errors=(OutputError("", message),))
+    found = sorted(validator_for(schema).iter_errors(data), key=lambda e: (_pointer(e), e.message))
     if not found:
         return Typed(data)
     errors = tuple(OutputError(_pointer(e), _cut(e.message)) for e in found[:MAX_ERRORS])
     return Typed(errors=errors)
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def _unfenced(text: str) -> str:

@@ -117,3 +117,19 @@ def test_a_pydantic_models_schema_is_sent_strict_when_it_is_closed_and_all_requi
     # And the check reads what the SDK's model would: the same document validates in both.
     answer = '{"ring": "trial", "reasons": [{"text": "two teams run it"}]}'
     assert Verdict.model_validate(check(answer, schema).data).ring == "trial"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"ring": NaN}',  # Python's parser takes it; JSON and jsonb do not
+        '{"ring": "adopt\\u0000"}',  # a NUL Postgres cannot store
+        '{"ring": "\\ud800"}',  # a lone surrogate has no UTF-8 form
+        "[" * 100 + "]" * 100,  # deeper than any output may nest
+        "[" * 5000 + "]" * 5000,  # deeper than the parser recurses
+    ],
+)
+def test_an_answer_that_could_not_be_kept_is_rejected_not_stored(text: str) -> None:
+    typed = check(text, {})
+    assert not typed.fits and typed.data is None
+    assert typed.errors[0].path == ""
