@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tests.support.approvals import approve, commit, keys, move, row
 from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.harness import DEFAULT_AGENT, Harness, make_config
 
@@ -121,3 +122,41 @@ async def test_an_untyped_agent_has_no_data_and_its_text_is_not_parsed(
     assert run["termination_reason"] == "final"
     assert run["output"] == {"text": "not JSON, and fine", "citations": []}  # no `data`
     assert await _events(h, headers, run["id"], "final.rejected") == []
+
+
+async def test_a_run_keeps_the_output_schema_it_was_created_with(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    writer = {**JUDGE, "tools": [*JUDGE["tools"], "move_technology_ring"]}
+    before = await harness_factory(config=make_config({"ring-judge": writer}))
+    await seed_radar(before)
+    caller, approver = await keys(before)
+    kafka = await row(before, "Kafka")
+    script = (tool_calls(move(kafka["id"], ring="adopt")), final('{"ring": "adopt"}'))
+    body = run_body(*script, agent="ring-judge")
+    parked = await before.client.post("/v1/runs", headers=caller, json=body)
+    assert parked.json()["status"] == "awaiting_approval", parked.text
+
+    # Restarted with another schema: the parked run is still checked against its own.
+    verdict = {"type": "object", "required": ["verdict"], "properties": {"verdict": {}}}
+    after = await harness_factory(
+        config=make_config({"ring-judge": {**writer, "output_schema": verdict}})
+    )
+    preview_id = parked.json()["pending_approvals"][0]["preview_id"]
+    await approve(after, approver, preview_id)
+    assert (await commit(after, approver, preview_id, "typed-pinned")).status_code == 200
+    finished = await after.driver.wait("acme", parked.json()["id"], 15)
+    assert finished.termination_reason == "final", finished
+    ended = (await after.client.get(f"/v1/runs/{finished.id}", headers=caller)).json()
+    assert ended["output"]["data"] == {"ring": "adopt"}
+
+    # A new run is the new version's: the same answer is rejected, and never fits.
+    fresh = await _run(
+        after,
+        caller,
+        run_body(final('{"ring": "adopt"}'), agent="ring-judge", limits={"max_steps": 2}),
+    )
+    assert fresh["termination_reason"] != "final", fresh
+    assert fresh["output"] is None or "data" not in fresh["output"]
+    rejected = await _events(after, caller, fresh["id"], "final.rejected")
+    assert rejected and "verdict" in json.dumps(rejected[0])
