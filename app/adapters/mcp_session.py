@@ -19,12 +19,13 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, Tool
-from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types.jsonrpc import CONNECTION_CLOSED, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 
 from app.config.tool_configs import McpServerConfig
 
@@ -33,24 +34,26 @@ log = logging.getLogger(__name__)
 #: A tool list longer than this many pages is cut: a server that pages forever cannot
 #: hold a step.
 MAX_PAGES = 20
-#: JSON-RPC errors that are the connection's, not the server's answer.
-_TRANSPORT_CODES = frozenset({CONNECTION_CLOSED, REQUEST_TIMEOUT})
 
 
 class NotSent(Exception):
-    """No session could be opened: the call provably never left."""
+    """No session could be opened (or the server is waited out): the call never left."""
 
 
 class Unanswered(Exception):
-    """The call may have reached the server, and no answer came."""
+    """The call may have reached the server, and no answer it could be judged by came."""
 
 
 class Refused(Exception):
-    """The server answered the call with a protocol error (not a tool result)."""
+    """The server refused the call before acting on it (unknown tool, invalid params)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+
+#: JSON-RPC errors that say the server refused a request without acting on it.
+_REFUSALS = frozenset({INVALID_PARAMS, METHOD_NOT_FOUND})
+#: Errors that say the session is gone: closed under the call, or ended by the server.
+_SESSION_GONE = frozenset({CONNECTION_CLOSED, INVALID_REQUEST})
+#: What the SDK's streams raise once the session under them is closed.
+_BROKEN = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
 
 
 class McpServer:
@@ -71,14 +74,16 @@ class McpServer:
         self._headers = {h: env[v] for h, v in config.headers_env.items() if v in env}
         #: The server's tools by name, as last read (None: never read in this process).
         self.tools: dict[str, Tool] | None = None
-        #: Bumped by every read of the list, so that specs built from it are rebuilt.
+        #: Bumped whenever the list is read or the server goes down or comes back, so that
+        #: specs built from what is known of it are rebuilt.
         self.version = 0
+        #: Not reached at its last try: its tools are unavailable until it answers.
+        self.down = False
         self._stale = True
         self._failed_at: float | None = None
-        self._down = False
         self._client: Client | None = None
         self._stop: asyncio.Event | None = None
-        self._holder: asyncio.Task[None] | None = None
+        self._holders: set[asyncio.Task[None]] = set()
         self._opening = asyncio.Lock()
         self._listing = asyncio.Lock()
 
@@ -91,39 +96,50 @@ class McpServer:
             if not self._stale or self._waiting():
                 return
             try:
-                client = await self._session()
+                client = await self._session(self.timeout_s)
                 tools = await asyncio.wait_for(_list(client), self.timeout_s)
             except Exception:
-                self._unreachable()
                 self.drop()
+                self._unreachable()
                 return
             self.tools, self._stale, self._failed_at = tools, False, None
             self.version += 1
-            if self._down:
-                self._down = False
+            if self.down:
+                self.down = False
                 log.info("MCP server %s answers again; its tools are listed", self.name)
 
     async def call(
         self, tool: str, arguments: Mapping[str, Any], meta: dict[str, Any], timeout_s: float
     ) -> CallToolResult:
-        """One `tools/call`. Raises NotSent, Unanswered or Refused."""
+        """One `tools/call`. Raises NotSent, Unanswered or Refused.
+
+        Only a session that is gone is dropped: every call in flight shares it, and one
+        call's timeout must not cost the others their answers."""
+        if self._waiting():
+            raise NotSent()
         try:
-            client = await self._session()
+            client = await self._session(min(self.timeout_s, timeout_s))
         except Exception:
             self._unreachable()
             raise NotSent() from None
         try:
             async with asyncio.timeout(timeout_s):
                 return await client.call_tool(tool, dict(arguments), meta=meta)  # type: ignore[arg-type]
+        except TimeoutError:
+            raise Unanswered() from None
         except MCPError as error:
             self._stale = True  # the list may be what changed: read it again
-            if error.code in _TRANSPORT_CODES:
-                self.drop()
-                raise Unanswered() from None
-            raise Refused(error.error.message) from None
-        except Exception:
+            if error.code in _REFUSALS:
+                raise Refused() from None
+            if error.code in _SESSION_GONE:
+                self._lost(client)
+            raise Unanswered() from None  # an error the SDK made may follow a processed call
+        except _BROKEN:
             self._stale = True
-            self.drop()
+            self._lost(client)
+            raise Unanswered() from None
+        except Exception:  # an answer the SDK could not read
+            self._stale = True
             raise Unanswered() from None
 
     def drop(self) -> None:
@@ -134,11 +150,15 @@ class McpServer:
             self._stop = None
 
     async def close(self) -> None:
-        holder = self._holder
         self.drop()
-        if holder is not None and not holder.done():
+        holders = list(self._holders)
+        for holder in holders:
             holder.cancel()
-            await asyncio.gather(holder, return_exceptions=True)
+        await asyncio.gather(*holders, return_exceptions=True)
+
+    def _lost(self, client: Client) -> None:
+        if self._client is client:
+            self.drop()
 
     def _waiting(self) -> bool:
         failed = self._failed_at
@@ -147,14 +167,15 @@ class McpServer:
     def _unreachable(self) -> None:
         self._stale = True
         self._failed_at = asyncio.get_running_loop().time()
-        if not self._down:
-            self._down = True
+        if not self.down:
+            self.down = True
+            self.version += 1
             log.warning(
                 "MCP server %s cannot be reached; its tools are unavailable until it answers",
                 self.name,
             )
 
-    async def _session(self) -> Client:
+    async def _session(self, timeout_s: float) -> Client:
         if self._client is not None:
             return self._client
         async with self._opening:
@@ -163,33 +184,42 @@ class McpServer:
             opened: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
             # Read once here, so that an opening given up on is not reported as unread.
             opened.add_done_callback(lambda done: done.cancelled() or done.exception())
-            stop = asyncio.Event()
-            holder = asyncio.create_task(self._hold(opened, stop), name=f"mcp:{self.name}")
-            self._holder = holder
+            holder = asyncio.create_task(self._hold(opened), name=f"mcp:{self.name}")
+            self._holders.add(holder)
+            holder.add_done_callback(self._holders.discard)
             try:
-                client = await asyncio.wait_for(asyncio.shield(opened), self.timeout_s)
+                return await asyncio.wait_for(asyncio.shield(opened), timeout_s)
             except BaseException:
                 holder.cancel()
                 raise
-            self._client, self._stop = client, stop
-            return client
 
-    async def _hold(self, opened: asyncio.Future[Client], stop: asyncio.Event) -> None:
+    async def _hold(self, opened: asyncio.Future[Client]) -> None:
+        stop = asyncio.Event()
         timeout = httpx2.Timeout(self.timeout_s, connect=min(5.0, self.timeout_s))
         try:
             async with httpx2.AsyncClient(headers=self._headers, timeout=timeout) as http:
                 transport = streamable_http_client(self._url, http_client=http)
                 async with Client(transport, cache=None) as client:
+                    # Outputs are checked by the service (against the declared schema or
+                    # the listed one); the SDK's own check raises after the answer came,
+                    # which would make an answered call look unanswered.
+                    client.session.validate_tool_result = _answered  # type: ignore[method-assign]
+                    self._client, self._stop = client, stop
                     opened.set_result(client)
                     await stop.wait()
-        except BaseException as error:  # the SDK's task group raises groups
+        except BaseException:  # the SDK's task group raises groups
             if not opened.done():
                 opened.set_exception(NotSent())
-            if isinstance(error, asyncio.CancelledError):
-                raise
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # closed or given up on: end as asked
         finally:
-            if stop is self._stop:
+            if self._stop is stop:
                 self._client, self._stop = None, None
+
+
+async def _answered(name: str, result: CallToolResult) -> None:
+    """Takes a result as it came (see `_hold`)."""
 
 
 async def _list(client: Client) -> dict[str, Tool]:

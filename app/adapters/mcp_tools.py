@@ -66,7 +66,7 @@ class McpTool:
             description,
             config.input_schema or served_input,
             config.output_schema or served_output,
-            listed=listed is not None,
+            listed=listed is not None and not self.server.down,
         )
         return spec, served_input
 
@@ -112,8 +112,10 @@ class McpTool:
             ) from None
         except Unanswered:
             raise SentUnanswered() from None
-        except Refused as refused:
-            raise ToolError("tool_error", refused.message[:MAX_MESSAGE]) from None
+        except Refused:
+            # Its words may be the SDK's, not the server's: a fixed message, never text
+            # that could carry an address or an answer.
+            raise ToolError("tool_error", "the tool's server refused the call") from None
         return _result(result)
 
 

@@ -49,6 +49,11 @@ def config(level: str = "INFO") -> dict[str, Any]:
             "uvicorn.access": {"handlers": ["default"], "level": level, "propagate": False},
             # httpx logs every request's URL at INFO: backend URLs stay out of the logs.
             "httpx": {"level": "WARNING"},
+            # The same for the MCP SDK's client (httpx2), and the SDK's own lines, which
+            # may quote a server's address (a redirect) or its answer: errors only.
+            "httpx2": {"level": "WARNING"},
+            "mcp": {"level": "ERROR"},
+            "client": {"level": "ERROR"},  # the SDK's session logs under this bare name
             # The model SDK logs requests at DEBUG/INFO; nothing of them belongs in the log.
             "openai": {"level": "WARNING"},
             "anthropic": {"level": "WARNING"},

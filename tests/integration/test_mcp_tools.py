@@ -259,10 +259,13 @@ async def test_one_session_serves_every_call_and_a_lost_server_is_reconnected_an
         opened, listed = _methods(kb, "server/discover", "initialize"), _methods(kb, "tools/list")
         assert (opened, listed, _methods(kb, "tools/call")) == (1, 1, 3)
 
-    # The server is gone: the call goes unanswered (a read: it fails, the run goes on).
+    # The server is gone: the call goes unanswered (a read: it fails, the run goes on),
+    # and the server's tools are unavailable until it answers again.
     run = await create(h, *script)
     [call] = await calls_of(h, run["id"])
     assert call["status"] == "failed", call
+    catalog = (await h.client.get("/v1/tools", headers=await h.key())).json()["items"]
+    assert {t["name"]: t["enabled"] for t in catalog}["lookup_doc"] is False
 
     async with up(kb):  # back on the same port: a new session, and the list read again
         await asyncio.sleep(0.3)  # past the retry interval
@@ -343,3 +346,21 @@ async def test_declared_schemas_narrow_the_servers_and_its_output_is_checked(
     assert calls["c3"]["status"] == "succeeded"
     assert calls["c4"]["status"] == "failed" and calls["c4"]["error"]["code"] == "invalid_output"
     assert [c.arguments for c in kb.seen("lookup_doc")] == [{"query": "pg"}] * 2
+
+
+async def test_one_calls_timeout_leaves_the_other_calls_on_the_session_their_answers(
+    harness_factory, kb: FakeMcp
+) -> None:  # type: ignore[no-untyped-def]
+    kb.delays = {"say": 1.5, "lookup_doc": 0.6}
+    h = await kb_harness(
+        harness_factory, kb, say={"timeout_s": 0.3, "max_attempts": 1}, lookup_doc={}
+    )
+    run = await create(
+        h,
+        tool_calls(("c1", "say", {"words": "slow"}), ("c2", "lookup_doc", {"query": "pg"})),
+        final("done"),
+    )
+    calls = {c["call_id"]: c for c in await calls_of(h, run["id"])}
+    assert calls["c1"]["status"] == "failed"  # timed out after 0.3 s, while c2 was in flight
+    assert calls["c2"]["status"] == "succeeded", calls["c2"]
+    assert _methods(kb, "server/discover", "initialize") == 1  # the session stayed

@@ -48,6 +48,8 @@ class FakeMcp:
     ticket_delay_s: float = 0.0
     #: Tools the server leaves out of its list (and refuses), from its next start.
     hidden: set[str] = field(default_factory=set)
+    #: Seconds `lookup_doc` and `say` take before they answer.
+    delays: dict[str, float] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -65,13 +67,15 @@ class FakeMcp:
         mcp = MCPServer("kb")
 
         @mcp.tool(description="Look a document up in the knowledge base.")
-        def lookup_doc(query: str, ctx: Context) -> Doc:
+        async def lookup_doc(query: str, ctx: Context) -> Doc:
             self._saw("lookup_doc", {"query": query}, ctx)
+            await asyncio.sleep(self.delays.get("lookup_doc", 0.0))
             return {"title": f"About {query}", "ring": "adopt"}
 
         @mcp.tool(description="Say something as plain text.", structured_output=False)
-        def say(words: str, ctx: Context) -> str:
+        async def say(words: str, ctx: Context) -> str:
             self._saw("say", {"words": words}, ctx)
+            await asyncio.sleep(self.delays.get("say", 0.0))
             return f"you said {words}"
 
         @mcp.tool(description="Always fails.")
