@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from app.config.models import HttpToolConfig
+from app.config.tool_configs import HttpToolConfig
 from app.domain.approvals import MAX_SUMMARY, PreviewBody
 from app.domain.ports import OperationStatus, ToolContext
 from app.domain.tools import (

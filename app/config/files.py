@@ -16,25 +16,21 @@ import yaml
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from app.config.base import ENV_VAR_PATTERN, NAME_PATTERN, URL_PATTERN
 from app.config.models import (
-    ENV_VAR_PATTERN,
-    NAME_PATTERN,
-    URL_PATTERN,
     AgentConfig,
     AgentLimitsConfig,
-    AgentToolConfig,
     AppConfig,
     ApprovalsConfig,
     ChooserConfig,
     ChooserRuleConfig,
-    HttpToolConfig,
     LimitsConfig,
-    McpToolConfig,
     ModelRouteConfig,
     QuotasConfig,
     RetentionConfig,
     WebhooksConfig,
 )
+from app.config.tool_configs import AgentToolConfig, HttpToolConfig, McpToolConfig
 from app.domain.paging import READ_RESULT
 from app.domain.tools import ToolSpec
 

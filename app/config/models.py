@@ -13,9 +13,6 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, field_validator
 
 from app.config.base import (
-    ENV_VAR_PATTERN,
-    NAME_PATTERN,
-    URL_PATTERN,
     EnvVarName,
     HttpUrl,
     Name,
@@ -26,29 +23,10 @@ from app.config.base import (
     Strict,
     check_schema,
 )
-from app.config.tool_configs import (
-    AGENT_TOOL_TIMEOUT_S,
-    AgentToolConfig,
-    HttpToolConfig,
-    McpServerConfig,
-    McpToolConfig,
-    ToolConfig,
-)
+from app.config.tool_configs import McpServerConfig, ToolConfig
 from app.domain.guardrails import DEFAULTS, OnBlock, Point, Policy, unknown_at
 from app.domain.retention import Retention
 from app.domain.webhooks import BadDestination, pattern
-
-__all__ = [
-    "AGENT_TOOL_TIMEOUT_S",
-    "ENV_VAR_PATTERN",
-    "NAME_PATTERN",
-    "URL_PATTERN",
-    "AgentToolConfig",
-    "HttpToolConfig",
-    "McpServerConfig",
-    "McpToolConfig",
-    "ToolConfig",
-]
 
 
 class LimitsConfig(Strict):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import IntegrityError
 
-from app.config.models import AgentToolConfig
+from app.config.tool_configs import AgentToolConfig
 from app.db import runs_repo
 from app.domain.errors import DomainError
 from app.domain.ports import ToolContext
