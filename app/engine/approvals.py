@@ -245,8 +245,8 @@ async def _gate_refusal(rt: Runtime, session: AsyncSession, record: Preview) -> 
     the tenant's admins), or its permissions no longer covered by the run creator's
     scopes. A tool gone from the config, or from its MCP server's list, is left to the
     executor (it ends the run `tool_unavailable`)."""
-    tool = rt.tools.get(record.tool)
-    if tool is None or getattr(tool, "withdrawn", False):
+    tool = offered.serving(rt.tools, record.tool)
+    if tool is None:
         return None
     scopes = await previews_repo.creator_scopes(session, record=record)
     creator = Principal(record.tenant_id, record.requested_by, frozenset(), scopes)

@@ -52,7 +52,7 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
     batch = Round(lease, state)
     tools = state.tools  # the run's version of them
     await offered.ready(tools[c.tool] for c in todo if c.tool in tools)
-    gone = [c for c in todo if c.tool not in tools or getattr(tools[c.tool], "withdrawn", False)]
+    gone = [c for c in todo if offered.serving(tools, c.tool) is None]
     if gone:
         # The config changed under the run (or the tool's server no longer lists it): the
         # call cannot run here, and saying so ends the run with a clear code instead of a
