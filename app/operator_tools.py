@@ -20,7 +20,7 @@ from app.config.settings import Settings
 from app.domain.pinning import AGENT, MCP
 from app.domain.ports import Tool
 from app.engine.delegation import AgentTool, Delegation, agent_tools
-from app.engine.pinned_config import HttpToolFactory
+from app.engine.pinned_config import OperatorToolFactory
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def operator_tools(config: AppConfig, out: Outside, delegation: Delegation) -> d
     return tools
 
 
-def rebuilder(out: Outside, delegation: Delegation) -> HttpToolFactory:
+def rebuilder(out: Outside, delegation: Delegation) -> OperatorToolFactory:
     """Builds an operator's tool from a pinned declaration (None when this code no longer
     reads it, or its MCP server left the config)."""
 

@@ -63,14 +63,13 @@ class McpServer:
         config: McpServerConfig,
         *,
         retry_s: float,
-        environ: Mapping[str, str] | None = None,
     ) -> None:
-        env = os.environ if environ is None else environ
         self.name = name
         self.retry_s = retry_s
         self.timeout_s = config.timeout_s
         self._url = config.url
         # A variable that is unset sends no header: the server's answer says what is missing.
+        env = os.environ
         self._headers = {h: env[v] for h, v in config.headers_env.items() if v in env}
         #: The server's tools by name, as last read (None: never read in this process).
         self.tools: dict[str, Tool] | None = None

@@ -5,8 +5,8 @@ whatever this process was started with.
 This process's versions (one per agent of its config) are written once, before its first
 creation, so a creation only names its hash. A run of another version is served from
 that version's document, read once per process: its instructions, and its tools as they
-were declared. An operator's HTTP or agent tool is rebuilt from its declaration (its
-schemas, policy and URL, or the agent it delegates to); a built-in tool is the code's,
+were declared. An operator's HTTP, MCP or agent tool is rebuilt from its declaration (its
+schemas, policy and URL or server, or the agent it delegates to); a built-in tool is the code's,
 so a run whose built-in tool changed since, or whose tool left the config, finds it gone
 and the call ends `tool_unavailable`, never served by the new version silently. The
 operator's levers stay live: the kill switch, `enabled`, rate limits and the route's own
@@ -28,9 +28,9 @@ from app.domain.ports import Tool
 from app.domain.records import Run
 
 log = logging.getLogger(__name__)
-#: Builds an operator's tool (HTTP or agent) from its declaration (None when the
+#: Builds an operator's tool (HTTP, MCP or agent) from its declaration (None when the
 #: declaration no longer parses under this code).
-HttpToolFactory = Callable[[str, Mapping[str, Any]], Tool | None]
+OperatorToolFactory = Callable[[str, Mapping[str, Any]], Tool | None]
 
 
 @dataclass(frozen=True)
@@ -66,10 +66,10 @@ def _declared(name: str, config: AppConfig, tool: Tool) -> tuple[dict[str, Any],
 
 class Versions:
     def __init__(
-        self, config: AppConfig, tools: Mapping[str, Tool], build_http: HttpToolFactory
+        self, config: AppConfig, tools: Mapping[str, Tool], build: OperatorToolFactory
     ) -> None:
         self._tools = tools
-        self._build_http = build_http
+        self._build = build
         both = {name: _declared(name, config, t) for name, t in tools.items()}
         self._declared = {name: declared for name, (declared, _) in both.items()}
         self._levers = {name: levers for name, (_, levers) in both.items()}
@@ -137,7 +137,7 @@ class Versions:
         if kinds[0] not in pinning.OPERATOR_KINDS or kinds[0] != kinds[1]:
             return None  # a built-in tool serves only the code's version
         # The run's version of the tool, under the operator's levers as they are now.
-        return self._build_http(name, {**declared, **self._levers[name]})
+        return self._build(name, {**declared, **self._levers[name]})
 
 
 def _agent(kept: Mapping[str, Any]) -> AgentConfig | None:

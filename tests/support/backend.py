@@ -149,7 +149,7 @@ class FakeBackend:
         return JSONResponse(answer.body, status_code=answer.status)
 
 
-async def _started(server: uvicorn.Server) -> None:
+async def started(server: uvicorn.Server) -> None:
     for _ in range(500):  # uvicorn offers no event to wait on; at most 5 s
         if server.started:
             return
@@ -168,7 +168,7 @@ async def serving_app(app: Any, lifespan: str = "off") -> AsyncIterator[str]:
         )
     )
     task = asyncio.create_task(server.serve(sockets=[sock]))
-    await _started(server)
+    await started(server)
     try:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:

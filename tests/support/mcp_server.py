@@ -16,7 +16,7 @@ import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tests.support.backend import _started
+from tests.support.backend import started
 
 
 class Doc(TypedDict):
@@ -122,7 +122,7 @@ async def up(fake: FakeMcp) -> AsyncIterator[FakeMcp]:
     )  # fmt: skip
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
-    await _started(server)
+    await started(server)
     try:
         yield fake
     finally:
