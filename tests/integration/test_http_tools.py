@@ -17,6 +17,7 @@ from app.db.clock import DbTime
 from tests.support.backend import Answer, FakeBackend, fail, ok, serving
 from tests.support.factories import final, run_body, tool_calls
 from tests.support.harness import DEFAULT_AGENT, Harness, make_config
+from tests.support.runs import calls_of, create
 
 SCHEMA = {
     "type": "object",
@@ -47,18 +48,6 @@ async def harness_with(harness_factory, backend: FakeBackend, **tools: dict[str,
     specs = {name: http_tool(backend, name, **fields) for name, fields in tools.items()}
     agent = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], *specs]}
     return await harness_factory(config=make_config({"tech-radar": agent}, tools=specs))
-
-
-async def create(h: Harness, *script: dict[str, Any]) -> dict[str, Any]:
-    headers = await h.key()
-    response = await h.client.post("/v1/runs", headers=headers, json=run_body(*script))
-    assert response.status_code == 201
-    return response.json()
-
-
-async def calls_of(h: Harness, run_id: str) -> list[dict[str, Any]]:
-    headers = await h.key()
-    return (await h.client.get(f"/v1/runs/{run_id}/calls", headers=headers)).json()["items"]
 
 
 async def assert_unknown_and_sent_once(h: Harness, backend: FakeBackend, run_id: str) -> None:

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from tests.support.approvals import approve, commit, keys, parked_run
-from tests.support.factories import final, run_body, tool_calls
+from tests.support.factories import final, tool_calls
 from tests.support.harness import DEFAULT_AGENT, Harness, make_config
 from tests.support.mcp_server import FakeMcp, free_port, up
+from tests.support.runs import calls_of, create
 
 
 @pytest.fixture
@@ -34,19 +35,6 @@ async def kb_harness(harness_factory, kb: FakeMcp, **tools: dict[str, Any]) -> H
     servers = {"kb": {"url": kb.url, "timeout_s": 2, "headers_env": {"Authorization": "KB_TOKEN"}}}
     config = make_config({"tech-radar": agent}, tools=specs, mcp_servers=servers)
     return await harness_factory(config=config, settings_override={"mcp_retry_s": 0.2})
-
-
-async def create(h: Harness, *script: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
-    response = await h.client.post(
-        "/v1/runs", headers=headers or await h.key(), json=run_body(*script)
-    )
-    assert response.status_code == 201, response.text
-    return response.json()
-
-
-async def calls_of(h: Harness, run_id: str) -> list[dict[str, Any]]:
-    answer = await h.client.get(f"/v1/runs/{run_id}/calls", headers=await h.key())
-    return answer.json()["items"]
 
 
 async def test_a_read_tool_runs_with_its_operation_id_in_meta_and_the_servers_headers(

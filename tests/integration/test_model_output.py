@@ -17,6 +17,7 @@ from tests.support.harness import Harness
 
 # The OpenAI provider's fixture (a fake provider on loopback) and its agent "live".
 from tests.support.live_model import events_of, live_harness, provider, start
+from tests.support.runs import calls_of
 
 __all__ = ["provider"]  # a fixture: used by name
 
@@ -30,11 +31,6 @@ async def post_run(h: Harness, body: dict[str, Any]) -> dict[str, Any]:
 
 async def failures(h: Harness, run_id: str) -> list[str]:
     return [e["data"]["code"] for e in await events_of(h, run_id) if e["type"] == "turn.failed"]
-
-
-async def calls_of(h: Harness, run_id: str) -> list[dict[str, Any]]:
-    headers = await h.key()
-    return (await h.client.get(f"/v1/runs/{run_id}/calls", headers=headers)).json()["items"]
 
 
 #: The bounds documented in docs/decisions.md ("Model-side gates").
