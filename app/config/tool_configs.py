@@ -63,26 +63,16 @@ class _GatedTool(Strict):
         *,
         listed: bool = True,
     ) -> ToolSpec:
+        # Every gate is a field of the same name on the spec: derived, never listed twice.
+        gates = {field: getattr(self, field) for field in _GatedTool.model_fields}
+        gates["permissions"] = tuple(self.permissions)
         return ToolSpec(
             name=name,
             description=description,
             input_schema=input_schema,
             output_schema=output_schema,
-            risk=self.risk,
-            requires_approval=self.requires_approval,
-            side_effects=self.side_effects,
-            idempotent=self.idempotent,
-            permissions=tuple(self.permissions),
-            timeout_s=self.timeout_s,
-            concurrency_group=self.concurrency_group,
-            max_concurrency=self.max_concurrency,
-            cost_usd=self.cost_usd,
-            max_output_bytes=self.max_output_bytes,
-            max_attempts=self.max_attempts,
-            enabled=self.enabled,
-            rate_limit_per_minute=self.rate_limit_per_minute,
-            external=self.external,
             listed=listed,
+            **gates,
         )
 
 
