@@ -118,12 +118,13 @@ def ctes(param: str) -> list[str]:
     ]
 
 
-#: The births' first events, as rows of the batch's one event insert.
+#: The births' first events, as rows of the batch's one event insert (one row a birth:
+#: seqs 1 to the count of its events).
 EVENTS = (
-    "SELECT born.tenant_id, born.id, e.ord, e.value ->> 0, "
-    "(nb.run ->> 'created_at')::timestamptz, e.value -> 1 FROM born "
-    "JOIN bound AS nb ON nb.tenant_id = born.tenant_id AND nb.run_id = born.id, "
-    "jsonb_array_elements(nb.events) WITH ORDINALITY AS e(value, ord)"
+    "SELECT born.tenant_id, born.id, 1, jsonb_array_length(nb.events), "
+    "(nb.run ->> 'created_at')::timestamptz, nb.events FROM born "
+    "JOIN bound AS nb ON nb.tenant_id = born.tenant_id AND nb.run_id = born.id "
+    "WHERE jsonb_array_length(nb.events) > 0"
 )
 
 

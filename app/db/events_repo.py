@@ -31,33 +31,41 @@ class FeedPage:
     horizon: int
 
 
-#: The filters of a page, the same in both of its parts.
+#: A row's events one by one (a row holds one write's events: migration 0021), and the
+#: filters of a page, the same in both of its parts.
+_UNPACKED = """xid, run_id, seq + i.ord - 1 AS seq, i.item ->> 0 AS type, at, i.item -> 1 AS data
+         FROM event
+         CROSS JOIN LATERAL jsonb_array_elements(events) WITH ORDINALITY AS i(item, ord)"""
 _FILTERS = """
-          AND (CAST(:types AS text[]) IS NULL OR type = ANY(CAST(:types AS text[])))
+          AND (CAST(:types AS text[]) IS NULL OR i.item ->> 0 = ANY(CAST(:types AS text[])))
           AND (CAST(:only_run AS text) IS NULL OR run_id = CAST(:only_run AS text))
           AND (CAST(:since AS text) IS NULL
                OR NOT pg_visible_in_snapshot(xid::text::xid8, CAST(:since AS pg_snapshot)))"""
 
 # Two parts, in order. Events written before migration 0008 all have xid 0: they come first,
 # by (run_id, seq), from their own partial index, and only while the cursor is among them.
-# Every later event is found by (tenant_id, xid) and sorted by run_id and seq within its
+# Every later row is found by (tenant_id, xid) and sorted by run_id and seq within its
 # transaction, a handful of rows (an index without run_id and seq writes half the bytes
-# an event costs that index: migration 0020).
+# an event costs that index: migration 0020). A row's last seq bounds its events from
+# above: rows wholly before the cursor are passed over before they are unpacked.
 _PAGE = text(
     f"""
     WITH h AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS horizon)
     SELECT h.horizon, e.xid, e.run_id, e.seq, e.type, e.at, e.data
     FROM h LEFT JOIN LATERAL (
-        (SELECT xid, run_id, seq, type, at, data FROM event
+        (SELECT {_UNPACKED}
          WHERE tenant_id = :tenant AND xid = 0 AND CAST(:xid AS bigint) = 0
-           AND (run_id, seq) > (CAST(:run AS text), CAST(:seq AS integer)) {_FILTERS}
-         ORDER BY run_id, seq
+           AND (run_id, last_seq) > (CAST(:run AS text), CAST(:seq AS integer))
+           AND (run_id, seq + i.ord - 1) > (CAST(:run AS text), CAST(:seq AS integer))
+           {_FILTERS}
+         ORDER BY run_id, last_seq, i.ord
          LIMIT :limit)
         UNION ALL
-        (SELECT xid, run_id, seq, type, at, data FROM event
+        (SELECT {_UNPACKED}
          WHERE tenant_id = :tenant AND xid > 0 AND xid < h.horizon
-           AND (xid, run_id, seq) > (:xid, :run, :seq) {_FILTERS}
-         ORDER BY xid, run_id, seq
+           AND (xid, run_id, last_seq) > (:xid, :run, :seq)
+           AND (xid, run_id, seq + i.ord - 1) > (:xid, :run, :seq) {_FILTERS}
+         ORDER BY xid, run_id, last_seq, i.ord
          LIMIT :limit)
         ORDER BY xid, run_id, seq
         LIMIT :limit

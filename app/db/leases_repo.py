@@ -15,7 +15,7 @@ from sqlalchemy.types import String
 from app.db import previews_repo
 from app.db.clock import DbTime
 from app.db.guards import status_in
-from app.db.runs_repo import INSERT_EVENT, event_rows, to_run
+from app.db.runs_repo import INSERT_EVENT, event_row, to_run
 from app.db.tables import run
 from app.domain.events import EventType
 from app.domain.moves import RUN_CLAIM
@@ -51,11 +51,10 @@ def _lease_values(owner: str, lease_s: float, db_time: DbTime, now: datetime) ->
 async def _claimed_events(session: AsyncSession, claimed: Sequence[Run], now: datetime) -> None:
     # A claim is a transition like any other: the timeline shows who picks a run up when.
     rows = [
-        row
-        for r in claimed
-        for row in event_rows(
+        event_row(
             r.tenant_id, r.id, r.event_seq, [(EventType.RUN_CLAIMED, {"after_step": r.steps})], now
         )
+        for r in claimed
     ]
     if rows:
         await session.execute(INSERT_EVENT, rows)

@@ -38,16 +38,21 @@ _PURGE_RUNS = text(
     DELETE FROM run r USING doomed d WHERE r.tenant_id = d.tenant_id AND r.id = d.id
     """
 )
+# A row holds one write's events (migration 0021): the counts are of events, not rows.
 _OLD_EVENTS = """
-    SELECT e.tenant_id, e.run_id, e.seq FROM run r
+    SELECT e.tenant_id, e.run_id, e.last_seq, jsonb_array_length(e.events) AS events
+    FROM run r
     JOIN event e ON e.tenant_id = r.tenant_id AND e.run_id = r.id
     WHERE r.status = 'finished' AND r.finished_at < :before
 """
 _PURGE_EVENTS = text(
     f"""
-    WITH doomed AS ({_OLD_EVENTS} LIMIT :batch FOR UPDATE OF e SKIP LOCKED)
-    DELETE FROM event e USING doomed d
-    WHERE e.tenant_id = d.tenant_id AND e.run_id = d.run_id AND e.seq = d.seq
+    WITH doomed AS ({_OLD_EVENTS} LIMIT :batch FOR UPDATE OF e SKIP LOCKED),
+    gone AS (DELETE FROM event e USING doomed d
+             WHERE e.tenant_id = d.tenant_id AND e.run_id = d.run_id
+               AND e.last_seq = d.last_seq
+             RETURNING d.events)
+    SELECT coalesce(sum(events), 0) FROM gone
     """
 )
 _OLD_DELIVERIES = """
@@ -99,7 +104,7 @@ _PURGES = {
 }
 _COUNTS = {
     Kind.RUNS: text(f"SELECT count(*) FROM ({_OLD_RUNS}) AS old"),
-    Kind.EVENTS: text(f"SELECT count(*) FROM ({_OLD_EVENTS}) AS old"),
+    Kind.EVENTS: text(f"SELECT coalesce(sum(events), 0) FROM ({_OLD_EVENTS}) AS old"),
     Kind.DELIVERIES: text(f"SELECT count(*) FROM ({_OLD_DELIVERIES}) AS old"),
     # A key's expiry is on the database's clock: `before` is not used for it.
     Kind.IDEMPOTENCY_KEYS: text("SELECT count(*) FROM idempotency_key WHERE expires_at < now()"),
@@ -123,6 +128,8 @@ async def purge(
         return await idempotency_repo.purge_expired(session, db_time=db_time, limit=batch)
     params = {**_params(kind, before, db_time), "batch": batch}
     result = await session.execute(_PURGES[kind], params)
+    if kind is Kind.EVENTS:
+        return int(result.scalar_one())  # events, from at most `batch` rows
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 

@@ -22,7 +22,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
-    true,
+    text,
     update,
 )
 from sqlalchemy import insert as sa_insert
@@ -74,20 +74,18 @@ def run_row(record: Run) -> dict[str, Any]:
     return data
 
 
-def event_rows(
+def event_row(
     tenant_id: str, run_id: str, first_seq: int, events: Sequence[Event], now: datetime
-) -> list[dict[str, Any]]:
-    return [
-        {
-            "tenant_id": tenant_id,
-            "run_id": run_id,
-            "seq": first_seq + i,
-            "type": kind,
-            "at": now,
-            "data": data,
-        }
-        for i, (kind, data) in enumerate(events)
-    ]
+) -> dict[str, Any]:
+    """One write's events as their one row (`tables.event`)."""
+    return {
+        "tenant_id": tenant_id,
+        "run_id": run_id,
+        "seq": first_seq,
+        "last_seq": first_seq + len(events) - 1,
+        "at": now,
+        "events": [[kind, data] for kind, data in events],
+    }
 
 
 async def insert_events(
@@ -103,7 +101,7 @@ async def insert_events(
     reserved them), in one statement."""
     if events:
         first = last_seq - len(events) + 1
-        await session.execute(INSERT_EVENT, event_rows(tenant_id, run_id, first, events, now))
+        await session.execute(INSERT_EVENT, event_row(tenant_id, run_id, first, events, now))
 
 
 async def create(
@@ -184,21 +182,19 @@ def events_param(events: Sequence[Event]) -> str:
 def appended_events(
     source: Any, *, tenant: Any, run_id: Any, last_seq: Any, at: Any, param: str
 ) -> Any:
-    """INSERT INTO event SELECT ... FROM source, jsonb_array_elements(:param) WITH
-    ORDINALITY, as a CTE: nothing when `source` has no row. Seqs follow `last_seq` (the
-    run's counter before these events), or count from 1 when it is None."""
-    items = (
-        func.jsonb_array_elements(cast(bindparam(param, type_=String()), JSONB))
-        .table_valued("value", with_ordinality="ord")
-        .render_derived(name="item")
-    )
-    seq = items.c.ord if last_seq is None else last_seq + items.c.ord
+    """INSERT INTO event SELECT ... FROM source, as a CTE: the events of the JSON parameter
+    `param` as their one row, nothing when `source` has no row or there are none. Seqs
+    follow `last_seq` (the run's counter before these events), or count from 1 when it is
+    None."""
+    items = cast(bindparam(param, type_=String()), JSONB)
+    count = func.jsonb_array_length(items)
+    first = literal(1) if last_seq is None else last_seq + 1
     rows = (
-        select(tenant, run_id, seq, items.c.value.op("->>")(0), at, items.c.value.op("->")(1))
+        select(tenant, run_id, first, first + count - 1, at, items)
         .select_from(source)
-        .join(items, true())
+        .where(count > 0)
     )
-    columns = ["tenant_id", "run_id", "seq", "type", "at", "data"]
+    columns = ["tenant_id", "run_id", "seq", "last_seq", "at", "events"]
     return sa_insert(event).from_select(columns, rows).cte("appended")
 
 
@@ -298,13 +294,28 @@ async def list_page(
     return [to_run(r) for r in (await session.execute(query)).mappings()]
 
 
+#: A run's events after a seq, one per row: the rows holding them (each holds at least
+#: one, so `limit` rows are enough), unpacked in order.
+_EVENTS_AFTER = text(
+    """
+    SELECT e.seq + i.ord - 1 AS seq, i.item ->> 0 AS type, e.at, i.item -> 1 AS data
+    FROM (SELECT seq, at, last_seq, events FROM event
+          WHERE tenant_id = :tenant AND run_id = :run AND last_seq > :after
+          ORDER BY last_seq
+          LIMIT :limit) e
+    CROSS JOIN LATERAL jsonb_array_elements(e.events) WITH ORDINALITY AS i(item, ord)
+    WHERE e.seq + i.ord - 1 > :after
+    ORDER BY e.last_seq, i.ord
+    LIMIT :limit
+    """
+)
+
+
 async def events_page(
-    session: AsyncSession, *, tenant_id: str, run_id: str, after: int, limit: int
+    session: AsyncSession, *, tenant_id: str, run_id: str, after: int, limit: int | None
 ) -> list[EventRecord]:
+    """The run's events after seq `after`, in order; all of them when `limit` is None."""
     result = await session.execute(
-        select(event.c.seq, event.c.type, event.c.at, event.c.data)
-        .where(event.c.tenant_id == tenant_id, event.c.run_id == run_id, event.c.seq > after)
-        .order_by(event.c.seq)
-        .limit(limit)
+        _EVENTS_AFTER, {"tenant": tenant_id, "run": run_id, "after": after, "limit": limit}
     )
     return [EventRecord(*row) for row in result]

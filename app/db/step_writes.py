@@ -317,12 +317,11 @@ def statement() -> str:
         "w.turns, w.new_calls, w.outcomes, w.new_previews, w.decisions)"
     )
     appended = (
-        "appended AS (INSERT INTO event (tenant_id, run_id, seq, type, at, data) "
+        "appended AS (INSERT INTO event (tenant_id, run_id, seq, last_seq, at, events) "
         "SELECT changed.tenant_id, changed.id, "
-        "changed.event_seq - jsonb_array_length(changed.events) + e.ord, "
-        "e.value ->> 0, changed.now, e.value -> 1 FROM changed, "
-        f"jsonb_array_elements(changed.events) WITH ORDINALITY AS e(value, ord) "
-        f"UNION ALL {births.EVENTS})"
+        "changed.event_seq - jsonb_array_length(changed.events) + 1, changed.event_seq, "
+        "changed.now, changed.events FROM changed "
+        f"WHERE jsonb_array_length(changed.events) > 0 UNION ALL {births.EVENTS})"
     )
     parts = [
         "w AS (SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS w(i integer, "

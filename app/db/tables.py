@@ -171,8 +171,7 @@ config_version = Table(
     PrimaryKeyConstraint("hash"),
 )
 
-# A scripted run's script: immutable, read once by the process that claims the run, and
-# kept out of the run row, which every step rewrites.
+# A scripted run's script: read once by its claimer, kept out of the rewritten run row.
 run_script = Table(
     "run_script",
     metadata,
@@ -244,15 +243,15 @@ tool_call = Table(
     postgresql_with={"fillfactor": 70},
 )
 
+# A row is one write's events, `[[type, data], ...]` with seqs `seq` to `last_seq`, keyed
+# by the last: a run's events after seq s are the rows with `last_seq > s` (migration 0021).
 event = Table(
     "event",
     metadata,
     Column("tenant_id", String(64), nullable=False),
     Column("run_id", String(64), nullable=False),
     Column("seq", Integer, nullable=False),
-    Column("type", String(64), nullable=False),
     _ts("at"),
-    Column("data", JSONB, nullable=False),
     # The writing transaction's id: the tenant-wide order (see migration 0008).
     Column(
         "xid",
@@ -260,15 +259,17 @@ event = Table(
         nullable=False,
         server_default=text("(pg_current_xact_id()::text)::bigint"),
     ),
-    PrimaryKeyConstraint("tenant_id", "run_id", "seq"),
+    Column("last_seq", Integer, nullable=False),
+    Column("events", JSONB, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "run_id", "last_seq"),
     ForeignKeyConstraint(["tenant_id", "run_id"], ["run.tenant_id", "run.id"]),
-    # The feed sorts an xid's few events itself; xid 0 (before 0008) has its own (0020).
+    # The feed sorts an xid's few rows itself; xid 0 (before 0008) has its own (0020).
     Index("ix_event_tenant_order", "tenant_id", "xid"),
     Index(
         "ix_event_tenant_legacy_order",
         "tenant_id",
         "run_id",
-        "seq",
+        "last_seq",
         postgresql_where=text("xid = 0"),
     ),
 )

@@ -97,15 +97,22 @@ UPDATE webhook_delivery d
 SET next_attempt_at = now() + :lease, claim_token = :token, attempts = d.attempts + 1
 FROM due
 JOIN webhook_endpoint w ON w.tenant_id = due.tenant_id AND w.id = due.endpoint_id
-LEFT JOIN event ev
-  ON ev.tenant_id = due.tenant_id AND ev.run_id = due.run_id AND ev.seq = due.seq
+-- The row holding the event (one write's events: migration 0021), if it is still kept.
+LEFT JOIN LATERAL (
+    SELECT r.run_id, due.seq, r.events -> (due.seq - r.seq) AS item, r.at, r.xid
+    FROM (SELECT run_id, seq, at, xid, events FROM event
+          WHERE tenant_id = due.tenant_id AND run_id = due.run_id AND last_seq >= due.seq
+          ORDER BY last_seq
+          LIMIT 1) r
+    WHERE r.seq <= due.seq
+) ev ON true
 WHERE d.tenant_id = due.tenant_id AND d.id = due.id
 RETURNING d.tenant_id, d.id, d.attempts, d.endpoint_id, d.run_id AS of_run, d.seq AS at_seq,
     w.url, w.secret,
     CASE WHEN w.previous_secret_expires_at > now() + :now_offset
          THEN w.previous_secret END AS previous_secret,
     w.disabled_at IS NOT NULL AS endpoint_disabled,
-    ev.run_id, ev.seq, ev.type, ev.at, ev.data, ev.xid
+    ev.run_id, ev.seq, ev.item ->> 0 AS type, ev.at, ev.item -> 1 AS data, ev.xid
 """)
 #: How many due deliveries a claim looks at per slot it fills: room to pass over an
 #: endpoint's rows beyond its cap.

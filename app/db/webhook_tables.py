@@ -111,7 +111,8 @@ ENDPOINTS_LOCK = 2003331889
 #: no extra round trip; a tenant without endpoints costs a shared lock and one index probe
 #: per statement. The lock comes first, and the insert's own snapshot after it: the insert
 #: sees every endpoint whose registration answered before this transaction commits, and
-#: no removed endpoint (migration 0014 made it so; 0012 created the trigger).
+#: no removed endpoint (migration 0014 made it so; 0012 created the trigger). A row holds
+#: one write's events (migration 0021): each is matched to the endpoints on its own.
 WEBHOOK_OUTBOX_FUNCTION = DDL(f"""\
 CREATE FUNCTION webhook_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -120,10 +121,11 @@ BEGIN
     INSERT INTO webhook_delivery
         (tenant_id, id, endpoint_id, run_id, seq, type, status, next_attempt_at, created_at)
     SELECT a.tenant_id, 'msg_' || replace(gen_random_uuid()::text, '-', ''), w.id,
-           a.run_id, a.seq, a.type, 'pending', now(), now()
+           a.run_id, a.seq + e.ord - 1, e.item ->> 0, 'pending', now(), now()
     FROM added a
+    CROSS JOIN LATERAL jsonb_array_elements(a.events) WITH ORDINALITY AS e(item, ord)
     JOIN webhook_endpoint w
-      ON w.tenant_id = a.tenant_id AND a.type = ANY (w.events) AND w.disabled_at IS NULL;
+      ON w.tenant_id = a.tenant_id AND e.item ->> 0 = ANY (w.events) AND w.disabled_at IS NULL;
     RETURN NULL;
 END
 $$""")

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import func, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.adapters.clock import SystemClock
@@ -39,6 +39,7 @@ from tests.support.factories import final, run_body, tool_calls
 from tests.support.harness import Harness
 from tests.support.processes import free_port, server, wait_healthy
 from tests.support.statements import counting, failing
+from tests.support.stored_events import stored_events
 from tests.support.streams import STREAM, Frame, feed_shows, reopens, stream, take
 
 
@@ -251,11 +252,7 @@ async def test_the_tenant_feed_is_gap_free_under_concurrent_writers(
         while sum(f["event"] == "run.finished" for f in seen) < len(created):
             seen += await take(source, "run.finished")
     async with h.runtime.sessions() as session:
-        stored = (
-            await session.execute(
-                select(event.c.run_id, event.c.seq).where(event.c.tenant_id == "acme")
-            )
-        ).all()
+        stored = [(e.run_id, e.seq) for e in await stored_events(session)]
     streamed = [(f["data"]["run_id"], f["data"]["seq"]) for f in seen]
     assert len(streamed) == len(set(streamed))  # nothing twice
     assert set(streamed) == {(r, s) for r, s in stored if r in created}

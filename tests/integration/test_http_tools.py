@@ -11,13 +11,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from sqlalchemy import text
 
 from app.db.clock import DbTime
 from tests.support.backend import Answer, FakeBackend, fail, ok, serving
 from tests.support.factories import final, run_body, tool_calls
 from tests.support.harness import DEFAULT_AGENT, Harness, make_config
 from tests.support.runs import calls_of, create
+from tests.support.stored_events import stored_events
 
 SCHEMA = {
     "type": "object",
@@ -401,9 +401,5 @@ async def test_a_turn_that_uses_up_the_token_budget_runs_none_of_its_calls(
     [call] = await calls_of(h, run["id"])
     assert call["status"] == "cancelled" and call["error"]["code"] == "budget"
     async with h.runtime.sessions.begin() as session:
-        rows = await session.execute(
-            text("SELECT type, xid FROM event WHERE run_id = :id ORDER BY seq"),
-            {"id": run["id"]},
-        )
-        written = {kind: xid for kind, xid in rows}
+        written = {e.type: e.xid for e in await stored_events(session) if e.run_id == run["id"]}
     assert written["turn.completed"] == written["call.cancelled"] == written["run.finished"]

@@ -33,7 +33,12 @@ async def _write_event(connection: AsyncConnection, tenant: str, run_id: str, se
     transaction."""
     await connection.execute(
         insert(event).values(
-            tenant_id=tenant, run_id=run_id, seq=seq, type=FINISHED, at=func.now(), data={}
+            tenant_id=tenant,
+            run_id=run_id,
+            seq=seq,
+            last_seq=seq,
+            at=func.now(),
+            events=[[FINISHED, {}]],
         )
     )
 

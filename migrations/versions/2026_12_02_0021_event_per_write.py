@@ -1,0 +1,100 @@
+"""One `event` row per write, not per event (docs/performance.md, "What a step writes to
+the WAL"):
+
+A step, a claim, a creation or a decision writes its events together, two on average (a
+turn and its call's proposal, a call's start and outcome). Each event had a row of its
+own: a heap tuple with the tenant, run id, time and transaction id again, and an entry in
+both of the table's indexes. A row now holds one write's events, `[[type, data], ...]` in
+`events`, with seqs `seq` to `last_seq`: half the rows and index entries, and the webhook
+outbox trigger sees half the rows.
+
+The key is (tenant_id, run_id, last_seq): "a run's events after seq s" is a range scan
+over it (`last_seq > s`), and the row holding seq s is the first with `last_seq >= s`.
+The existing events become rows of one event each (seq = last_seq), in place.
+
+Revision ID: 0021
+Revises: 0020
+Create Date: 2026-12-02 16:30:00
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0021"
+down_revision: str | None = "0020"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+_OUTBOX = """\
+CREATE OR REPLACE FUNCTION webhook_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock_shared(2003331889, hashtext(t.tenant_id))
+    FROM (SELECT DISTINCT tenant_id FROM added ORDER BY tenant_id) t;
+    INSERT INTO webhook_delivery
+        (tenant_id, id, endpoint_id, run_id, seq, type, status, next_attempt_at, created_at)
+    SELECT a.tenant_id, 'msg_' || replace(gen_random_uuid()::text, '-', ''), w.id,
+           a.run_id, {seq}, {type}, 'pending', now(), now()
+    FROM added a{items}
+    JOIN webhook_endpoint w
+      ON w.tenant_id = a.tenant_id AND {type} = ANY (w.events) AND w.disabled_at IS NULL;
+    RETURN NULL;
+END
+$$"""
+OUTBOX_PER_WRITE = _OUTBOX.format(
+    seq="a.seq + e.ord - 1",
+    type="e.item ->> 0",
+    items="\n    CROSS JOIN LATERAL jsonb_array_elements(a.events) WITH ORDINALITY AS e(item, ord)",
+)
+OUTBOX_PER_EVENT = _OUTBOX.format(seq="a.seq", type="a.type", items="")
+
+
+def _keyed_by(seq: str) -> None:
+    """The primary key and the legacy feed's index end with `seq`."""
+    op.drop_index("ix_event_tenant_legacy_order", table_name="event")
+    op.drop_constraint("pk_event", "event", type_="primary")
+    op.create_primary_key("pk_event", "event", ["tenant_id", "run_id", seq])
+    op.create_index(
+        "ix_event_tenant_legacy_order",
+        "event",
+        ["tenant_id", "run_id", seq],
+        postgresql_where=sa.text("xid = 0"),
+    )
+
+
+def upgrade() -> None:
+    op.add_column("event", sa.Column("last_seq", sa.Integer()))
+    op.add_column("event", sa.Column("events", sa.dialects.postgresql.JSONB()))
+    op.execute(
+        "UPDATE event SET last_seq = seq, events = jsonb_build_array(jsonb_build_array(type, data))"
+    )
+    op.alter_column("event", "last_seq", nullable=False)
+    op.alter_column("event", "events", nullable=False)
+    _keyed_by("last_seq")
+    op.drop_column("event", "type")
+    op.drop_column("event", "data")
+    op.execute(OUTBOX_PER_WRITE)
+
+
+def downgrade() -> None:
+    op.add_column("event", sa.Column("type", sa.String(64)))
+    op.add_column("event", sa.Column("data", sa.dialects.postgresql.JSONB()))
+    # Every event but a row's last becomes a row of its own; the row keeps its last.
+    op.execute(
+        "INSERT INTO event (tenant_id, run_id, seq, last_seq, at, xid, events, type, data) "
+        "SELECT e.tenant_id, e.run_id, e.seq + i.ord - 1, e.seq + i.ord - 1, e.at, e.xid, "
+        "'[]', i.item ->> 0, i.item -> 1 "
+        "FROM event e, jsonb_array_elements(e.events) WITH ORDINALITY AS i(item, ord) "
+        "WHERE i.ord < jsonb_array_length(e.events)"
+    )
+    op.execute(
+        "UPDATE event SET seq = last_seq, type = events -> -1 ->> 0, data = events -> -1 -> 1 "
+        "WHERE type IS NULL"
+    )
+    op.alter_column("event", "type", nullable=False)
+    op.alter_column("event", "data", nullable=False)
+    _keyed_by("seq")
+    op.drop_column("event", "last_seq")
+    op.drop_column("event", "events")
+    op.execute(OUTBOX_PER_EVENT)
