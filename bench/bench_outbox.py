@@ -51,8 +51,9 @@ RUN = """INSERT INTO run (tenant_id, id, agent, route, status, input, tools, lim
     created_by, root_run_id, deadline_at, created_at, updated_at)
     VALUES ('acme', 'run_b', 'a', 'r', 'running', 'x', '[]', '{}', 's', 'run_b',
             now(), now(), now())"""
-EVENT = """INSERT INTO event (tenant_id, run_id, seq, type, at, data)
-    VALUES ('acme', 'run_b', $1, $2, now(), '{"after_step": 0}')"""
+EVENT = """INSERT INTO event (tenant_id, run_id, seq, last_seq, at, events)
+    VALUES ('acme', 'run_b', $1, $1, now(),
+            jsonb_build_array(jsonb_build_array($2::text, '{"after_step": 0}'::jsonb)))"""
 ENDPOINT = """INSERT INTO webhook_endpoint (tenant_id, id, url, events, secret, created_at,
     created_by) VALUES ('acme', 'wh_b', 'https://x.example', $1, 's', now(), 'b')"""
 

@@ -35,7 +35,7 @@ class FeedPage:
 #: filters of a page, the same in both of its parts.
 _UNPACKED = """xid, run_id, seq + i.ord - 1 AS seq, i.item ->> 0 AS type, at, i.item -> 1 AS data
          FROM event
-         CROSS JOIN LATERAL jsonb_array_elements(events) WITH ORDINALITY AS i(item, ord)"""
+         CROSS JOIN LATERAL json_array_elements(events) WITH ORDINALITY AS i(item, ord)"""
 _FILTERS = """
           AND (CAST(:types AS text[]) IS NULL OR i.item ->> 0 = ANY(CAST(:types AS text[])))
           AND (CAST(:only_run AS text) IS NULL OR run_id = CAST(:only_run AS text))

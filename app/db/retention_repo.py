@@ -40,7 +40,7 @@ _PURGE_RUNS = text(
 )
 # A row holds one write's events (migration 0021): the counts are of events, not rows.
 _OLD_EVENTS = """
-    SELECT e.tenant_id, e.run_id, e.last_seq, jsonb_array_length(e.events) AS events
+    SELECT e.tenant_id, e.run_id, e.last_seq, json_array_length(e.events) AS events
     FROM run r
     JOIN event e ON e.tenant_id = r.tenant_id AND e.run_id = r.id
     WHERE r.status = 'finished' AND r.finished_at < :before

@@ -303,7 +303,7 @@ _EVENTS_AFTER = text(
           WHERE tenant_id = :tenant AND run_id = :run AND last_seq > :after
           ORDER BY last_seq
           LIMIT :limit) e
-    CROSS JOIN LATERAL jsonb_array_elements(e.events) WITH ORDINALITY AS i(item, ord)
+    CROSS JOIN LATERAL json_array_elements(e.events) WITH ORDINALITY AS i(item, ord)
     WHERE e.seq + i.ord - 1 > :after
     ORDER BY e.last_seq, i.ord
     LIMIT :limit

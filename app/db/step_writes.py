@@ -289,7 +289,7 @@ def _answered() -> str:
     table = idempotency_key.name
     return (
         f"answered AS (UPDATE {table} SET state = 'done', response_status = a.status, "
-        "response_headers = a.headers, response_body = a.body::jsonb "
+        "response_headers = a.headers, response_body = a.body::json "
         "FROM jsonb_to_recordset($2::text::jsonb) "
         "AS a(tenant_id text, key text, token text, status integer, headers jsonb, body text) "
         f"WHERE {table}.tenant_id = a.tenant_id AND {table}.key = a.key "

@@ -24,7 +24,7 @@ from sqlalchemy import (
     func,
     text,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSON, JSONB
 
 metadata = MetaData(
     naming_convention={
@@ -260,7 +260,7 @@ event = Table(
         server_default=text("(pg_current_xact_id()::text)::bigint"),
     ),
     Column("last_seq", Integer, nullable=False),
-    Column("events", JSONB, nullable=False),
+    Column("events", JSON, nullable=False),
     PrimaryKeyConstraint("tenant_id", "run_id", "last_seq"),
     ForeignKeyConstraint(["tenant_id", "run_id"], ["run.tenant_id", "run.id"]),
     # The feed sorts an xid's few rows itself; xid 0 (before 0008) has its own (0020).
@@ -284,7 +284,7 @@ idempotency_key = Table(
     Column("resource_id", String(64)),
     Column("response_status", Integer),
     Column("response_headers", JSONB),
-    Column("response_body", JSONB),
+    Column("response_body", JSON),  # as answered, not parsed (migration 0022)
     Column("claim_token", String(64), nullable=False),
     _ts("locked_until"),
     _ts("created_at"),

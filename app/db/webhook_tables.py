@@ -123,7 +123,7 @@ BEGIN
     SELECT a.tenant_id, 'msg_' || replace(gen_random_uuid()::text, '-', ''), w.id,
            a.run_id, a.seq + e.ord - 1, e.item ->> 0, 'pending', now(), now()
     FROM added a
-    CROSS JOIN LATERAL jsonb_array_elements(a.events) WITH ORDINALITY AS e(item, ord)
+    CROSS JOIN LATERAL json_array_elements(a.events) WITH ORDINALITY AS e(item, ord)
     JOIN webhook_endpoint w
       ON w.tenant_id = a.tenant_id AND e.item ->> 0 = ANY (w.events) AND w.disabled_at IS NULL;
     RETURN NULL;

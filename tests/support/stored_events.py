@@ -13,7 +13,7 @@ _UNPACKED = text(
     """
     SELECT e.run_id, e.seq + i.ord - 1 AS seq, i.item ->> 0 AS type, i.item -> 1 AS data, e.xid
     FROM event e
-    CROSS JOIN LATERAL jsonb_array_elements(e.events) WITH ORDINALITY AS i(item, ord)
+    CROSS JOIN LATERAL json_array_elements(e.events) WITH ORDINALITY AS i(item, ord)
     WHERE e.tenant_id = :tenant
     ORDER BY e.run_id, seq
     """
