@@ -51,31 +51,69 @@ OUTBOX_PER_WRITE = _OUTBOX.format(
 OUTBOX_PER_EVENT = _OUTBOX.format(seq="a.seq", type="a.type", items="")
 
 
-def _keyed_by(seq: str) -> None:
-    """The primary key and the legacy feed's index end with `seq`."""
+def _keyed_by_seq() -> None:
+    """The primary key and the legacy feed's index as before 0021."""
     op.drop_index("ix_event_tenant_legacy_order", table_name="event")
     op.drop_constraint("pk_event", "event", type_="primary")
-    op.create_primary_key("pk_event", "event", ["tenant_id", "run_id", seq])
+    op.create_primary_key("pk_event", "event", ["tenant_id", "run_id", "seq"])
     op.create_index(
         "ix_event_tenant_legacy_order",
         "event",
-        ["tenant_id", "run_id", seq],
+        ["tenant_id", "run_id", "seq"],
         postgresql_where=sa.text("xid = 0"),
     )
 
 
+_TRIGGER = """\
+CREATE TRIGGER event_webhook_outbox AFTER INSERT ON event
+REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION webhook_outbox()"""
+
+
 def upgrade() -> None:
-    op.add_column("event", sa.Column("last_seq", sa.Integer()))
-    op.add_column("event", sa.Column("events", sa.dialects.postgresql.JSON()))
-    op.execute(
-        "UPDATE event SET last_seq = seq, events = json_build_array(json_build_array(type, data))"
+    # The table is built anew and filled in one pass, rather than updated in place: an
+    # update of every row would leave the table twice its size until a VACUUM FULL, and
+    # maintain three indexes row by row. Writers wait from the first statement on, so no
+    # event is written to the old table after it is read.
+    op.execute("LOCK TABLE event IN EXCLUSIVE MODE")
+    op.execute("ALTER TABLE event RENAME TO event_0020")
+    for index in ("pk_event", "ix_event_tenant_order", "ix_event_tenant_legacy_order"):
+        op.execute(f"ALTER INDEX {index} RENAME TO {index}_0020")
+    op.create_table(
+        "event",
+        sa.Column("tenant_id", sa.String(64), nullable=False),
+        sa.Column("run_id", sa.String(64), nullable=False),
+        sa.Column("seq", sa.Integer(), nullable=False),
+        sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column(
+            "xid",
+            sa.BigInteger(),
+            nullable=False,
+            server_default=sa.text("(pg_current_xact_id()::text)::bigint"),
+        ),
+        sa.Column("last_seq", sa.Integer(), nullable=False),
+        sa.Column("events", sa.dialects.postgresql.JSON(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["tenant_id", "run_id"],
+            ["run.tenant_id", "run.id"],
+            name="fk_event_tenant_id_run_id_run",
+        ),
     )
-    op.alter_column("event", "last_seq", nullable=False)
-    op.alter_column("event", "events", nullable=False)
-    _keyed_by("last_seq")
-    op.drop_column("event", "type")
-    op.drop_column("event", "data")
+    op.execute(
+        "INSERT INTO event (tenant_id, run_id, seq, at, xid, last_seq, events) "
+        "SELECT tenant_id, run_id, seq, at, xid, seq, "
+        "json_build_array(json_build_array(type, data)) FROM event_0020"
+    )
+    op.create_primary_key("pk_event", "event", ["tenant_id", "run_id", "last_seq"])
+    op.create_index("ix_event_tenant_order", "event", ["tenant_id", "xid"])
+    op.create_index(
+        "ix_event_tenant_legacy_order",
+        "event",
+        ["tenant_id", "run_id", "last_seq"],
+        postgresql_where=sa.text("xid = 0"),
+    )
+    op.drop_table("event_0020")
     op.execute(OUTBOX_PER_WRITE)
+    op.execute(_TRIGGER)
 
 
 def downgrade() -> None:
@@ -95,7 +133,7 @@ def downgrade() -> None:
     )
     op.alter_column("event", "type", nullable=False)
     op.alter_column("event", "data", nullable=False)
-    _keyed_by("seq")
+    _keyed_by_seq()
     op.drop_column("event", "last_seq")
     op.drop_column("event", "events")
     op.execute(OUTBOX_PER_EVENT)
