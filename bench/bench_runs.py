@@ -411,10 +411,13 @@ class Probe:
         the newest run of `steps` steps, from its events: does a step cost more late in a
         run than early? (None if the run table's shape changed.)"""
         try:
+            # A row holds one write's events (migration 0021): a turn is one of them.
             ats = await self.connection.fetch(
                 "SELECT e.at FROM event e JOIN (SELECT tenant_id, id FROM run WHERE steps = $1 "
                 "ORDER BY created_at DESC LIMIT 1) r ON e.tenant_id = r.tenant_id "
-                "AND e.run_id = r.id WHERE e.type = 'turn.completed' ORDER BY e.seq",
+                "AND e.run_id = r.id "
+                "CROSS JOIN LATERAL json_array_elements(e.events) WITH ORDINALITY AS i(item, ord) "
+                "WHERE i.item ->> 0 = 'turn.completed' ORDER BY e.last_seq, i.ord",
                 steps,
             )
         except asyncpg.PostgresError:

@@ -7,6 +7,7 @@ of them may still read."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import NamedTuple
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -52,7 +53,7 @@ _PURGE_EVENTS = text(
              WHERE e.tenant_id = d.tenant_id AND e.run_id = d.run_id
                AND e.last_seq = d.last_seq
              RETURNING d.events)
-    SELECT coalesce(sum(events), 0) FROM gone
+    SELECT coalesce(sum(events), 0), count(*) FROM gone
     """
 )
 _OLD_DELIVERIES = """
@@ -119,23 +120,34 @@ def _params(kind: Kind, before: datetime, db_time: DbTime) -> dict[str, object]:
     return {} if kind is Kind.IDEMPOTENCY_KEYS else {"before": before}
 
 
+class Batch(NamedTuple):
+    #: What went: runs, events, deliveries, keys, versions.
+    removed: int
+    #: The rows that held them, at most the batch: fewer, and nothing older is left. (An
+    #: event row holds one write's events: migration 0021.)
+    rows: int
+
+
 async def purge(
     session: AsyncSession, kind: Kind, *, before: datetime, batch: int, db_time: DbTime
-) -> int:
+) -> Batch:
     """Removes at most `batch` rows of `kind` older than `before` (a key: expired on the
-    database's clock); how many went (for runs: how many runs)."""
+    database's clock)."""
     if kind is Kind.IDEMPOTENCY_KEYS:
-        return await idempotency_repo.purge_expired(session, db_time=db_time, limit=batch)
+        gone = await idempotency_repo.purge_expired(session, db_time=db_time, limit=batch)
+        return Batch(gone, gone)
     params = {**_params(kind, before, db_time), "batch": batch}
     result = await session.execute(_PURGES[kind], params)
     if kind is Kind.EVENTS:
-        return int(result.scalar_one())  # events, from at most `batch` rows
-    return int(result.rowcount)  # type: ignore[attr-defined]
+        events, rows = result.one()
+        return Batch(int(events), int(rows))
+    gone = int(result.rowcount)  # type: ignore[attr-defined]
+    return Batch(gone, gone)
 
 
 async def count(
     session: AsyncSession, kind: Kind, *, before: datetime, db_time: DbTime | None = None
 ) -> int:
-    """How many rows of `kind` a purge would remove now (for runs: how many runs)."""
+    """How many of `kind` a purge would remove now (runs, events, deliveries, ...)."""
     params = _params(kind, before, db_time or DbTime())
     return int((await session.execute(_COUNTS[kind], params)).scalar_one())

@@ -73,8 +73,8 @@ async def purge(sessions: async_sessionmaker[AsyncSession], run: Pass) -> Purged
                 gone = await retention_repo.purge(
                     session, kind, before=cutoffs[kind], batch=run.batch, db_time=run.db_time
                 )
-            done.removed[kind] += gone
-            if gone < run.batch:
+            done.removed[kind] += gone.removed
+            if gone.rows < run.batch:
                 break
             if loop.time() >= ends:
                 done.behind.add(kind)

@@ -6,6 +6,7 @@ load; `db purge --dry-run` says what would go and removes nothing."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -84,10 +85,19 @@ async def test_a_finished_runs_events_may_go_before_the_run(harness_factory) -> 
     await seed_radar(h)
     headers = await h.key()
     old = await _finished_run(h, headers)
+    listed = await h.client.get(f"/v1/runs/{old}/events?limit=200", headers=headers)
     h.travel(2 * DAY_S)
+    # A row holds one write's events: the counts are of events, and a batch is of rows.
+    rows, events = await _rows(h, event, old), len(listed.json()["items"])
+    assert rows < events
+    pass_ = replace(retention.pass_of(h.runtime), batch=rows + 1, pass_s=0.0)
+    counted = await retention.count(h.runtime.sessions, pass_)
+    assert counted.removed[Kind.EVENTS] == events
 
-    done = await retention.purge(h.runtime.sessions, retention.pass_of(h.runtime))
-    assert done.removed[Kind.EVENTS] > 0 and done.removed[Kind.RUNS] == 0
+    done = await retention.purge(h.runtime.sessions, pass_)
+    assert done.removed[Kind.EVENTS] == events and done.removed[Kind.RUNS] == 0
+    # One batch took every row: the pass is not behind, though its time was up at once.
+    assert Kind.EVENTS not in done.behind
     assert await _rows(h, event, old) == 0
     still = await h.client.get(f"/v1/runs/{old}", headers=headers)
     assert still.status_code == 200 and still.json()["status"] == "finished"
