@@ -719,11 +719,17 @@ async def test_the_runs_list_filters_and_a_runs_page_shows_output_usage_and_call
         await expect(runs.get_by_role("link", name=parked)).to_have_count(0, timeout=WAIT_MS)
         await expect(runs.get_by_role("link", name=finished)).to_be_visible()
         assert page.url.endswith("/console/runs?status=finished")
-        await page.get_by_label("Agent").select_option("tech-radar")
+        # A reload that finds the same runs keeps their rows (a row swapped under the
+        # pointer loses its click).
+        row = runs.get_by_role("link", name=finished)
+        await row.evaluate("a => { a.kept = true; }")
+        async with page.expect_response(lambda r: "agent=tech-radar" in r.url):
+            await page.get_by_label("Agent").select_option("tech-radar")
         await expect(page).to_have_url(
             f"{console.url}/console/runs?status=finished&agent=tech-radar"
         )
-        await expect(runs.get_by_role("link", name=finished)).to_be_visible()
+        await expect(runs).not_to_have_attribute("aria-busy", "true")
+        assert await row.evaluate("a => a.kept === true")
 
         await runs.get_by_role("link", name=finished).click()
         await expect(page.get_by_role("heading", name=f"Run {finished}")).to_be_visible(

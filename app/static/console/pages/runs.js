@@ -73,9 +73,10 @@ function runsTable(ctx, slot, filters) {
     const params = filterParams(filters, { limit: "50" });
     if (append && cursor) params.set("cursor", cursor);
     const context = { action: /** @type {const} */ ("load"), me: ctx.me };
+    table.setAttribute("aria-busy", "true");
     const read = await attempt(slot, () => ctx.api(`/v1/runs?${params}`), context, {
       onSignIn: ctx.signOut,
-    });
+    }).finally(() => table.removeAttribute("aria-busy"));
     if (!read.ok) return;
     const page = /** @type {RunPage} */ (read.value);
     clearProblem(slot);
@@ -84,11 +85,22 @@ function runsTable(ctx, slot, filters) {
       rows.push(h("tr", { class: "empty" }, h("td", { colspan: COLUMNS.length }, "No runs match.")));
     }
     if (append) tbody.append(...rows);
-    else tbody.replaceChildren(...rows);
+    // An unchanged page keeps its rows: a row swapped between a press and its release
+    // loses the click (the filters and live updates reload the page often).
+    else if (!sameRows(tbody, rows)) tbody.replaceChildren(...rows);
     cursor = page.next_cursor;
     more.hidden = !cursor;
   };
   return { table, more, load };
+}
+
+/**
+ * @param {HTMLElement} tbody
+ * @param {HTMLElement[]} rows
+ */
+function sameRows(tbody, rows) {
+  const shown = tbody.children;
+  return shown.length === rows.length && rows.every((row, i) => row.isEqualNode(shown[i]));
 }
 
 /**
