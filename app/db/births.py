@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from app.db.idempotency_repo import Binding
-from app.db.runs_repo import run_row
+from app.db.runs_repo import event_items, run_row
 from app.db.tables import idempotency_key
 from app.domain.records import SNAPSHOT, Run
 from app.domain.run_changes import Creation
@@ -43,7 +43,7 @@ class Birth:
             "tenant_id": creation.run.tenant_id,
             "run_id": creation.run.id,
             "run": row,
-            "events": [[kind, data] for kind, data in creation.events],
+            "events": event_items(creation.events),
             "script": None if creation.script is None else list(creation.script),
             "lease_s": None if creation.lease_s is None else self.clock_s + creation.lease_s,
             "snapshot": creation.run.consistency == SNAPSHOT,

@@ -74,17 +74,24 @@ def run_row(record: Run) -> dict[str, Any]:
     return data
 
 
+def event_items(events: Sequence[Event]) -> list[list[Any]]:
+    """One write's events as `event.events` holds them, and every writer sends them:
+    `[[type, data], ...]`."""
+    return [[kind, data] for kind, data in events]
+
+
 def event_row(
-    tenant_id: str, run_id: str, first_seq: int, events: Sequence[Event], now: datetime
+    tenant_id: str, run_id: str, last_seq: int, events: Sequence[Event], now: datetime
 ) -> dict[str, Any]:
-    """One write's events as their one row (`tables.event`)."""
+    """One write's events as their one row (`tables.event`), their seqs ending at
+    `last_seq` (the run's counter after the write that reserved them)."""
     return {
         "tenant_id": tenant_id,
         "run_id": run_id,
-        "seq": first_seq,
-        "last_seq": first_seq + len(events) - 1,
+        "seq": last_seq - len(events) + 1,
+        "last_seq": last_seq,
         "at": now,
-        "events": [[kind, data] for kind, data in events],
+        "events": event_items(events),
     }
 
 
@@ -100,8 +107,7 @@ async def insert_events(
     """Appends events whose seqs end at `last_seq` (the run's counter after the write that
     reserved them), in one statement."""
     if events:
-        first = last_seq - len(events) + 1
-        await session.execute(INSERT_EVENT, event_row(tenant_id, run_id, first, events, now))
+        await session.execute(INSERT_EVENT, event_row(tenant_id, run_id, last_seq, events, now))
 
 
 async def create(
@@ -170,30 +176,22 @@ def _create_statement(binding: str | None, leased: bool, scripted: bool, snapsho
         answer = answer.add_cte(sa_insert(run_script).from_select(columns, rows).cte("scripted"))
     at = bindparam("r_created_at", type_=event.c.at.type)
     return answer.add_cte(
-        appended_events(guard, tenant=tenant, run_id=run_id, last_seq=None, at=at, param="r_events")
+        appended_events(guard, tenant=tenant, run_id=run_id, at=at, param="r_events")
     )
 
 
 def events_param(events: Sequence[Event]) -> str:
     """Events as the one JSON parameter `appended_events` reads: [[type, data], ...]."""
-    return json.dumps([[kind, data] for kind, data in events])
+    return json.dumps(event_items(events))
 
 
-def appended_events(
-    source: Any, *, tenant: Any, run_id: Any, last_seq: Any, at: Any, param: str
-) -> Any:
-    """INSERT INTO event SELECT ... FROM source, as a CTE: the events of the JSON parameter
-    `param` as their one row, nothing when `source` has no row or there are none. Seqs
-    follow `last_seq` (the run's counter before these events), or count from 1 when it is
-    None."""
+def appended_events(source: Any, *, tenant: Any, run_id: Any, at: Any, param: str) -> Any:
+    """INSERT INTO event SELECT ... FROM source, as a CTE: a new run's first events (the
+    JSON parameter `param`) as their one row, seqs from 1; nothing when `source` has no
+    row or there are none."""
     items = cast(bindparam(param, type_=String()), JSONB)
     count = func.jsonb_array_length(items)
-    first = literal(1) if last_seq is None else last_seq + 1
-    rows = (
-        select(tenant, run_id, first, first + count - 1, at, items)
-        .select_from(source)
-        .where(count > 0)
-    )
+    rows = select(tenant, run_id, literal(1), count, at, items).select_from(source).where(count > 0)
     columns = ["tenant_id", "run_id", "seq", "last_seq", "at", "events"]
     return sa_insert(event).from_select(columns, rows).cte("appended")
 

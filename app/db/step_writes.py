@@ -41,7 +41,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.db import births, raw
 from app.db.births import Birth, Born
-from app.db.runs_repo import StaleWrite
+from app.db.runs_repo import StaleWrite, event_items
 from app.db.tables import idempotency_key, preview, tool_call, turn
 from app.domain.events import Event
 from app.domain.moves import RUN_STEP
@@ -136,7 +136,7 @@ class StepWrite:
             "now": self.now,
             "clock_s": self.clock_s,
             "patch": self.patch.values(),
-            "events": [[kind, data] for kind, data in self.events],
+            "events": event_items(self.events),
             "turns": [] if self.turn is None else [_turn_item(self.turn)],
             "new_calls": [{n: getattr(c, n) for n in _CALL_FIELDS} for c in self.new_calls],
             "outcomes": [
