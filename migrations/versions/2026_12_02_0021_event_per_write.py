@@ -52,19 +52,6 @@ OUTBOX_PER_WRITE = _OUTBOX.format(
 OUTBOX_PER_EVENT = _OUTBOX.format(seq="a.seq", type="a.type", items="")
 
 
-def _keyed_by_seq() -> None:
-    """The primary key and the legacy feed's index as before 0021."""
-    op.drop_index("ix_event_tenant_legacy_order", table_name="event")
-    op.drop_constraint("pk_event", "event", type_="primary")
-    op.create_primary_key("pk_event", "event", ["tenant_id", "run_id", "seq"])
-    op.create_index(
-        "ix_event_tenant_legacy_order",
-        "event",
-        ["tenant_id", "run_id", "seq"],
-        postgresql_where=sa.text("xid = 0"),
-    )
-
-
 _TRIGGER = """\
 CREATE TRIGGER event_webhook_outbox AFTER INSERT ON event
 REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION webhook_outbox()"""
@@ -136,7 +123,15 @@ def downgrade() -> None:
     )
     op.alter_column("event", "type", nullable=False)
     op.alter_column("event", "data", nullable=False)
-    _keyed_by_seq()
+    op.drop_index("ix_event_tenant_legacy_order", table_name="event")
+    op.drop_constraint("pk_event", "event", type_="primary")
+    op.create_primary_key("pk_event", "event", ["tenant_id", "run_id", "seq"])
+    op.create_index(
+        "ix_event_tenant_legacy_order",
+        "event",
+        ["tenant_id", "run_id", "seq"],
+        postgresql_where=sa.text("xid = 0"),
+    )
     op.drop_column("event", "last_seq")
     op.drop_column("event", "events")
     op.execute(OUTBOX_PER_EVENT)
