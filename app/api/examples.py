@@ -69,7 +69,7 @@ RUN_OUT_EXAMPLE: dict[str, Any] = {
     "created_at": "2026-11-29T10:00:00Z",
     "updated_at": "2026-11-29T10:00:02Z",
     "deadline_at": "2026-11-29T10:00:30Z",
-    "version": 4,
+    "version": 3,
     "config_hash": "3f7a9c2e5b8d1f4a6c0e9b2d5f8a1c4e7b0d3f6a9c2e5b8d1f4a6c0e9b2d5f8a",
     "continued_from": None,
 }

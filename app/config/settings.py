@@ -62,6 +62,10 @@ class Settings(BaseSettings):
     #: The longest a step's write waits for others to join its batch while another batch
     #: is in flight, in milliseconds. A write finding no batch in flight goes at once.
     commit_batch_wait_ms: float = Field(default=1.0, ge=0, le=100)
+    #: How long a turn whose accepted calls are all read-only waits for their outcomes,
+    #: to be committed with them in one write, in milliseconds; past it the turn is
+    #: committed alone while they run. 0 commits every turn before its calls run.
+    turn_hold_ms: float = Field(default=50.0, ge=0, le=1000)
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     idempotency_ttl_s: int = Field(default=86_400, ge=60)
     #: How long an in-flight Idempotency-Key claim blocks retries; past it a crashed

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import BigInteger, Integer, Numeric, bindparam, literal_column, text, update
+from sqlalchemy import BigInteger, Integer, Numeric, bindparam, func, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.guards import status_in
 from app.db.tables import run
 from app.domain.budget import Reserved
 from app.domain.moves import RUN_UNFINISHED
+
+#: A child reserved its grant on the run named by the payload.
+RESERVED_CHANNEL = "toolgate_reserved"
 
 
 def _left(limit: str, kind: Any, *spent: Any) -> Any:
@@ -63,7 +66,9 @@ _RESERVE = (
         reserved_cost_usd=run.c.reserved_cost_usd + bindparam("cost", type_=Numeric(18, 8)),
         reserved_tool_calls=run.c.reserved_tool_calls + bindparam("calls", type_=Integer()),
     )
-    .returning(literal_column("1"))
+    # Its holder hears of it (the channel's payload is "tenant run"): a turn it would hold
+    # back is written at once instead, so the next calls' room counts the reservation.
+    .returning(func.pg_notify(RESERVED_CHANNEL, run.c.tenant_id.concat(" ").concat(run.c.id)))
 )
 
 

@@ -56,6 +56,12 @@ class ToolSpec:
         return not self.side_effects
 
     @property
+    def sequential(self) -> bool:
+        """Run one at a time in proposal order, after a turn's reads: a side effect, or a
+        call that waits for approval, whatever its tool."""
+        return not self.read_only or self.requires_approval
+
+    @property
     def may_retry(self) -> bool:
         """Only calls without side effects, or whose backend dedupes, are re-sent."""
         return self.read_only or self.idempotent

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from sqlalchemy import func, select
 
 from app.adapters.builtin_tools.tech_radar import SPECS
@@ -19,8 +20,9 @@ from app.engine.runs import CreateRun, start_run
 from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.fakes import FakeClock, ProbeTool, probe_spec
 from tests.support.harness import DEFAULT_AGENT, Harness
-from tests.support.leases import LEASE_S, crash, two_steppers
+from tests.support.leases import LEASE_S, crash, turns_written, two_steppers
 from tests.support.statements import commit_answer_lost, counting
+from tests.support.stored_events import stored_events
 
 
 async def state(h: Harness, run_id: str) -> Any:
@@ -69,18 +71,30 @@ async def test_model_call_cut_off_is_asked_again_by_another_stepper(harness_fact
     assert record.input_tokens == 10
 
 
-async def test_a_read_only_call_cut_off_mid_round_is_run_again_and_recorded_once(
-    harness_factory,
-) -> None:  # type: ignore[no-untyped-def]
-    """A read needs no commit before it runs: after the crash nothing of it was written,
-    the next holder runs it again, and the round records it once."""
-    stuck = ProbeTool(probe_spec(), gate=asyncio.Event())  # never opens: a's tool hangs
+async def read_in_flight(harness_factory: Any, hold_ms: float) -> Any:  # type: ignore[no-untyped-def]
+    """A run on a, its turn's one read hanging there (a's tool never answers), with a's
+    turns held for `hold_ms`; b, a process past a's lease whose tool answers."""
+    stuck = ProbeTool(probe_spec(), gate=asyncio.Event())
     healthy = ProbeTool(probe_spec())
     a, b = await two_steppers(harness_factory, stuck, healthy)
+    a.runtime.settings.turn_hold_ms = hold_ms
     headers = await a.key()
     script = [tool_calls(("c1", "probe", {"q": "x"})), final("done [source:s1]")]
     run_id = (await start(a, headers, *script, wait_s=0))["id"]
     await asyncio.wait_for(stuck.started.wait(), 10)
+    return a, b, headers, run_id, stuck, healthy
+
+
+@pytest.mark.parametrize("hold_ms", [0.0, 50.0])
+async def test_a_read_only_call_cut_off_mid_round_is_run_again_and_recorded_once(
+    harness_factory, hold_ms: float
+) -> None:  # type: ignore[no-untyped-def]
+    """A read needs no commit before it runs: after the crash nothing of it was written,
+    the next holder runs it again, and the round records it once. Its turn is written
+    first (hold 0), or alone once the read outlasts the turn's hold."""
+    a, b, headers, run_id, stuck, healthy = await read_in_flight(harness_factory, hold_ms)
+    await turns_written(a, run_id, 1)  # while the read still hangs
+    assert not stuck.gate.is_set() and stuck.executions == 1
     await crash(a, run_id)
     record, turns = await state(a, run_id)
     assert turns == 1 and record.model_calls == 1 and record.steps == 1
@@ -103,6 +117,44 @@ async def test_a_read_only_call_cut_off_mid_round_is_run_again_and_recorded_once
     assert kinds.count("turn.completed") == 2
     succeeded = next(e for e in items if e["type"] == "call.succeeded")
     assert succeeded["data"]["source_id"] == "s1"
+
+
+async def test_a_turn_held_for_its_reads_is_lost_with_its_process_and_asked_again(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    """A turn of reads waits for their outcomes to be written with them: a crash in that
+    window leaves nothing of the turn, and the next holder asks the model again (the
+    same script item) and records the turn and its read once."""
+    # A hold far longer than the crash takes to come.
+    a, b, headers, run_id, _, healthy = await read_in_flight(harness_factory, 1000)
+    shown = (await a.client.get(f"/v1/runs/{run_id}", headers=headers)).json()
+    assert shown["usage"]["steps"] == 0 and shown["status"] == "running"
+    await crash(a, run_id)
+    record, turns = await state(a, run_id)
+    assert turns == 0 and record.model_calls == 0 and record.steps == 0
+
+    assert await b.driver.poll_once() == 1
+    finished = await b.driver.wait("acme", run_id, 10)
+    assert finished.termination_reason == "final"
+    record, turns = await state(b, run_id)
+    assert turns == 2 and record.model_calls == 2 and record.steps == 2
+    assert record.tool_calls == 1 and healthy.executions == 1
+    calls = (await b.client.get(f"/v1/runs/{run_id}/calls", headers=headers)).json()["items"]
+    assert [(c["call_id"], c["status"], c["attempts"], c["source_id"]) for c in calls] == [
+        ("c1", "succeeded", 1, "s1")
+    ]
+    items = (await b.client.get(f"/v1/runs/{run_id}/events?limit=200", headers=headers)).json()[
+        "items"
+    ]
+    assert [e["seq"] for e in items] == list(range(1, len(items) + 1))
+    kinds = [e["type"] for e in items]
+    assert kinds.count("turn.completed") == 2 and kinds.count("call.proposed") == 1
+    # b's turn and its read went in one write: one transaction wrote their events.
+    async with b.runtime.sessions() as session:
+        rows = [r for r in await stored_events(session) if r.run_id == run_id]
+    xid = {r.type: r.xid for r in rows if r.type in ("call.proposed", "call.succeeded")}
+    first_turn = next(r for r in rows if r.type == "turn.completed")
+    assert xid["call.proposed"] == xid["call.succeeded"] == first_turn.xid
 
 
 async def test_a_held_lease_is_not_taken(harness_factory) -> None:  # type: ignore[no-untyped-def]
@@ -286,6 +338,7 @@ async def test_a_run_whose_tool_left_the_config_ends_tool_unavailable(harness_fa
     script = [tool_calls(("c1", "probe", {"q": "x"})), final("never")]
     run_id = (await start(a, headers, *script, wait_s=0))["id"]
     await asyncio.wait_for(stuck.started.wait(), 10)
+    await turns_written(a, run_id, 1)  # the call was proposed under the old config
     finished = await take_over(a, b, run_id)
     assert finished.termination_reason == "tool_failed"
     assert finished.error["code"] == "tool_unavailable"

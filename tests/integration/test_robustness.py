@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from sqlalchemy import text
 
 from tests.support.factories import final, run_body, tool_calls
@@ -18,9 +19,17 @@ async def events_of(h: Harness, headers: dict[str, str], run_id: str) -> list[di
     return response.json()["items"]
 
 
-async def test_cancel_while_a_tool_runs_stops_the_turns_other_calls(harness_factory) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("hold_ms", [0.0, 1000.0])
+async def test_cancel_while_a_tool_runs_stops_the_turns_other_calls(
+    harness_factory, hold_ms: float
+) -> None:  # type: ignore[no-untyped-def]
+    """With its turn written first, or held for the reads' outcomes (the cancel lands
+    well within the hold): the turn and what its calls came to are written all the
+    same."""
     probe = ProbeTool(probe_spec(), gate=asyncio.Event())
-    h = await harness_factory(probe=probe, settings_override={"tool_concurrency": 1})
+    h = await harness_factory(
+        probe=probe, settings_override={"tool_concurrency": 1, "turn_hold_ms": hold_ms}
+    )
     headers = await h.key()
     calls = [(f"c{i}", "probe", {"q": str(i)}) for i in range(4)]
     run = (
@@ -37,6 +46,9 @@ async def test_cancel_while_a_tool_runs_stops_the_turns_other_calls(harness_fact
     kinds = [e["type"] for e in await events_of(h, headers, run["id"])]
     # Only the call in flight had started (its attempt is recorded with the round).
     assert kinds.count("call.started") == 1 and "call.failed" not in kinds
+    assert kinds.count("turn.completed") == 1 and kinds.count("call.proposed") == 4
+    shown = (await h.client.get(f"/v1/runs/{run['id']}", headers=headers)).json()
+    assert shown["usage"]["steps"] == 1 and shown["usage"]["tool_calls"] == 1
 
 
 async def test_a_side_effect_that_times_out_is_never_sent_again(harness_factory) -> None:  # type: ignore[no-untyped-def]

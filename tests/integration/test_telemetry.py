@@ -20,7 +20,7 @@ from tests.support.backend import ok, serving
 from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.fakes import FakeClock, ProbeTool, probe_spec
 from tests.support.harness import DEFAULT_AGENT, make_config
-from tests.support.leases import LEASE_S, crash
+from tests.support.leases import LEASE_S, crash, turns_written
 
 
 def traced() -> tuple[TracerProvider, InMemorySpanExporter]:
@@ -81,6 +81,9 @@ async def test_a_run_taken_over_by_another_process_links_its_new_segment_to_the_
     body = run_body(tool_calls(("c1", "probe", {"q": "x"})), final("done [source:s1]"), wait_s=0)
     run_id = (await a.client.post("/v1/runs", headers=headers, json=body)).json()["id"]
     await asyncio.wait_for(stuck.started.wait(), 10)
+    # The link is written by the segment's first write: here its turn, held back for its
+    # read until the hold is over (a segment that wrote nothing leaves nothing to link).
+    await turns_written(a, run_id, 1)
     await crash(a, run_id)
     assert await b.driver.poll_once() == 1
     assert (await b.driver.wait("acme", run_id, 10)).termination_reason == "final"

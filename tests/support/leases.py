@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from sqlalchemy import func, select
+
 from app.db.clock import DbTime
+from app.db.tables import turn
 from tests.support.fakes import FakeClock
 from tests.support.harness import Harness
 
@@ -32,3 +35,15 @@ async def two_steppers(  # type: ignore[no-untyped-def]
         run_driver=False, clock_=later, probe=probe_b, db_time=DbTime(LEASE_S + 1)
     )
     return a, b
+
+
+async def turns_written(h: Harness, run_id: str, count: int) -> None:
+    """Waits until the run has `count` turns in the database (a turn held back for its
+    reads goes alone once its hold is over)."""
+    for _ in range(200):
+        async with h.runtime.sessions() as session:
+            query = select(func.count()).select_from(turn).where(turn.c.run_id == run_id)
+            if (await session.execute(query)).scalar_one() == count:
+                return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{count} turns never written")

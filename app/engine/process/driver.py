@@ -11,7 +11,7 @@ import logging
 from collections.abc import Coroutine, Iterator
 from typing import Any
 
-from app.db import events_repo, leases_repo, quotas_repo, runs_repo, tool_switch_repo
+from app.db import events_repo, leases_repo, lineage_repo, quotas_repo, runs_repo, tool_switch_repo
 from app.db.errors import is_unavailable
 from app.db.session import retrying
 from app.domain.quotas import day_start
@@ -65,6 +65,7 @@ class Driver:
         self.keeper = LeaseKeeper(rt, lambda: list(self._leases.values()))
         channels = {
             runs_repo.CANCEL_CHANNEL: self._on_cancel,
+            lineage_repo.RESERVED_CHANNEL: self._on_reserved,
             tool_switch_repo.CHANNEL: self._on_tools_switched,
             events_repo.CHANNEL: rt.events.on_notification,
         }
@@ -180,6 +181,12 @@ class Driver:
         if payload:
             tenant_id, _, run_id = payload.partition(" ")
             self.interrupt(tenant_id, run_id)
+
+    def _on_reserved(self, payload: str) -> None:
+        tenant_id, _, run_id = payload.partition(" ")
+        lease = self._leases.get((tenant_id, run_id))
+        if lease is not None:
+            lease.children_seen = True
 
     def _on_tools_switched(self, tenant_id: str) -> None:
         self.rt.disabled_tools.forget(tenant_id)

@@ -46,6 +46,9 @@ class Lease:
     queued_s: float = 0.0
     lost: bool = False
     cancel_seen: bool = False
+    #: A child reserved part of the run's budgets while this lease held it: its turns
+    #: are no longer held back (`commit.hold`), so each write learns the reservations.
+    children_seen: bool = False
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property

@@ -1,12 +1,15 @@
 """One step, one transaction — one statement (`db.step_writes`): the run's
 lease-conditional update, and the turn, calls and events that hang off it. The holder's
 in-memory state follows only once the statement has committed, so it never holds what the
-database does not."""
+database does not — but for a turn held back for its read-only calls' outcomes (`hold`):
+the state runs ahead of the database by that one write, which the next commit carries."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from app.db.step_writes import StepWrite
@@ -32,6 +35,19 @@ class Change:
     updated_calls: Sequence[Call] = ()
     new_previews: Sequence[Preview] = ()
     updated_previews: Sequence[Preview] = ()
+
+
+@dataclass(frozen=True)
+class Held:
+    """A turn's write not sent yet: its calls are all read-only, and their outcomes are
+    to go in the same write (see `hold`)."""
+
+    change: Change
+    #: The run and calls as committed before it: what the database holds until it goes.
+    durable: Run
+    calls: Sequence[Call]
+    #: The event loop's time by which it goes, alone if need be.
+    until: float
 
 
 def _charged(patch: RunPatch, run: Run, spend: Spend) -> RunPatch:
@@ -61,36 +77,100 @@ def _with_owed(patch: RunPatch, state: RunState) -> RunPatch:
     return patch
 
 
+def hold(lease: Lease, state: RunState, change: Change) -> Run:
+    """Keeps a turn's write back, so that its read-only calls' outcomes go with it: one
+    write instead of two. The state moves on as if it had committed (its version and
+    event count as the write will make them); the next commit carries it, and
+    `execute_calls` sends it alone if the calls have not settled within
+    `turn_hold_ms`. Lost with the process, it costs a model call asked again — never a
+    side effect, since a held turn has none to run."""
+    assert state.held is None and not change.updated_calls and not change.new_previews
+    rt = lease.rt
+    patch = _with_owed(change.run, state)
+    assert not patch.sets("status")
+    now = rt.clock.now()
+    until = asyncio.get_running_loop().time() + rt.settings.turn_hold_ms / 1000
+    state.held = Held(replace(change, run=patch), state.run, state.calls, until)
+    run = replace(
+        state.run,
+        **patch.values(),
+        version=state.run.version + 1,
+        event_seq=state.run.event_seq + len(change.events),
+        updated_at=now,
+    )
+    state.committed(run, turn=change.turn, new_calls=change.new_calls)
+    state.trace_context_owed = None
+    state.owed = None
+    return run
+
+
+async def send_held(lease: Lease, state: RunState) -> None:
+    """The held turn's write, alone (its calls still run)."""
+    if state.held is not None:
+        await commit(lease, state, Change())
+
+
+def _joined(first: Change, then: Change) -> Change:
+    """Two changes as one write: an outcome of a call `first` proposes goes in with its
+    proposal (as the version the update would have made)."""
+    outcomes = {c.id: c for c in then.updated_calls}
+    proposed = [
+        replace(outcomes.pop(c.id), version=c.version + 1) if c.id in outcomes else c
+        for c in first.new_calls
+    ]
+    return Change(
+        run=first.run.then(then.run),
+        events=[*first.events, *then.events],
+        turn=first.turn,
+        new_calls=[*proposed, *then.new_calls],
+        updated_calls=list(outcomes.values()),
+        new_previews=[*first.new_previews, *then.new_previews],
+        updated_previews=[*first.updated_previews, *then.updated_previews],
+    )
+
+
+def _step_write(lease: Lease, change: Change, now: datetime) -> StepWrite:
+    return StepWrite(
+        tenant_id=lease.tenant_id,
+        run_id=lease.run_id,
+        lease_token=lease.token,
+        patch=change.run,
+        events=change.events,
+        now=now,
+        clock_s=lease.rt.db_time.offset_s,
+        turn=change.turn,
+        new_calls=change.new_calls,
+        updated_calls=change.updated_calls,
+        new_previews=change.new_previews,
+        updated_previews=change.updated_previews,
+    )
+
+
 async def commit(lease: Lease, state: RunState, change: Change) -> Run:
     rt = lease.rt
+    held = state.held
+    if held is not None and change.turn is not None:
+        await send_held(lease, state)  # one turn a write
+        held = None
     patch = _with_owed(change.run, state)
     target = patch.status if patch.sets("status") else None
     if target is not None:
         RUN_STEP.check(RunStatus.RUNNING, RunStatus(target))
     now = rt.clock.now()
+    before = state.calls
+    if held is not None:
+        # Sent now, whatever becomes of the write: a failed one leaves the stepper to
+        # hand the run back, and the next holder reads what the database has.
+        state.held = None
+        change = _joined(held.change, replace(change, run=patch))
+        patch, before = change.run, held.calls
 
     # One statement, atomic on its own, perhaps with other runs' steps: no BEGIN/COMMIT
     # round trips. Not retried: a failure may come after it took effect; the stepper then
     # hands the run back and a claim reads the truth.
-    applied = await rt.commits.write(
-        StepWrite(
-            tenant_id=lease.tenant_id,
-            run_id=lease.run_id,
-            lease_token=lease.token,
-            patch=patch,
-            events=change.events,
-            now=now,
-            clock_s=rt.db_time.offset_s,
-            turn=change.turn,
-            new_calls=change.new_calls,
-            updated_calls=change.updated_calls,
-            new_previews=change.new_previews,
-            updated_previews=change.updated_previews,
-        )
-    )
+    applied = await rt.commits.write(_step_write(lease, replace(change, run=patch), now))
     if change.events:
         rt.events.committed(lease.tenant_id, lease.run_id)
-    before = state.calls
     run = replace(
         state.run,
         **patch.values(),

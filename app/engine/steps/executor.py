@@ -25,6 +25,7 @@ from app.engine import offered
 from app.engine.process.lease import Interrupted, Lease, NotStarted
 from app.engine.steps import approval_step
 from app.engine.steps.approval_step import VersionConflict
+from app.engine.steps.commit import send_held
 from app.engine.steps.round import Round
 from app.engine.steps.state import RunState
 from app.engine.steps.tool_attempt import (
@@ -62,11 +63,11 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
         await batch.flush()
         return
     # A call that needs approval waits its turn with the side effects, whatever its tool.
-    writes = [c for c in todo if _sequential(tools[c.tool].spec)]
-    reads = [c for c in todo if not _sequential(tools[c.tool].spec)]
+    writes = [c for c in todo if tools[c.tool].spec.sequential]
+    reads = [c for c in todo if not tools[c.tool].spec.sequential]
     # Every read runs to its own outcome; an interruption (cancel, lost lease) stops the
     # others through the lease's stop signal. What settled is recorded either way.
-    outcomes = await asyncio.gather(*(_bounded(batch, c) for c in reads), return_exceptions=True)
+    outcomes = await _reads(batch, reads)
     stops = [o for o in outcomes if isinstance(o, BaseException)]
     stopped = next((o for o in stops if not isinstance(o, DeadlineReached)), None)
     # A read that ends the run (Next.STOP) or met the deadline: the side effects never start.
@@ -98,8 +99,27 @@ async def execute_calls(lease: Lease, state: RunState, step: int) -> None:
     await batch.close(step)
 
 
-def _sequential(spec: ToolSpec) -> bool:
-    return not spec.read_only or spec.requires_approval
+async def _reads(batch: Round, reads: list[Call]) -> list[Next | BaseException]:
+    """Every read's outcome (or what stopped it). A turn held back for them goes alone
+    once its hold is over, while they go on (`commit.hold`)."""
+    gathered = asyncio.gather(*(_bounded(batch, c) for c in reads), return_exceptions=True)
+    try:
+        held = batch.state.held
+        if held is not None:
+            left = held.until - asyncio.get_running_loop().time()
+            done, _ = await asyncio.wait([gathered], timeout=max(0.0, left))
+            if not done:
+                await send_held(batch.lease, batch.state)
+        return await gathered
+    finally:
+        if not gathered.done():  # stopped while waiting: nothing runs on unseen
+            gathered.cancel()
+            gathered.add_done_callback(_seen)
+
+
+def _seen(future: asyncio.Future[object]) -> None:
+    if not future.cancelled():
+        future.exception()  # what stopped them is the stopper's business, not a leak
 
 
 @contextlib.asynccontextmanager

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -22,6 +23,9 @@ from app.domain.status import SETTLED_CALL_STATUSES, CallStatus
 from app.domain.steps import CallState, NextStep, decide
 from app.engine.pinned_config import RunConfig
 from app.engine.steps.read_result import ReadResult
+
+if TYPE_CHECKING:
+    from app.engine.steps.commit import Held
 
 _OPEN = frozenset(CallStatus) - SETTLED_CALL_STATUSES
 
@@ -68,6 +72,9 @@ class RunState:
     #: A model call made but not recorded yet (a router's classifier), by route: the
     #: next write charges it to the run, whichever write that is.
     owed: tuple[str, Spend] | None = None
+    #: A turn's write held back for its read-only calls' outcomes (`commit.hold`): the
+    #: state above already includes it.
+    held: Held | None = None
     #: The model's view: every settled turn but the latest, in both its forms.
     _window: ContextWindow = field(default_factory=lambda: ContextWindow([]))
     #: The last step whose messages are in `_window`.
@@ -174,6 +181,10 @@ class RunState:
             last_calls=[call_state(c) for c in last],
         )
 
+    def durable(self) -> Run:
+        """The run as the database holds it: without a held turn's write."""
+        return self.run if self.held is None else self.held.durable
+
     def open_calls(self) -> list[Call]:
         return [c for c in self.calls if c.status in _OPEN]
 
@@ -193,6 +204,8 @@ class RunState:
         if turn is not None:
             self.turn = turn
             self.calls = list(new_calls)
+            # A turn written with its calls' outcomes (a held turn's) brings sources too.
+            self.sources.update((c.source_id, c) for c in new_calls if c.source_id)
         if updated_calls:
             changed: Mapping[str, Call] = {
                 c.id: replace(c, version=c.version + 1) for c in updated_calls

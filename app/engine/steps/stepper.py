@@ -107,7 +107,7 @@ async def _loop(lease: Lease, state: RunState, on_progress: Progress) -> None:
             log.exception("a step failed unexpectedly (run %s)", state.run.id)
             await _step_failed(lease, state, step)
             return  # hand the run back: the driver tries again shortly
-        on_progress(state.run)
+        on_progress(state.durable())  # a waiter is never answered with a held turn
 
 
 async def _outlast_outage(lease: Lease, state: RunState) -> bool:
@@ -195,7 +195,7 @@ async def drive(lease: Lease, state: RunState, on_progress: Progress = lambda ru
             log.info("a run's lease moved to another stepper; stopping here")
             lease.lose()
         finally:
-            on_progress(state.run)
+            on_progress(state.durable())
             if state.run.termination_reason:
                 segment.set_attribute(telemetry.TERMINATION, state.run.termination_reason)
     if state.run.status in _LET_GO or lease.lost:

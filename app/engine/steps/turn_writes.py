@@ -25,7 +25,7 @@ from app.domain.steps import finish
 from app.engine.process.lease import Lease
 from app.engine.steps import guarding, routing
 from app.engine.steps.chat_call import Versions
-from app.engine.steps.commit import Change, commit
+from app.engine.steps.commit import Change, commit, hold
 from app.engine.steps.finish import finish_run
 from app.engine.steps.state import RunState
 from app.engine.tool_gates import apply_rate_limits
@@ -235,7 +235,10 @@ async def record_turn(
     turn = replace(turn, extra_rejections=tuple(extra))
     change = Change(run=counters, events=[completed, *events], turn=turn, new_calls=calls)
     if spent is None and guarded.ends is None:
-        await commit(lease, state, change)
+        if _holds(lease, state, calls):
+            hold(lease, state, change)
+        else:
+            await commit(lease, state, change)
         return
     if spent is not None:
         message = f"the turn used up the run's {spent} budget; none of its calls ran"
@@ -244,6 +247,21 @@ async def record_turn(
         assert guarded.ends is not None
         ending = finish(TerminationReason.POLICY_DENIED, guarded.ends.code, guarded.ends.message)
     await finish_run(lease, state, ending, before=change)
+
+
+def _holds(lease: Lease, state: RunState, calls: list[Call]) -> bool:
+    """Whether the turn waits for its calls' outcomes to be written with them: it has
+    some to run, and all are reads (a side effect is committed as started before it
+    leaves, so its turn must be in the database first). Not once a child has reserved
+    part of the run's budgets: the turn's write tells the holder what is left for them."""
+    tools = state.tools
+    pending = [c for c in calls if c.status is CallStatus.PENDING]
+    return (
+        lease.rt.settings.turn_hold_ms > 0
+        and not lease.children_seen
+        and bool(pending)
+        and all(c.tool in tools and not tools[c.tool].spec.sequential for c in pending)
+    )
 
 
 async def _record_final(
