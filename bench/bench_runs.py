@@ -175,6 +175,17 @@ async def prepare(url: str) -> str:
     return key
 
 
+async def try_sql(url: str, statements: list[str]) -> None:
+    """Runs `--try` statements on the migrated bench database: a schema change measured
+    before its migration is written."""
+    connection = await asyncpg.connect(**pg_params(url))
+    try:
+        for statement in statements:
+            await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -1114,6 +1125,14 @@ def parse_args() -> argparse.Namespace:
     add("--run-timeout", type=float, default=300, help="give up on a run after (300 s)")
     add("--no-pgbench", action="store_true", help="skip pgbench")
     add(
+        "--try",
+        dest="try_sql",
+        action="append",
+        metavar="SQL",
+        help="a statement run on the migrated database before the server starts, to measure "
+        "a schema change before its migration is written (repeatable)",
+    )
+    add(
         "--no-one-worker",
         action="store_true",
         help="skip workload 1's second measurement on a server of one worker",
@@ -1175,6 +1194,8 @@ def main() -> None:
         fresh_database(server_url) as url,
     ):
         key = asyncio.run(prepare(url))
+        if args.try_sql:
+            asyncio.run(try_sql(url, args.try_sql))
         longest = max(200, args.short_rounds, args.long_rounds, args.longest_rounds)
         config = write_config(Path(folder), longest)
         log = Path(folder) / "server.log"

@@ -50,9 +50,9 @@ from bench_runs import (  # noqa: E402
     body,
     drive,
     fresh_database,
-    pg_params,
     prepare,
     serving,
+    try_sql,
     wait_healthy,
     write_config,
 )
@@ -215,17 +215,6 @@ async def session(url: str, key: str, base: str, process: object, args: argparse
         for label in labels:
             report(await measure(probe, client, key, args, label), args.by_type)
     await probe.connection.close()
-
-
-async def try_sql(url: str, statements: list[str]) -> None:
-    """Runs `--try` statements on the migrated bench database: a schema change measured
-    before its migration is written."""
-    connection = await asyncpg.connect(**pg_params(url))
-    try:
-        for statement in statements:
-            await connection.execute(statement)
-    finally:
-        await connection.close()
 
 
 def parse_args() -> argparse.Namespace:
