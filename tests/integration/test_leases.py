@@ -157,6 +157,36 @@ async def test_a_turn_held_for_its_reads_is_lost_with_its_process_and_asked_agai
     assert xid["call.proposed"] == xid["call.succeeded"] == first_turn.xid
 
 
+async def test_a_held_turn_whose_lease_moved_on_is_never_reported(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    """b takes the run over while a holds its turn back for a read: a's write of it is
+    refused (its lease is gone), and what a then tells its waiters is the run as the
+    database held it, without the turn it never wrote."""
+    stuck_a = ProbeTool(probe_spec(), gate=asyncio.Event())
+    stuck_b = ProbeTool(probe_spec(), gate=asyncio.Event())
+    a, b = await two_steppers(harness_factory, stuck_a, stuck_b)
+    a.runtime.settings.turn_hold_ms = b.runtime.settings.turn_hold_ms = 1000
+    reported: list[Any] = []
+    told = a.driver._progress
+    a.driver._progress = lambda key, run: (reported.append(run), told(key, run))  # type: ignore[method-assign]
+    headers = await a.key()
+    script = [tool_calls(("c1", "probe", {"q": "x"})), final("done [source:s1]")]
+    run_id = (await start(a, headers, *script, wait_s=0))["id"]
+    await asyncio.wait_for(stuck_a.started.wait(), 10)
+    assert await b.driver.poll_once() == 1
+    await asyncio.wait_for(stuck_b.started.wait(), 10)
+    stuck_a.gate.set()  # a's read answers; its write finds the lease gone
+    for _ in range(200):
+        if ("acme", run_id) not in a.driver._tasks:
+            break
+        await asyncio.sleep(0.05)
+    record, turns = await state(a, run_id)
+    assert turns == 0 and record.steps == 0
+    assert reported and all(r.steps == 0 and r.model_calls == 0 for r in reported)
+    stuck_b.gate.set()
+    finished = await b.driver.wait("acme", run_id, 10)
+    assert finished.termination_reason == "final"
+
+
 async def test_a_held_lease_is_not_taken(harness_factory) -> None:  # type: ignore[no-untyped-def]
     a = await harness_factory(run_driver=False)
     b = await harness_factory(run_driver=False)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from app.domain.status import CallStatus
 from tests.support.factories import final, run_body, tool_calls
 from tests.support.fakes import ProbeTool, probe_spec
 from tests.support.harness import DEFAULT_AGENT, Harness, make_config
@@ -89,6 +90,43 @@ async def test_a_step_that_keeps_failing_ends_the_run_with_its_cause(harness_fac
     kinds = [e["type"] for e in await events_of(h, headers, run["id"])]
     assert kinds.count("step.failed") == 2 and kinds.count("run.claimed") == 3
     assert "RuntimeError" not in str(run) and "bug" not in str(run)
+
+
+@pytest.mark.parametrize("hold_ms", [0.0, 50.0])
+async def test_a_round_whose_write_keeps_failing_ends_the_run(
+    harness_factory, hold_ms: float
+) -> None:  # type: ignore[no-untyped-def]
+    """A write that fails with something other than an outage counts as a failed step,
+    whether or not it carries its turn held back: the third ends the run, rather than the
+    run asking the model again and again until its deadline."""
+    probe = ProbeTool(probe_spec())
+    h = await harness_factory(probe=probe, settings_override={"turn_hold_ms": hold_ms})
+    sent = h.runtime.commits.write
+
+    async def failing(write):  # type: ignore[no-untyped-def]
+        if any(c.status is CallStatus.SUCCEEDED for c in [*write.new_calls, *write.updated_calls]):
+            raise RuntimeError("the round's write fails")
+        return await sent(write)
+
+    h.runtime.commits.write = failing
+    headers = await h.key()
+    body = run_body(tool_calls(("c1", "probe", {"q": "x"})), final("never"), wait_s=0)
+    run_id = (await h.client.post("/v1/runs", headers=headers, json=body)).json()["id"]
+    shown: dict[str, Any] = {}
+    for _ in range(300):
+        shown = (await h.client.get(f"/v1/runs/{run_id}", headers=headers)).json()
+        if shown["status"] == "finished":
+            break
+        await asyncio.sleep(0.1)
+    assert shown["status"] == "finished" and shown["termination_reason"] == "tool_failed", shown
+    assert shown["error"]["code"] == "internal"
+    failed = [
+        e["data"]["failures"]
+        for e in await events_of(h, headers, run_id)
+        if e["type"] == "step.failed"
+    ]
+    assert failed == [1, 2]
+    assert probe.executions == 3  # once a try: the read, never its write
 
 
 async def test_strings_postgres_cannot_store_are_refused(harness: Harness) -> None:

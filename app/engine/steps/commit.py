@@ -43,11 +43,23 @@ class Held:
     to go in the same write (see `hold`)."""
 
     change: Change
-    #: The run and calls as committed before it: what the database holds until it goes.
+    #: The run, turn and calls as committed before it: what the database holds until it
+    #: goes, and what the state goes back to when its write fails.
     durable: Run
+    turn: Turn | None
     calls: Sequence[Call]
+    #: What the holder owed the run's next write, which it carries.
+    trace_context_owed: str | None
+    owed: tuple[str, Spend] | None
     #: The event loop's time by which it goes, alone if need be.
     until: float
+
+    def undo(self, state: RunState) -> None:
+        """The state as before the hold: its write failed (a step failure counts from
+        the run as committed, and nobody waiting is told of a turn never written)."""
+        state.run, state.turn, state.calls = self.durable, self.turn, list(self.calls)
+        state.trace_context_owed = state.trace_context_owed or self.trace_context_owed
+        state.owed = state.owed or self.owed
 
 
 def _charged(patch: RunPatch, run: Run, spend: Spend) -> RunPatch:
@@ -90,7 +102,15 @@ def hold(lease: Lease, state: RunState, change: Change) -> Run:
     assert not patch.sets("status")
     now = rt.clock.now()
     until = asyncio.get_running_loop().time() + rt.settings.turn_hold_ms / 1000
-    state.held = Held(replace(change, run=patch), state.run, state.calls, until)
+    state.held = Held(
+        replace(change, run=patch),
+        state.run,
+        state.turn,
+        state.calls,
+        state.trace_context_owed,
+        state.owed,
+        until,
+    )
     run = replace(
         state.run,
         **patch.values(),
@@ -159,8 +179,8 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
     now = rt.clock.now()
     before = state.calls
     if held is not None:
-        # Sent now, whatever becomes of the write: a failed one leaves the stepper to
-        # hand the run back, and the next holder reads what the database has.
+        # Sent now, whatever becomes of the write: the stepper hands a run whose write
+        # failed back, and the next holder reads what the database has.
         state.held = None
         change = _joined(held.change, replace(change, run=patch))
         patch, before = change.run, held.calls
@@ -168,7 +188,12 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
     # One statement, atomic on its own, perhaps with other runs' steps: no BEGIN/COMMIT
     # round trips. Not retried: a failure may come after it took effect; the stepper then
     # hands the run back and a claim reads the truth.
-    applied = await rt.commits.write(_step_write(lease, replace(change, run=patch), now))
+    try:
+        applied = await rt.commits.write(_step_write(lease, replace(change, run=patch), now))
+    except BaseException:
+        if held is not None:
+            held.undo(state)
+        raise
     if change.events:
         rt.events.committed(lease.tenant_id, lease.run_id)
     run = replace(
