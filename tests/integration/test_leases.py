@@ -187,6 +187,25 @@ async def test_a_held_turn_whose_lease_moved_on_is_never_reported(harness_factor
     assert finished.termination_reason == "final"
 
 
+@pytest.mark.parametrize("hold_ms", [0.0, 50.0])
+async def test_a_request_waiting_on_a_slow_read_sees_its_turn(
+    harness_factory, hold_ms: float
+) -> None:  # type: ignore[no-untyped-def]
+    """A turn held for a read that outlasts the hold is written alone, and a request
+    waiting on the run is answered with it, as when the turn is written first."""
+    probe = ProbeTool(probe_spec(), gate=asyncio.Event())
+    h = await harness_factory(probe=probe, settings_override={"turn_hold_ms": hold_ms})
+    headers = await h.key()
+    script = [tool_calls(("c1", "probe", {"q": "x"})), final("done [source:s1]")]
+    shown = await start(h, headers, *script, wait_s=1.0)  # the read hangs all along
+    record, turns = await state(h, shown["id"])
+    probe.gate.set()
+    assert turns == 1 and record.steps == 1
+    assert shown["status"] == "running" and shown["usage"]["steps"] == 1, shown["usage"]
+    finished = await h.driver.wait("acme", shown["id"], 10)
+    assert finished.termination_reason == "final"
+
+
 async def test_a_held_lease_is_not_taken(harness_factory) -> None:  # type: ignore[no-untyped-def]
     a = await harness_factory(run_driver=False)
     b = await harness_factory(run_driver=False)

@@ -12,11 +12,14 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from app.db import leases_repo
 from app.db.errors import is_unavailable
 from app.engine.process.outage import outage
+
+if TYPE_CHECKING:
+    from app.domain.records import Run
 from app.engine.process.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -49,6 +52,9 @@ class Lease:
     #: A child reserved part of the run's budgets while this lease held it: its turns
     #: are no longer held back (`commit.hold`), so each write learns the reservations.
     children_seen: bool = False
+    #: Told of the run as committed by a write the stepper does not see end (a held turn
+    #: sent alone while its reads go on), so that a waiter sees it too.
+    progress: Callable[[Run], None] | None = None
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property

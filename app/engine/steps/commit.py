@@ -125,9 +125,12 @@ def hold(lease: Lease, state: RunState, change: Change) -> Run:
 
 
 async def send_held(lease: Lease, state: RunState) -> None:
-    """The held turn's write, alone (its calls still run)."""
+    """The held turn's write, alone (its calls still run); whoever waits on the run is
+    told, as after any step."""
     if state.held is not None:
-        await commit(lease, state, Change())
+        run = await commit(lease, state, Change())
+        if lease.progress is not None:
+            lease.progress(run)
 
 
 def _joined(first: Change, then: Change) -> Change:

@@ -174,6 +174,7 @@ async def drive(lease: Lease, state: RunState, on_progress: Progress = lambda ru
     task (process shutdown, a crash in tests) writes nothing more: the lease expires and
     another process recovers the run from its records."""
     logs.run_id.set(lease.run_id)  # every line logged while advancing it names the run
+    lease.progress = on_progress
     run = state.run
     with lease.rt.tracer.start_as_current_span(
         f"invoke_agent {run.agent}",
