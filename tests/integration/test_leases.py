@@ -125,8 +125,9 @@ async def test_a_turn_held_for_its_reads_is_lost_with_its_process_and_asked_agai
     """A turn of reads waits for their outcomes to be written with them: a crash in that
     window leaves nothing of the turn, and the next holder asks the model again (the
     same script item) and records the turn and its read once."""
-    # A hold far longer than the crash takes to come.
-    a, b, headers, run_id, _, healthy = await read_in_flight(harness_factory, 1000)
+    # A hold far longer than the crash takes to come, even on a loaded machine (past the
+    # setting's bound, which holds for its value from the environment).
+    a, b, headers, run_id, _, healthy = await read_in_flight(harness_factory, 60_000)
     shown = (await a.client.get(f"/v1/runs/{run_id}", headers=headers)).json()
     assert shown["usage"]["steps"] == 0 and shown["status"] == "running"
     await crash(a, run_id)
@@ -164,7 +165,8 @@ async def test_a_held_turn_whose_lease_moved_on_is_never_reported(harness_factor
     stuck_a = ProbeTool(probe_spec(), gate=asyncio.Event())
     stuck_b = ProbeTool(probe_spec(), gate=asyncio.Event())
     a, b = await two_steppers(harness_factory, stuck_a, stuck_b)
-    a.runtime.settings.turn_hold_ms = b.runtime.settings.turn_hold_ms = 1000
+    # Holds that outlast the test, even on a loaded machine.
+    a.runtime.settings.turn_hold_ms = b.runtime.settings.turn_hold_ms = 60_000
     reported: list[Any] = []
     told = a.driver._progress
     a.driver._progress = lambda key, run: (reported.append(run), told(key, run))  # type: ignore[method-assign]
