@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, TypeVar
 from app.db import leases_repo
 from app.db.errors import is_unavailable
 from app.engine.process.outage import outage
+from app.engine.process.runtime import Runtime
 
 if TYPE_CHECKING:
     from app.domain.records import Run
-from app.engine.process.runtime import Runtime
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
