@@ -187,9 +187,19 @@ async def _on_pool(
         if _never_ran(error):
             raise _NeverRan() from error
         # Closed (terminated by the server, say): the pool replaces it on release.
-        raise _from_driver(engine, sql, args, error, acquired.is_closed()) from error
+        raise _from_driver(engine, sql, args, error, _closed(acquired)) from error
     finally:
-        await pool.release(acquired)
+        await pool.release(acquired)  # a no-op for one its closing released already
+
+
+def _closed(connection: Any) -> bool:
+    """Whether a pooled connection a statement failed on is closed. One that closed
+    (the server went away) is handed back to its pool by asyncpg at once, and asking the
+    handle then raises; that too means it is gone, not a bug of ours."""
+    try:
+        return bool(connection.is_closed())
+    except asyncpg.InterfaceError:
+        return True
 
 
 class Compiled:
