@@ -39,7 +39,7 @@ import orjson
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.db import births, raw
+from app.db import births, column_types, raw
 from app.db.births import Birth, Born
 from app.db.runs_repo import StaleWrite, event_items
 from app.db.tables import idempotency_key, preview, tool_call, turn
@@ -178,6 +178,8 @@ class Answer:
 def _turn_item(record: Turn) -> dict[str, Any]:
     item = {name: getattr(record, name) for name in _TURN_FIELDS}
     item["extra_rejections"] = list(record.extra_rejections)
+    item["instructions_hash"] = column_types.as_json(record.instructions_hash)
+    item["tool_schema_hash"] = column_types.as_json(record.tool_schema_hash)
     return item
 
 

@@ -26,6 +26,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSON, JSONB
 
+from app.db.column_types import Sha256
+
 metadata = MetaData(
     naming_convention={
         "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -191,8 +193,8 @@ turn = Table(
     Column("route", String(64), nullable=False),
     Column("route_reason", Text),  # why a router chose `route`
     Column("model", String(200), nullable=False),
-    Column("instructions_hash", String(80), nullable=False),
-    Column("tool_schema_hash", String(80), nullable=False),
+    Column("instructions_hash", Sha256, nullable=False),
+    Column("tool_schema_hash", Sha256, nullable=False),
     Column("kind", String(16), nullable=False),
     Column("text", Text),
     Column("rejection", JSONB),
@@ -296,8 +298,7 @@ idempotency_key = Table(
     postgresql_with={"fillfactor": 20},
 )
 
-# The kill switch: a tool an admin disabled for the tenant (SPEC §3; the config's
-# `enabled: false` is the operator's global off).
+# The kill switch: a tool an admin disabled for the tenant (`enabled: false`: everyone's).
 tool_switch = Table(
     "tool_switch",
     metadata,
@@ -308,8 +309,7 @@ tool_switch = Table(
     PrimaryKeyConstraint("tenant_id", "tool"),
 )
 
-# Rate limits (`rate_limit_per_minute`): calls of a tool per tenant in each minute, shared
-# by every replica.
+# Rate limits (`rate_limit_per_minute`): calls of a tool per tenant and minute, all replicas.
 tool_rate = Table(
     "tool_rate",
     metadata,

@@ -1,0 +1,34 @@
+"""Column types whose stored form differs from what the service holds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.dialects.postgresql import BYTEA
+from sqlalchemy.types import TypeDecorator
+
+_TAG = "sha256:"
+
+
+class Sha256(TypeDecorator[str]):
+    """A `sha256:<64 hex digits>` tag, stored as its 32 bytes."""
+
+    impl = BYTEA
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Any) -> bytes | None:
+        return None if value is None else stored(value)
+
+    def process_result_value(self, value: bytes | None, dialect: Any) -> str | None:
+        return None if value is None else _TAG + bytes(value).hex()
+
+
+def stored(tag: str) -> bytes:
+    if not tag.startswith(_TAG) or len(tag) != len(_TAG) + 64:
+        raise ValueError("not a sha256: tag")
+    return bytes.fromhex(tag[len(_TAG) :])
+
+
+def as_json(tag: str) -> str:
+    """The tag as a JSON string that Postgres reads into `bytea` (its hex input form)."""
+    return "\\x" + stored(tag).hex()
