@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy.dialects.postgresql import BYTEA
 from sqlalchemy.types import TypeDecorator
 
-_TAG = "sha256:"
+from app.domain.tools import SHA256_TAG as _TAG
 
 
 class Sha256(TypeDecorator[str]):

@@ -273,8 +273,12 @@ def nul_path(value: Any) -> str | None:
     return None if where is None else _dotted(where)
 
 
+#: What a hash's text starts with: `sha256:` and 64 hex digits.
+SHA256_TAG = "sha256:"
+
+
 def sha256_tag(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    return SHA256_TAG + hashlib.sha256(text.encode()).hexdigest()
 
 
 def args_hash(arguments: Any) -> str:

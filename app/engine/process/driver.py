@@ -179,12 +179,10 @@ class Driver:
 
     def _on_cancel(self, payload: str) -> None:
         if payload:
-            tenant_id, _, run_id = payload.partition(" ")
-            self.interrupt(tenant_id, run_id)
+            self.interrupt(*_named(payload))
 
     def _on_reserved(self, payload: str) -> None:
-        tenant_id, _, run_id = payload.partition(" ")
-        lease = self._leases.get((tenant_id, run_id))
+        lease = self._leases.get(_named(payload))
         if lease is not None:
             lease.children_seen = True
 
@@ -362,3 +360,9 @@ class Driver:
             await self.webhooks.stop()
         for lease in leases:
             await self._release(lease)
+
+
+def _named(payload: str) -> Key:
+    """The run a notice's payload names: "tenant run"."""
+    tenant_id, _, run_id = payload.partition(" ")
+    return tenant_id, run_id

@@ -54,7 +54,7 @@ class Lease:
     children_seen: bool = False
     #: Told of the run as committed by a write the stepper does not see end (a held turn
     #: sent alone while its reads go on), so that a waiter sees it too.
-    progress: Callable[[Run], None] | None = None
+    progress: Callable[[Run], None] = lambda run: None
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from app.db.step_writes import StepWrite
+from app.db.step_writes import Applied, StepWrite
 from app.domain.budget import Spend
 from app.domain.events import Event
 from app.domain.moves import RUN_STEP
@@ -98,12 +98,12 @@ def hold(lease: Lease, state: RunState, change: Change) -> Run:
     side effect, since a held turn has none to run."""
     assert state.held is None and not change.updated_calls and not change.new_previews
     rt = lease.rt
-    patch = _with_owed(change.run, state)
-    assert not patch.sets("status")
+    change = replace(change, run=_with_owed(change.run, state))
+    assert not change.run.sets("status")
     now = rt.clock.now()
     until = asyncio.get_running_loop().time() + rt.settings.turn_hold_ms / 1000
     state.held = Held(
-        replace(change, run=patch),
+        change,
         state.run,
         state.turn,
         state.calls,
@@ -111,26 +111,17 @@ def hold(lease: Lease, state: RunState, change: Change) -> Run:
         state.owed,
         until,
     )
-    run = replace(
-        state.run,
-        **patch.values(),
-        version=state.run.version + 1,
-        event_seq=state.run.event_seq + len(change.events),
-        updated_at=now,
-    )
-    state.committed(run, turn=change.turn, new_calls=change.new_calls)
-    state.trace_context_owed = None
-    state.owed = None
-    return run
+    # What the write will return: nothing another writer moves is learned before it.
+    run = state.run
+    expected = Applied(run.version + 1, run.event_seq + len(change.events), run.cancel_requested_at)
+    return _follow(state, change, expected, now)
 
 
 async def send_held(lease: Lease, state: RunState) -> None:
     """The held turn's write, alone (its calls still run); whoever waits on the run is
     told, as after any step."""
     if state.held is not None:
-        run = await commit(lease, state, Change())
-        if lease.progress is not None:
-            lease.progress(run)
+        lease.progress(await commit(lease, state, Change()))
 
 
 def _joined(first: Change, then: Change) -> Change:
@@ -172,11 +163,10 @@ def _step_write(lease: Lease, change: Change, now: datetime) -> StepWrite:
 async def commit(lease: Lease, state: RunState, change: Change) -> Run:
     rt = lease.rt
     held = state.held
-    if held is not None and change.turn is not None:
-        await send_held(lease, state)  # one turn a write
-        held = None
-    patch = _with_owed(change.run, state)
-    target = patch.status if patch.sets("status") else None
+    # A held turn is followed by its round or the run's end, never by another turn.
+    assert held is None or change.turn is None
+    change = replace(change, run=_with_owed(change.run, state))
+    target = change.run.status if change.run.sets("status") else None
     if target is not None:
         RUN_STEP.check(RunStatus.RUNNING, RunStatus(target))
     now = rt.clock.now()
@@ -185,23 +175,37 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
         # Sent now, whatever becomes of the write: the stepper hands a run whose write
         # failed back, and the next holder reads what the database has.
         state.held = None
-        change = _joined(held.change, replace(change, run=patch))
-        patch, before = change.run, held.calls
+        change, before = _joined(held.change, change), held.calls
 
     # One statement, atomic on its own, perhaps with other runs' steps: no BEGIN/COMMIT
     # round trips. Not retried: a failure may come after it took effect; the stepper then
     # hands the run back and a claim reads the truth.
     try:
-        applied = await rt.commits.write(_step_write(lease, replace(change, run=patch), now))
+        applied = await rt.commits.write(_step_write(lease, change, now))
     except BaseException:
         if held is not None:
             held.undo(state)
         raise
     if change.events:
         rt.events.committed(lease.tenant_id, lease.run_id)
+    run = _follow(state, change, applied, now)
+    finished = target == RunStatus.FINISHED
+    rt.metrics.committed(
+        run.agent,
+        change.run.termination_reason if finished else None,
+        [*change.new_calls, *change.updated_calls],
+        before,
+    )
+    if applied.cancel_requested_at is not None and not lease.cancel_seen:
+        lease.interrupt()
+    return run
+
+
+def _follow(state: RunState, change: Change, applied: Applied, now: datetime) -> Run:
+    """The state after `change` (its patch complete), as `applied` says it went."""
     run = replace(
         state.run,
-        **patch.values(),
+        **change.run.values(),
         version=applied.version,
         event_seq=applied.event_seq,
         cancel_requested_at=applied.cancel_requested_at,
@@ -215,13 +219,4 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
         state.previews[item.id] = item
     state.trace_context_owed = None
     state.owed = None
-    finished = target == RunStatus.FINISHED
-    rt.metrics.committed(
-        run.agent,
-        patch.termination_reason if finished else None,
-        [*change.new_calls, *change.updated_calls],
-        before,
-    )
-    if applied.cancel_requested_at is not None and not lease.cancel_seen:
-        lease.interrupt()
     return run

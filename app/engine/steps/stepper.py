@@ -82,7 +82,7 @@ async def claim(rt: Runtime, tenant_id: str, run_id: str) -> tuple[Lease, Run] |
     return lease_for(rt, run, sent, queued_s), run
 
 
-async def _loop(lease: Lease, state: RunState, on_progress: Progress) -> None:
+async def _loop(lease: Lease, state: RunState) -> None:
     rt = lease.rt
     while state.run.status is RunStatus.RUNNING:
         step = state.next_step(now=rt.clock.now(), cancel_seen=lease.cancel_seen)
@@ -107,7 +107,7 @@ async def _loop(lease: Lease, state: RunState, on_progress: Progress) -> None:
             log.exception("a step failed unexpectedly (run %s)", state.run.id)
             await _step_failed(lease, state, step)
             return  # hand the run back: the driver tries again shortly
-        on_progress(state.durable())  # a waiter is never answered with a held turn
+        lease.progress(state.durable())  # a waiter is never answered with a held turn
 
 
 async def _outlast_outage(lease: Lease, state: RunState) -> bool:
@@ -191,12 +191,12 @@ async def drive(lease: Lease, state: RunState, on_progress: Progress = lambda ru
     ) as segment:
         state.trace_context_owed = telemetry.context_of(segment)
         try:
-            await _loop(lease, state, on_progress)
+            await _loop(lease, state)
         except StaleWrite:
             log.info("a run's lease moved to another stepper; stopping here")
             lease.lose()
         finally:
-            on_progress(state.durable())
+            lease.progress(state.durable())
             if state.run.termination_reason:
                 segment.set_attribute(telemetry.TERMINATION, state.run.termination_reason)
     if state.run.status in _LET_GO or lease.lost:
