@@ -5,20 +5,14 @@ Synchronous, like test_database.py: it makes its own database."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db import migrate
-from tests.support.dbserver import fresh_database
+from tests.support.migrations import RUN_ROW, on_fresh_database
 
-_RUN = """
-INSERT INTO run (tenant_id, id, agent, route, status, input, tools, limits, created_by,
-                 root_run_id, deadline_at, created_at, updated_at)
-VALUES ('acme', 'r1', 'a', 'default', 'finished', 'hi', '[]', '{}', 'svc', 'r1',
-        now(), now(), now())"""
 _PER_EVENT = """
 INSERT INTO event (tenant_id, run_id, seq, type, at, data, xid)
 VALUES ('acme', 'r1', 1, 'run.created', now(), '{"n": 1}', 0),
@@ -48,37 +42,32 @@ async def _run(engine: AsyncEngine, *statements: str) -> None:
 
 
 def test_events_are_regrouped_into_rows_and_back_in_order(db_server: tuple[str, str]) -> None:
-    async def scenario(url: str) -> None:
-        engine = create_async_engine(url)
-        try:
-            await migrate.upgrade(engine, "0020")
-            await _run(engine, _RUN, _PER_EVENT)
-            await migrate.upgrade(engine)
-            rows = await _rows(
-                engine, "SELECT seq, last_seq, events, xid FROM event ORDER BY last_seq"
-            )
-            assert rows == [
-                (1, 1, [["run.created", {"n": 1}]], 0),
-                (2, 2, [["turn.completed", {"n": 2}]], 7),
-                (3, 3, [["run.finished", {"n": 3}]], 7),
-            ]
-            await _run(engine, _ENDPOINT, _PER_WRITE)
-            deliveries = "SELECT seq, type FROM webhook_delivery ORDER BY seq"
-            assert await _rows(engine, deliveries) == [(4, "call.proposed"), (6, "call.succeeded")]
-            await migrate.downgrade(engine, "0020")
-            rows = await _rows(engine, "SELECT seq, type, data FROM event ORDER BY seq")
-            assert rows == [
-                (1, "run.created", {"n": 1}),
-                (2, "turn.completed", {"n": 2}),
-                (3, "run.finished", {"n": 3}),
-                (4, "call.proposed", {"n": 4}),
-                (5, "call.started", {"n": 5}),
-                (6, "call.succeeded", {"n": 6}),
-            ]
-            # Splitting the row wrote no delivery again.
-            assert await _rows(engine, deliveries) == [(4, "call.proposed"), (6, "call.succeeded")]
-        finally:
-            await engine.dispose()
+    async def scenario(engine: AsyncEngine) -> None:
+        await migrate.upgrade(engine, "0020")
+        async with engine.begin() as connection:
+            await connection.execute(text(RUN_ROW), {"id": "r1", "status": "finished"})
+        await _run(engine, _PER_EVENT)
+        await migrate.upgrade(engine)
+        rows = await _rows(engine, "SELECT seq, last_seq, events, xid FROM event ORDER BY last_seq")
+        assert rows == [
+            (1, 1, [["run.created", {"n": 1}]], 0),
+            (2, 2, [["turn.completed", {"n": 2}]], 7),
+            (3, 3, [["run.finished", {"n": 3}]], 7),
+        ]
+        await _run(engine, _ENDPOINT, _PER_WRITE)
+        deliveries = "SELECT seq, type FROM webhook_delivery ORDER BY seq"
+        assert await _rows(engine, deliveries) == [(4, "call.proposed"), (6, "call.succeeded")]
+        await migrate.downgrade(engine, "0020")
+        rows = await _rows(engine, "SELECT seq, type, data FROM event ORDER BY seq")
+        assert rows == [
+            (1, "run.created", {"n": 1}),
+            (2, "turn.completed", {"n": 2}),
+            (3, "run.finished", {"n": 3}),
+            (4, "call.proposed", {"n": 4}),
+            (5, "call.started", {"n": 5}),
+            (6, "call.succeeded", {"n": 6}),
+        ]
+        # Splitting the row wrote no delivery again.
+        assert await _rows(engine, deliveries) == [(4, "call.proposed"), (6, "call.succeeded")]
 
-    with fresh_database(db_server[1]) as url:
-        asyncio.run(scenario(url))
+    on_fresh_database(db_server, scenario)

@@ -46,11 +46,16 @@ async def start(h: Harness, headers: dict[str, str], *script: Any, wait_s: float
     return response.json()
 
 
-async def take_over(a: Harness, b: Harness, run_id: str) -> Any:
-    """a crashes; b, past a's lease, claims the run and advances it to its end."""
-    await crash(a, run_id)
+async def picked_up(b: Harness, run_id: str) -> Any:
+    """b, past the crashed holder's lease, claims the run and advances it to its end."""
     assert await b.driver.poll_once() == 1
     return await b.driver.wait("acme", run_id, 10)
+
+
+async def take_over(a: Harness, b: Harness, run_id: str) -> Any:
+    """a crashes; b takes the run over to its end."""
+    await crash(a, run_id)
+    return await picked_up(b, run_id)
 
 
 async def test_model_call_cut_off_is_asked_again_by_another_stepper(harness_factory) -> None:  # type: ignore[no-untyped-def]
@@ -85,6 +90,24 @@ async def read_in_flight(harness_factory: Any, hold_ms: float) -> Any:  # type: 
     return a, b, headers, run_id, stuck, healthy
 
 
+async def read_finished_once(
+    b: Harness, headers: dict[str, str], run_id: str, healthy: ProbeTool
+) -> tuple[Any, list[dict[str, Any]]]:
+    """b finishes the run of `read_in_flight`: each script item consumed once, the read
+    run once there and recorded once. The run's record and events."""
+    finished = await picked_up(b, run_id)
+    assert finished.termination_reason == "final"
+    record, turns = await state(b, run_id)
+    assert turns == 2 and record.model_calls == 2  # each script item consumed once
+    assert record.tool_calls == 1 and healthy.executions == 1
+    calls = (await b.client.get(f"/v1/runs/{run_id}/calls", headers=headers)).json()["items"]
+    assert [(c["call_id"], c["status"], c["attempts"], c["source_id"]) for c in calls] == [
+        ("c1", "succeeded", 1, "s1")
+    ]
+    events = await b.client.get(f"/v1/runs/{run_id}/events?limit=200", headers=headers)
+    return record, events.json()["items"]
+
+
 @pytest.mark.parametrize("hold_ms", [0.0, 50.0])
 async def test_a_read_only_call_cut_off_mid_round_is_run_again_and_recorded_once(
     harness_factory, hold_ms: float
@@ -99,19 +122,7 @@ async def test_a_read_only_call_cut_off_mid_round_is_run_again_and_recorded_once
     record, turns = await state(a, run_id)
     assert turns == 1 and record.model_calls == 1 and record.steps == 1
 
-    assert await b.driver.poll_once() == 1
-    finished = await b.driver.wait("acme", run_id, 10)
-    assert finished.termination_reason == "final"
-    record, turns = await state(b, run_id)
-    assert turns == 2 and record.model_calls == 2  # each script item consumed once
-    assert record.tool_calls == 1 and healthy.executions == 1
-    calls = (await b.client.get(f"/v1/runs/{run_id}/calls", headers=headers)).json()["items"]
-    assert [(c["call_id"], c["status"], c["attempts"], c["source_id"]) for c in calls] == [
-        ("c1", "succeeded", 1, "s1")
-    ]
-    items = (await b.client.get(f"/v1/runs/{run_id}/events?limit=200", headers=headers)).json()[
-        "items"
-    ]
+    _, items = await read_finished_once(b, headers, run_id, healthy)
     kinds = [e["type"] for e in items]
     assert kinds.count("call.started") == 1 and kinds.count("call.succeeded") == 1
     assert kinds.count("turn.completed") == 2
@@ -134,19 +145,8 @@ async def test_a_turn_held_for_its_reads_is_lost_with_its_process_and_asked_agai
     record, turns = await state(a, run_id)
     assert turns == 0 and record.model_calls == 0 and record.steps == 0
 
-    assert await b.driver.poll_once() == 1
-    finished = await b.driver.wait("acme", run_id, 10)
-    assert finished.termination_reason == "final"
-    record, turns = await state(b, run_id)
-    assert turns == 2 and record.model_calls == 2 and record.steps == 2
-    assert record.tool_calls == 1 and healthy.executions == 1
-    calls = (await b.client.get(f"/v1/runs/{run_id}/calls", headers=headers)).json()["items"]
-    assert [(c["call_id"], c["status"], c["attempts"], c["source_id"]) for c in calls] == [
-        ("c1", "succeeded", 1, "s1")
-    ]
-    items = (await b.client.get(f"/v1/runs/{run_id}/events?limit=200", headers=headers)).json()[
-        "items"
-    ]
+    record, items = await read_finished_once(b, headers, run_id, healthy)
+    assert record.steps == 2
     assert [e["seq"] for e in items] == list(range(1, len(items) + 1))
     kinds = [e["type"] for e in items]
     assert kinds.count("turn.completed") == 2 and kinds.count("call.proposed") == 1
@@ -288,9 +288,7 @@ async def test_a_call_interrupted_on_every_attempt_is_not_retried_forever(harnes
     script = [tool_calls(("c1", "probe", {"q": "x"})), final("never")]
     run_id = (await start(a, headers, *script, wait_s=0))["id"]
     await asyncio.wait_for(stuck.started.wait(), 10)
-    await crash(a, run_id)
-    assert await b.driver.poll_once() == 1
-    finished = await b.driver.wait("acme", run_id, 10)
+    finished = await take_over(a, b, run_id)
     assert finished.termination_reason == "tool_failed"
     assert finished.error["code"] == "interrupted" and healthy.executions == 0
 

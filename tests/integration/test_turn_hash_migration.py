@@ -5,23 +5,17 @@ Synchronous, like test_database.py: it makes its own database."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 
 from sqlalchemy import select, text
-from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db import migrate
 from app.db.tables import turn
-from tests.support.dbserver import fresh_database
+from tests.support.migrations import RUN_ROW, on_fresh_database
 
 _INSTRUCTIONS = "sha256:" + hashlib.sha256(b"Answer.").hexdigest()
 _TOOLS = "sha256:" + hashlib.sha256(b"[]").hexdigest()
-_RUN = """
-INSERT INTO run (tenant_id, id, agent, route, status, input, tools, limits, created_by,
-                 root_run_id, deadline_at, created_at, updated_at)
-VALUES ('acme', 'r1', 'a', 'default', 'finished', 'hi', '[]', '{}', 'svc', 'r1',
-        now(), now(), now())"""
 _TURN = f"""
 INSERT INTO turn (tenant_id, run_id, step, route, model, instructions_hash, tool_schema_hash,
                   kind, attempts, input_tokens, output_tokens, cost_usd, created_at)
@@ -31,35 +25,28 @@ _STORED = "SELECT instructions_hash, tool_schema_hash FROM turn"
 
 
 def test_turn_hashes_are_kept_as_bytes_and_read_as_tags(db_server: tuple[str, str]) -> None:
-    async def scenario(url: str) -> None:
-        engine = create_async_engine(url)
-        try:
-            await migrate.upgrade(engine, "0022")
-            async with engine.begin() as connection:
-                await connection.execute(text(_RUN))
-                await connection.execute(text(_TURN))
-            await migrate.upgrade(engine)
-            async with engine.connect() as connection:
-                stored = (await connection.execute(text(_STORED))).one()
-                read = (
-                    await connection.execute(
-                        select(turn.c.instructions_hash, turn.c.tool_schema_hash)
-                    )
-                ).one()
-            assert [bytes(v) for v in stored] == [
-                hashlib.sha256(b"Answer.").digest(),
-                hashlib.sha256(b"[]").digest(),
-            ]
-            assert tuple(read) == (_INSTRUCTIONS, _TOOLS)
-            await migrate.downgrade(engine, "0022")
-            await engine.dispose()  # its statements were prepared against the bytes
-            async with engine.connect() as connection:
-                assert tuple((await connection.execute(text(_STORED))).one()) == (
-                    _INSTRUCTIONS,
-                    _TOOLS,
-                )
-        finally:
-            await engine.dispose()
+    async def scenario(engine: AsyncEngine) -> None:
+        await migrate.upgrade(engine, "0022")
+        async with engine.begin() as connection:
+            await connection.execute(text(RUN_ROW), {"id": "r1", "status": "finished"})
+            await connection.execute(text(_TURN))
+        await migrate.upgrade(engine)
+        async with engine.connect() as connection:
+            stored = (await connection.execute(text(_STORED))).one()
+            read = (
+                await connection.execute(select(turn.c.instructions_hash, turn.c.tool_schema_hash))
+            ).one()
+        assert [bytes(v) for v in stored] == [
+            hashlib.sha256(b"Answer.").digest(),
+            hashlib.sha256(b"[]").digest(),
+        ]
+        assert tuple(read) == (_INSTRUCTIONS, _TOOLS)
+        await migrate.downgrade(engine, "0022")
+        await engine.dispose()  # its statements were prepared against the bytes
+        async with engine.connect() as connection:
+            assert tuple((await connection.execute(text(_STORED))).one()) == (
+                _INSTRUCTIONS,
+                _TOOLS,
+            )
 
-    with fresh_database(db_server[1]) as url:
-        asyncio.run(scenario(url))
+    on_fresh_database(db_server, scenario)
