@@ -23,12 +23,16 @@ class Sha256(TypeDecorator[str]):
         return None if value is None else _TAG + bytes(value).hex()
 
 
-def stored(tag: str) -> bytes:
+def _digits(tag: str) -> str:
     if not tag.startswith(_TAG) or len(tag) != len(_TAG) + 64:
         raise ValueError("not a sha256: tag")
-    return bytes.fromhex(tag[len(_TAG) :])
+    return tag[len(_TAG) :]
+
+
+def stored(tag: str) -> bytes:
+    return bytes.fromhex(_digits(tag))
 
 
 def as_json(tag: str) -> str:
     """The tag as a JSON string that Postgres reads into `bytea` (its hex input form)."""
-    return "\\x" + stored(tag).hex()
+    return "\\x" + _digits(tag)
