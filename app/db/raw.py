@@ -81,8 +81,17 @@ def _from_driver(
 #: The hot path's few statements are planned once per connection: their plans do not
 #: depend on their parameters (a batch's JSON, a key's hash, one run's insert), and
 #: planning a batch of nine CTEs again on every execution cost Postgres more than
-#: running it.
-_PLANNED_ONCE = {"plan_cache_mode": "force_generic_plan"}
+#: running it. A plan kept must not bet on the tables' size when it was made: every one
+#: of these statements reaches its rows by key, a few at a time, but the planner guesses
+#: a JSON array's rows at 100 and, on a new or small table, hashed the whole run table
+#: for each batch and kept doing so as it grew (docs/performance.md). So their pool
+#: plans with nested loops and index scans only (where an index serves).
+_PLANNED_ONCE = {
+    "plan_cache_mode": "force_generic_plan",
+    "enable_hashjoin": "off",
+    "enable_mergejoin": "off",
+    "enable_seqscan": "off",
+}
 #: The asyncpg pools attached to engines, by the engine's SQLAlchemy pool, and how long a
 #: statement waits for one of their connections (as the engine's own pool does).
 _POOLS: dict[int, tuple[asyncpg.Pool, float]] = {}
