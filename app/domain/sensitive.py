@@ -103,17 +103,78 @@ INJECTION_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+# -- literals a match cannot do without ----------------------------------------------------
+# A pattern that opens with `\b` or an alternation is tried at every position of the text:
+# 10-25 us a kilobyte each, most of a tool call's guardrail checks. A text without the
+# literals a match must contain cannot match, so the search is skipped: the same answers,
+# for a few `in` tests (docs/trust.md).
+
+#: Per secret kind, groups of literals: any match contains one of every group (the
+#: patterns are case-sensitive, and so is this test).
+_SECRET_NEEDLES: dict[str, tuple[tuple[str, ...], ...]] = {
+    "aws_access_key_id": (("AKIA", "ASIA"),),
+    "stripe_secret_key": (("_live_",),),
+    "github_token": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),),
+    "openai_api_key": (("sk-",),),
+    "private_key": (("-----BEGIN ",),),
+}
+#: Per injection marker, groups of words: any match contains one word of every group, in
+#: `folded` spelling.
+_MARKER_NEEDLES: dict[str, tuple[tuple[str, ...], ...]] = {
+    "ignore_instructions": (
+        ("ignore", "disregard", "forget", "override", "bypass"),
+        ("instructions", "prompt", "rules", "directions", "guidelines"),
+    ),
+    "new_instructions": (("instructions",), (":",)),
+    "role_spoofing": (("system", "developer", "assistant"), (":",)),
+    "chat_template": (("<", "["),),
+    "role_change": (("now",), ("you",)),
+    "prompt_exfiltration": (("instructions", "prompt"), ("reveal", "print", "repeat", "show")),
+}
+#: The characters other than an ASCII letter's own cases that `re.IGNORECASE` matches with
+#: it and that `str.lower` does not turn into it (found by trying every code point:
+#: tests/unit/test_sensitive_needles.py). The Kelvin sign lowers to `k` on its own.
+_ALSO_ASCII = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
+
+
+def folded(text: str) -> str:
+    """`text` as the markers' case-insensitive patterns see its letters: every character
+    they match with an ASCII letter is that letter, in lower case."""
+    return text.translate(_ALSO_ASCII).lower()
+
+
+def _holds(text: str, groups: tuple[tuple[str, ...], ...]) -> bool:
+    return all(any(needle in text for needle in group) for group in groups)
+
+
+_SECRET_CHECKS = tuple((kind, _SECRET_NEEDLES[kind], pattern) for kind, pattern in SECRETS)
+
+
 def secrets_in(text: str) -> list[str]:
     """The kinds of secret `text` holds, in the order of `SECRETS`."""
-    return [kind for kind, pattern in SECRETS if pattern.search(text)]
+    return [
+        kind
+        for kind, needles, pattern in _SECRET_CHECKS
+        if _holds(text, needles) and pattern.search(text)
+    ]
 
 
 def pii_in(text: str) -> list[str]:
     return [kind for kind, find in PII if next(iter(find(text)), None) is not None]
 
 
+_MARKER_CHECKS = tuple(
+    (name, _MARKER_NEEDLES[name], pattern) for name, pattern in INJECTION_MARKERS
+)
+
+
 def markers_in(text: str) -> list[str]:
-    return [name for name, pattern in INJECTION_MARKERS if pattern.search(text)]
+    lowered = folded(text)
+    return [
+        name
+        for name, needles, pattern in _MARKER_CHECKS
+        if _holds(lowered, needles) and pattern.search(text)
+    ]
 
 
 def redact_secrets_text(text: str) -> str:
