@@ -6,13 +6,14 @@ statuses a change starts from and writes are its moves' (`domain.moves`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, ClassVar
 
 from app.domain import moves
 from app.domain.events import Event, EventType
+from app.domain.evolve import evolve
 from app.domain.records import Run
 from app.domain.status import InvalidTransition, Move, RunStatus
 
@@ -45,7 +46,7 @@ class Creation:
     def born(self, lease_expires_at: datetime | None, read_snapshot: str | None) -> Run:
         """The run as its creation made it: its lease's expiry and its snapshot as the
         database set them, its first events counted."""
-        return replace(
+        return evolve(
             self.run,
             lease_expires_at=lease_expires_at,
             read_snapshot=read_snapshot,

@@ -4,11 +4,12 @@ fields set, and nothing else."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from datetime import datetime
 from enum import Enum
 from typing import Any
 
+from app.domain.evolve import evolve
 from app.domain.status import RunStatus
 
 
@@ -58,4 +59,4 @@ class RunPatch:
 
     def then(self, later: RunPatch) -> RunPatch:
         """This patch with what `later` sets written over it."""
-        return replace(self, **later.values())
+        return evolve(self, **later.values())

@@ -7,7 +7,7 @@ import base64
 import contextlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -16,6 +16,7 @@ from app.db import runs_repo, turns_repo
 from app.domain.budget import Limits, clamped, deadline_at, narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.events import Event, EventType
+from app.domain.evolve import evolve
 from app.domain.ids import new_id
 from app.domain.records import Call, EventRecord, Preview, Run
 from app.domain.run_changes import CancelRequest, Creation, ScriptItem
@@ -94,7 +95,7 @@ async def start_run(
     carry_over = None
     if request.continue_from is not None:
         given, carry_over = await continued(rt, principal, request.continue_from, request.input)
-        request = replace(request, input=given)
+        request = evolve(request, input=given)
     agent, policy = _checked(rt, request)
     agent_limits = agent.limits.model_dump(exclude_none=True) if agent.limits else {}
     asked = dict(request.limits or {})
@@ -120,9 +121,9 @@ async def start_run(
         record = _new_run(
             rt, principal, request, agent.model, tools, granted, policy, token=token, now=now
         )
-        record = replace(record, continued_from=request.continue_from, carry_over=carry_over)
+        record = evolve(record, continued_from=request.continue_from, carry_over=carry_over)
         if parent is not None:
-            record = replace(record, parent_run_id=parent.id, root_run_id=parent.root_run_id)
+            record = evolve(record, parent_run_id=parent.id, root_run_id=parent.root_run_id)
         data = _created_data(request, tools, granted, parent)
         claimed: tuple[Event, ...] = ((EventType.RUN_CLAIMED, {"after_step": 0}),) if lease else ()
         lease_s = rt.settings.lease_s if lease else None

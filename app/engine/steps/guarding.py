@@ -7,12 +7,13 @@ guardrail events included; nothing here writes."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.domain import guardrails
 from app.domain.errors import ErrorValue
 from app.domain.events import Event
+from app.domain.evolve import evolve
 from app.domain.guardrails import Checked, OnBlock, Point, Policy, Subject
 from app.domain.ports import Tool
 from app.domain.proposals import CheckedCall
@@ -78,7 +79,7 @@ def before_calls(
         result.events[call.call_id] = seen.events(step)
         error = blocked_error(seen)
         if error is not None:
-            call = replace(call, rejection=error)
+            call = evolve(call, rejection=error)
             if policy.blocks_with(Point.BEFORE_CALL) is OnBlock.END_RUN and result.ends is None:
                 result.ends = error
         result.checked.append(call)
@@ -115,7 +116,7 @@ def after_call(policy: Policy, call: Call, spec_external: bool, result: ToolResu
     if error is not None:
         ends = policy.blocks_with(Point.AFTER_CALL) is OnBlock.END_RUN
         return Settled(result, events, error, ends)
-    return Settled(replace(result, output=seen.subject.output), events)
+    return Settled(evolve(result, output=seen.subject.output), events)
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,13 @@ and the one place a call's status moves during execution."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.domain.citations import number_sources
 from app.domain.errors import ErrorValue, ObservationCode
 from app.domain.events import Event, EventType, preview_event
+from app.domain.evolve import evolve
 from app.domain.ids import operation_id
 from app.domain.moves import CALL_PARK, CALL_START, PREVIEW_SUPERSEDE
 from app.domain.records import Call, Preview, add_cost
@@ -56,7 +57,7 @@ class Round:
         **values: Any,
     ) -> Call:
         """`target` was checked by the move that chose it (`settle`, `start`, `park`)."""
-        moved = replace(call, status=target, updated_at=self.lease.rt.clock.now(), **values)
+        moved = evolve(call, status=target, updated_at=self.lease.rt.clock.now(), **values)
         self.calls[call.id] = moved
         about = {"step": call.step, "call_id": call.call_id, "tool": call.tool}
         self.events.append((event, {**about, **data}))
@@ -120,7 +121,7 @@ class Round:
         data: dict[str, Any] = {"attempts": call.attempts}
         outcome = Outcome.SUCCEEDED
         if blocked is not None:
-            result = replace(result, output=None, withheld=blocked.code)
+            result = evolve(result, output=None, withheld=blocked.code)
             data.update(ends_run=ends)
         if result.withheld is not None:
             data.update(output_withheld=True, code=result.withheld)
@@ -173,7 +174,7 @@ class Round:
             values["committed_at"] = self.lease.rt.clock.now()
         if target is PreviewStatus.SUPERSEDED:
             values["superseded_by"] = data.get("new_preview_id")
-        self.previews[preview.id] = replace(preview, **values)
+        self.previews[preview.id] = evolve(preview, **values)
         self.events.append((event, {"preview_id": preview.id, "call_id": preview.call_id, **data}))
 
     def preview_of(self, call: Call) -> Preview | None:
@@ -260,9 +261,9 @@ class Round:
         run = self.state.run
         patch = RunPatch()
         if self.tool_calls:
-            patch = replace(patch, tool_calls=run.tool_calls + self.tool_calls)
+            patch = evolve(patch, tool_calls=run.tool_calls + self.tool_calls)
         if self.cost_usd:
-            patch = replace(patch, cost_usd=add_cost(run.cost_usd, self.cost_usd))
+            patch = evolve(patch, cost_usd=add_cost(run.cost_usd, self.cost_usd))
         return Change(
             run=patch,
             events=list(self.events),
@@ -302,7 +303,7 @@ class Round:
         }
         assigned: dict[str, str] = {}
         for call, sid in zip(todo, number_sources(first, len(todo)), strict=True):
-            self.calls[call.id] = replace(call, source_id=sid)
+            self.calls[call.id] = evolve(call, source_id=sid)
             if call.call_id in pending:
                 pending[call.call_id]["source_id"] = sid
             else:

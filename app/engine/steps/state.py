@@ -5,7 +5,7 @@ and no step reads the history before it, so a step costs the same at step 200 as
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -15,6 +15,7 @@ from app.db import previews_repo, runs_repo, turns_repo
 from app.domain.budget import Spend, Usage, call_would_exceed, least_input_tokens
 from app.domain.context import TurnRecord, opening_messages, record_of
 from app.domain.context_budget import ContextWindow, View, schema_of
+from app.domain.evolve import evolve
 from app.domain.paging import READ_RESULT, Paging
 from app.domain.ports import Tool
 from app.domain.records import Call, Preview, Run, Turn
@@ -208,7 +209,7 @@ class RunState:
             self.sources.update((c.source_id, c) for c in new_calls if c.source_id)
         if updated_calls:
             changed: Mapping[str, Call] = {
-                c.id: replace(c, version=c.version + 1) for c in updated_calls
+                c.id: evolve(c, version=c.version + 1) for c in updated_calls
             }
             self.calls = [changed.get(c.id, c) for c in self.calls]
             for call in changed.values():

@@ -7,13 +7,13 @@ records it: no later model call could read its calls' results, so none of them r
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from app.domain.budget import Spend, spend_of, spent_budget, tool_calls_that_fit
 from app.domain.citations import cited_ids
 from app.domain.errors import ErrorValue, ObservationCode
 from app.domain.events import Event, EventType
+from app.domain.evolve import evolve
 from app.domain.ids import new_id, operation_id
 from app.domain.model import FinalAnswer, ModelError, ModelReply, TokenUsage, clean_text
 from app.domain.moves import CALL_PROPOSAL_REJECTED
@@ -232,7 +232,7 @@ async def record_turn(
     calls, extra, events = _new_calls(
         state, step, guarded.checked, turn.created_at, stop, guarded.events
     )
-    turn = replace(turn, extra_rejections=tuple(extra))
+    turn = evolve(turn, extra_rejections=tuple(extra))
     change = Change(run=counters, events=[completed, *events], turn=turn, new_calls=calls)
     if spent is None and guarded.ends is None:
         if _holds(lease, state, calls):
@@ -278,10 +278,10 @@ async def _record_final(
     policy = guarding.policy_of(state)
     sources = frozenset(state.sources)
     checked = guarding.on_final(policy, turn.step, reply.text, sources, guarding.output_of(state))
-    turn = replace(turn, text=checked.text)
+    turn = evolve(turn, text=checked.text)
     rejection = checked.rejection
     if rejection is not None:
-        turn = replace(turn, rejection=rejection)
+        turn = evolve(turn, rejection=rejection)
         about = {"step": turn.step, **rejection.as_dict()}
         if checked.errors:  # a typed answer's reasons, one by one
             about["errors"] = [e.as_dict() for e in checked.errors]

@@ -1,0 +1,75 @@
+"""`evolve` makes what `dataclasses.replace` makes, at a fraction of its cost, and leaves
+to `replace` the records whose `__init__` does more than store its arguments."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import InitVar, dataclass, field
+from datetime import UTC, datetime
+
+import pytest
+
+from app.domain.budget import Limits
+from app.domain.evolve import evolve
+from app.domain.records import Run
+from app.domain.status import RunStatus
+
+NOW = datetime(2026, 12, 3, tzinfo=UTC)
+
+
+def a_run() -> Run:
+    return Run(
+        tenant_id="acme", id="run_1", agent="a", route="r", status=RunStatus.RUNNING,
+        input="hi", tools=("search",), limits=Limits(10, 60, 1000, 1.0, 10), created_by="svc",
+        creator_scopes=None, root_run_id="run_1", deadline_at=NOW, created_at=NOW,
+        updated_at=NOW,
+    )  # fmt: skip
+
+
+def test_a_changed_run_is_the_one_replace_makes_and_the_original_is_untouched() -> None:
+    run = a_run()
+    changed = evolve(run, steps=3, status=RunStatus.FINISHED, output={"text": "ok"})
+    assert changed == dataclasses.replace(
+        run, steps=3, status=RunStatus.FINISHED, output={"text": "ok"}
+    )
+    assert type(changed) is Run and changed is not run
+    assert (run.steps, run.status, run.output) == (0, RunStatus.RUNNING, None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        changed.steps = 4  # type: ignore[misc]
+    assert hash(evolve(Limits(1, 2, 3, 4.0, 5), max_steps=9)) == hash(Limits(9, 2, 3, 4.0, 5))
+
+
+def test_a_field_that_does_not_exist_is_refused_as_replace_refuses_it() -> None:
+    with pytest.raises(TypeError, match="stepz"):
+        evolve(a_run(), stepz=3)
+
+
+@dataclass(frozen=True)
+class Checked:
+    n: int
+
+    def __post_init__(self) -> None:
+        if self.n < 0:
+            raise ValueError("negative")
+
+
+@dataclass(frozen=True)
+class Derived:
+    n: int
+    double: int = field(init=False)
+    seed: InitVar[int] = 0
+
+    def __post_init__(self, seed: int) -> None:
+        object.__setattr__(self, "double", 2 * self.n + seed)
+
+
+@dataclass(frozen=True, slots=True)
+class Slotted:
+    n: int
+
+
+def test_records_whose_init_does_more_go_through_replace() -> None:
+    with pytest.raises(ValueError, match="negative"):
+        evolve(Checked(1), n=-1)
+    assert evolve(Derived(1), n=5).double == 10
+    assert evolve(Slotted(1), n=2) == Slotted(2)
