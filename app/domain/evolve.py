@@ -3,8 +3,8 @@
 `replace` builds the changed copy through `__init__` again: for a run (49 fields) that is
 11 us, and a step makes about ten such copies (docs/performance.md). A record whose
 `__init__` only stores its arguments (no `__post_init__`, every field an init field, a
-`__dict__`) is copied by its attributes instead, 0.5 us, the same record; any other type
-goes through `replace`, as before."""
+`__dict__` that holds only them: no cached property) is copied by its attributes
+instead, 0.5 us, the same record; any other type goes through `replace`, as before."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ def _plain_fields(cls: type) -> frozenset[str] | None:
     attribute, or None when only `replace` builds them right."""
     if hasattr(cls, "__post_init__") or hasattr(cls, "__slots__"):
         return None
+    if any(isinstance(getattr(cls, name, None), functools.cached_property) for name in dir(cls)):
+        return None  # a value cached on the record must not follow it into the copy
     found = dataclasses.fields(cls)
     if any(not f.init or f._field_type is not dataclasses._FIELD for f in found):  # type: ignore[attr-defined]
         return None  # an init=False field or an InitVar: __init__ does more than store

@@ -4,6 +4,7 @@ to `replace` the records whose `__init__` does more than store its arguments."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import InitVar, dataclass, field
 from datetime import UTC, datetime
 
@@ -68,8 +69,20 @@ class Slotted:
     n: int
 
 
+@dataclass(frozen=True)
+class Cached:
+    n: int
+
+    @functools.cached_property
+    def double(self) -> int:
+        return 2 * self.n
+
+
 def test_records_whose_init_does_more_go_through_replace() -> None:
     with pytest.raises(ValueError, match="negative"):
         evolve(Checked(1), n=-1)
     assert evolve(Derived(1), n=5).double == 10
     assert evolve(Slotted(1), n=2) == Slotted(2)
+    once = Cached(1)
+    assert once.double == 2
+    assert evolve(once, n=5).double == 10

@@ -142,3 +142,26 @@ def test_captured_content_redacts_what_the_guardrails_redact() -> None:
     text = Capture(enabled=True).text({"output": f"{stripe} {github_pat} {pem}"})
     assert stripe not in text and github_pat not in text and "MIIEowIBAAKCAQEA7x" not in text
     assert REDACTED in text
+
+
+def test_without_a_provider_spans_cost_nothing_and_with_one_they_are_recorded() -> None:
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from app.observability import telemetry as spans
+
+    off = spans.tracer()
+    with off.start_as_current_span("chat m", attributes={"a": 1}) as span:
+        assert span is trace.INVALID_SPAN and not span.is_recording()
+        assert trace.get_current_span() is trace.INVALID_SPAN
+        span.set_attributes({"b": 2})
+    assert spans.context_of(span) is None
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with spans.tracer(provider).start_as_current_span("chat m") as span:
+        assert span.is_recording() and trace.get_current_span() is span
+    assert [s.name for s in exporter.get_finished_spans()] == ["chat m"]
