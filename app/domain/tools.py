@@ -184,24 +184,30 @@ def unstorable(item: Any) -> bool:
 def scan(value: Any) -> tuple[int, bool, bool]:
     """In one walk: how deeply `value` nests (as `json_depth`), whether it holds a NaN, and
     whether it holds something `unstorable` (a string or key, or an infinity)."""
-    deepest, nan, bad = 0, False, False
+    deepest, nan, infinite = 0, False, False
+    # Searched once, joined: a NUL or a lone surrogate is in the joined text if and only if
+    # it is in one of the strings (a search a string cost more than the walk).
+    texts: list[str] = []
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict):
             deepest = max(deepest, depth + 1)
             for key, child in item.items():
-                bad = bad or (isinstance(key, str) and unstorable(key))
+                if isinstance(key, str):
+                    texts.append(key)
                 stack.append((child, depth + 1))
         elif isinstance(item, list):
             deepest = max(deepest, depth + 1)
             stack.extend((child, depth + 1) for child in item)
         else:
             deepest = max(deepest, depth)
-            if isinstance(item, float) and math.isnan(item):
-                nan = True
-            elif unstorable(item):
-                bad = True
+            if isinstance(item, str):
+                texts.append(item)
+            elif isinstance(item, float) and not math.isfinite(item):
+                nan = nan or math.isnan(item)
+                infinite = infinite or not math.isnan(item)
+    bad = infinite or _UNSTORABLE_TEXT.search("".join(texts)) is not None
     return deepest, nan, bad
 
 

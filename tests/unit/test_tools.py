@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.domain.tools import (
     Principal,
@@ -253,3 +255,39 @@ def test_first_path_names_the_first_value_postgres_cannot_store() -> None:
     assert first_path({"n": [1.5, float("inf")]}, unstorable) == ["n", 1]
     assert first_path(float("nan"), unstorable) == []
     assert first_path({"a": ["fine", "\U0001f600", {"b": None, "c": 10**30}]}, unstorable) is None
+
+
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=6)
+    | st.sampled_from(["\x00", "a\ud800", "\udfffz", "ok"])
+)
+_json = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.text(max_size=3) | st.sampled_from(["k\x00", "\ud801"]), inner, max_size=4
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(_json)
+def test_scan_answers_as_depth_nan_and_the_other_unstorables_do_one_by_one(value: Any) -> None:
+    from app.domain.tools import first_path, json_depth, scan, unstorable
+
+    def any_nan(item: Any) -> bool:
+        return isinstance(item, float) and item != item
+
+    expected = (
+        json_depth(value),
+        first_path(value, any_nan) is not None,
+        first_path(value, lambda item: unstorable(item) and not any_nan(item)) is not None,
+    )
+    assert scan(value) == expected
