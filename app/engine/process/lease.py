@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -56,6 +57,8 @@ class Lease:
     #: sent alone while its reads go on), so that a waiter sees it too.
     progress: Callable[[Run], None] = lambda run: None
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
+    #: The guarded waits in flight: a stop wakes each of them at once.
+    _wakers: set[asyncio.Future[str]] = field(default_factory=set)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -78,11 +81,16 @@ class Lease:
     def interrupt(self) -> None:
         """Stops in-flight work of this run at once (a cancel seen by this process)."""
         self.cancel_seen = True
-        self._stop.set()
+        self._stopped()
 
     def lose(self) -> None:
         self.lost = True
+        self._stopped()
+
+    def _stopped(self) -> None:
         self._stop.set()
+        for waker in self._wakers:
+            _wake(waker, _STOPPED)
 
     def rearm(self) -> None:
         if not self.lost:
@@ -94,30 +102,47 @@ class Lease:
     async def guarded(self, work: Awaitable[T], timeout_s: float) -> T:
         """Awaits `work` unless the run is stopped first (Interrupted) or `timeout_s`
         passes (TimeoutError); the work is cancelled in both cases. Work is not even
-        started once the run is stopping."""
+        started once the run is stopping. Work that has finished is its answer, whatever
+        woke the wait: a result is never dropped for a stop that came with it."""
         if self._stop.is_set():
             if asyncio.iscoroutine(work):
                 work.close()
             raise NotStarted()
         task = asyncio.ensure_future(work)
-        stop = asyncio.create_task(self._stop.wait())
+        # One future woken by whichever comes first (the work's end, a stop, the timer):
+        # a model call and a tool call each pass here, and `asyncio.wait` on the work and
+        # a task waiting for the stop cost two tasks and their callbacks more.
+        loop = asyncio.get_running_loop()
+        waker: asyncio.Future[str] = loop.create_future()
+        done = functools.partial(_wake, waker, _DONE)
+        task.add_done_callback(done)
+        timer = loop.call_later(max(0.0, timeout_s), _wake, waker, _TIMED_OUT)
+        self._wakers.add(waker)
         try:
-            done, _ = await asyncio.wait(
-                {task, stop}, timeout=max(0.0, timeout_s), return_when=asyncio.FIRST_COMPLETED
-            )
+            why = await waker
         except asyncio.CancelledError:
             task.cancel()  # our own task is going away: the work must not outlive it
             raise
         finally:
-            stop.cancel()
-        if task in done:
+            timer.cancel()
+            self._wakers.discard(waker)
+            task.remove_done_callback(done)
+        if task.done():
             return task.result()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
-        if stop in done:
+        if why == _STOPPED:
             raise Interrupted()
         raise TimeoutError()
+
+
+_DONE, _STOPPED, _TIMED_OUT = "done", "stopped", "timed out"
+
+
+def _wake(waker: asyncio.Future[str], why: str, *_: object) -> None:
+    if not waker.done():
+        waker.set_result(why)
 
 
 async def hand_back(rt: Runtime, tenant_id: str, run_id: str, token: str) -> None:
