@@ -61,7 +61,7 @@ class Settings(BaseSettings):
     commit_batch_max: int = Field(default=64, ge=1)
     #: The longest a step's write waits for others to join its batch while another batch
     #: is in flight, in milliseconds. A write finding no batch in flight goes at once.
-    commit_batch_wait_ms: float = Field(default=1.0, ge=0, le=100)
+    commit_batch_wait_ms: float = Field(default=5.0, ge=0, le=100)
     #: How long a turn whose accepted calls are all read-only waits for their outcomes,
     #: to be committed with them in one write, in milliseconds; past it the turn is
     #: committed alone while they run. 0 commits every turn before its calls run.
