@@ -65,7 +65,23 @@ def compile_check(schema: Any) -> Check | None:
         if made is None:
             return None
         checks.append(made)
-    return lambda value: all(check(value) for check in checks)
+    return _every(checks)
+
+
+def _every(checks: list[Check]) -> Check:
+    # Loops, not `all(<generator>)`: a generator a level costs more than the checks in it.
+    if not checks:
+        return lambda _value: True
+    if len(checks) == 1:
+        return checks[0]
+
+    def every(value: Any) -> bool:
+        for check in checks:  # noqa: SIM110
+            if not check(value):
+                return False
+        return True
+
+    return every
 
 
 def _keyword(keyword: str, argument: Any, schema: Mapping[str, Any]) -> Check | None:
@@ -78,6 +94,8 @@ def _type(argument: Any, _schema: Mapping[str, Any]) -> Check | None:
     if not isinstance(names, list) or not all(n in _TYPES for n in names):
         return None
     tests = [_TYPES[n] for n in names]
+    if len(tests) == 1:
+        return tests[0]
     return lambda value: any(test(value) for test in tests)
 
 
@@ -91,10 +109,15 @@ def _properties(argument: Any, _schema: Mapping[str, Any]) -> Check | None:
             return None
         compiled[name] = check
 
+    named = list(compiled.items())
+
     def properties(value: Any) -> bool:
         if not isinstance(value, dict):
             return True
-        return all(check(value[n]) for n, check in compiled.items() if n in value)
+        for name, check in named:  # noqa: SIM110
+            if name in value and not check(value[name]):
+                return False
+        return True
 
     return properties
 
@@ -131,7 +154,16 @@ def _items(argument: Any, schema: Mapping[str, Any]) -> Check | None:
     check = compile_check(argument)
     if check is None:
         return None
-    return lambda value: not isinstance(value, list) or all(check(item) for item in value)
+
+    def items(value: Any) -> bool:
+        if not isinstance(value, list):
+            return True
+        for item in value:  # noqa: SIM110
+            if not check(item):
+                return False
+        return True
+
+    return items
 
 
 def _enum(argument: Any, _schema: Mapping[str, Any]) -> Check | None:
