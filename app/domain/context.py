@@ -156,10 +156,13 @@ def _observation(call: CallRecord, step: int, paging: Paging, compact: bool) -> 
     if call.status == "succeeded" and call.output_withheld:
         # It took effect: the model must know that, or it would make it again.
         content = envelope(**about, output_withheld=WITHHELD)
-    elif is_paged(call, paging):
-        content = envelope(**about, paged=_paged(call, step, paging))
     elif call.status == "succeeded":
-        content = envelope(**about, output=call.output)
+        # The result's own JSON is a part of its envelope's: an envelope within the bound
+        # holds a result within it, known without encoding the result alone first.
+        whole = canonical_json(envelope(**about, output=call.output))
+        if len(whole.encode()) <= paging.large_bytes or not is_paged(call, paging):
+            return {"role": "tool", "call_id": call.call_id, "content": whole}
+        content = envelope(**about, paged=_paged(call, step, paging))
     else:
         content = envelope(**about, error=dict(call.error or {"code": call.status}))
     return {"role": "tool", "call_id": call.call_id, "content": canonical_json(content)}
