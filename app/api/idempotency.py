@@ -110,8 +110,11 @@ async def run_idempotent(
     key = _key(request, required=required)
     if key is None:
         return await operation(None)
-    raw = await _body(request)  # also refuses what JSON does not allow (NaN, Infinity)
-    body = validated.model_dump(mode="json") if validated is not None else raw
+    if validated is not None:
+        # Parsed, and refused if it held NaN or an infinity, on its way to validation.
+        body = validated.model_dump(mode="json")
+    else:
+        body = await _body(request)  # also refuses what JSON does not allow (NaN, Infinity)
     request_print = fingerprint(request.method, request.scope["path"], body)
     if creates:
         claim = idempotency.defer(tenant_id=principal.tenant_id, key=key, fingerprint=request_print)
