@@ -58,8 +58,9 @@ class Driver:
         self._leases: dict[Key, Lease] = {}
         #: The newest state of each run advanced here (and of finished ones still awaited).
         self._latest: dict[Key, Run] = {}
-        #: One event per waiting request, set on each step this process commits.
-        self._waiters: dict[Key, set[asyncio.Event]] = {}
+        #: One event per waiting request, set on each step this process commits (True) or
+        #: only when the run stops being advanced: finished, parked, or let go (False).
+        self._waiters: dict[Key, dict[asyncio.Event, bool]] = {}
         self._background: list[asyncio.Task[None]] = []
         self._reserved = 0
         self.keeper = LeaseKeeper(rt, lambda: list(self._leases.values()))
@@ -127,7 +128,7 @@ class Driver:
             latest = self._latest.get(key)
             if key not in self._waiters or latest is None or latest.status in ACTIVE_RUN_STATUSES:
                 self._latest.pop(key, None)  # only a finished run's state outlives its task
-        self._wake(key)
+        self._wake(key, ended=True)
         if not task.cancelled() and task.exception() is not None:
             log.error("advancing a run failed", exc_info=task.exception())
 
@@ -165,11 +166,12 @@ class Driver:
 
     def _progress(self, key: Key, run: Run) -> None:
         self._latest[key] = run
-        self._wake(key)
+        self._wake(key, ended=run.status not in ACTIVE_RUN_STATUSES)
 
-    def _wake(self, key: Key) -> None:
-        for event in self._waiters.get(key, ()):
-            event.set()
+    def _wake(self, key: Key, *, ended: bool) -> None:
+        for event, every_step in self._waiters.get(key, {}).items():
+            if every_step or ended:
+                event.set()
 
     def interrupt(self, tenant_id: str, run_id: str) -> None:
         """A cancel arrived: stop the run's in-flight work now, if it is advanced here."""
@@ -199,7 +201,8 @@ class Driver:
         loop = asyncio.get_running_loop()
         end = loop.time() + wait_s
         record = known
-        with self.watching(tenant_id, run_id) as event:
+        # Only the end wakes it: a step that leaves the run running changes nothing here.
+        with self.watching(tenant_id, run_id, every_step=False) as event:
             while True:
                 event.clear()
                 latest = self._latest.get(key)
@@ -221,16 +224,20 @@ class Driver:
                         await event.wait()
 
     @contextlib.contextmanager
-    def watching(self, tenant_id: str, run_id: str) -> Iterator[asyncio.Event]:
-        """An event set on each step this process commits for the run, and at its end."""
+    def watching(
+        self, tenant_id: str, run_id: str, *, every_step: bool = True
+    ) -> Iterator[asyncio.Event]:
+        """An event set on each step this process commits for the run (or, not
+        `every_step`, only on one that leaves it finished or parked), and when this
+        process stops advancing it."""
         key = (tenant_id, run_id)
         event = asyncio.Event()
-        self._waiters.setdefault(key, set()).add(event)
+        self._waiters.setdefault(key, {})[event] = every_step
         try:
             yield event
         finally:
             waiters = self._waiters[key]
-            waiters.discard(event)
+            waiters.pop(event, None)
             if not waiters:
                 del self._waiters[key]
                 if key not in self._tasks:
