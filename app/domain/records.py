@@ -119,6 +119,16 @@ class Run:
         """What its own steps may spend: its limits less what its descendants spent and
         what it holds for its unfinished children. Every budget check of its steps
         compares its own usage with these, so a parent never spends its children's share."""
+        if not (
+            self.children_input_tokens
+            or self.children_output_tokens
+            or self.children_cost_usd
+            or self.children_tool_calls
+            or self.reserved_tokens
+            or self.reserved_cost_usd
+            or self.reserved_tool_calls
+        ):
+            return self.limits  # no children (most runs): `own_limits`' own shortcut, sooner
         return own_limits(self.limits, self.reserved, self.total_usage, self.usage)
 
     @property

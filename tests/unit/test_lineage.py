@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from app.domain.budget import Limits
 from app.domain.lineage import NoRoom, grant, reservation
 from app.domain.records import Run
@@ -75,3 +77,22 @@ def test_a_parents_own_limits_leave_out_its_childrens_share() -> None:
     assert own.max_tool_calls == 10 - 4
     assert own.max_steps == 8
     assert held.total_usage.input_tokens == 100 and held.usage.input_tokens == 0
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {},
+        {"input_tokens": 40, "cost_usd": 0.123457, "tool_calls": 3},
+        {"children_output_tokens": 7},
+        {"children_cost_usd": 0.25},
+        {"children_tool_calls": 1},
+        {"reserved_cost_usd": 0.1},
+        {"reserved_tokens": 5, "cost_usd": 0.5},
+    ],
+)
+def test_a_runs_own_limits_are_what_the_general_rule_gives(fields: dict[str, object]) -> None:
+    from app.domain.budget import own_limits
+
+    run = parent(**fields)
+    assert run.own_limits == own_limits(run.limits, run.reserved, run.total_usage, run.usage)
