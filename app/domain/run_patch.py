@@ -4,7 +4,7 @@ fields set, and nothing else."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 from typing import Any
@@ -49,10 +49,9 @@ class RunPatch:
         return cls(lease_owner=None, lease_token=None, lease_expires_at=None, **values)
 
     def values(self) -> dict[str, Any]:
-        """The columns it sets, by name."""
-        return {
-            f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not KEEP
-        }
+        """The columns it sets, by name (its attributes are its fields and nothing else:
+        several times a step, read straight from them)."""
+        return {name: value for name, value in vars(self).items() if value is not KEEP}
 
     def sets(self, name: str) -> bool:
         return getattr(self, name) is not KEEP
