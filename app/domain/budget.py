@@ -169,14 +169,14 @@ def request_size(instructions: str, messages: Sequence[Any], tools: Sequence[Too
     # (encoding the whole history on every step made a long run's steps grow).
     # '["<instructions>", [m1, m2]]': two pairs of brackets, a ", " after the instructions
     # and between messages.
-    parts = [_message_size(m) for m in messages]
+    parts = [message_json_size(m) for m in messages]
     size = len(json.dumps(instructions)) + sum(parts) + 2 * max(0, len(parts) - 1) + 6
     return size + sum(_schema_size(t.input_schema) + len(t.description) for t in tools)
 
 
 #: A message's JSON length, once per message (a run's messages are kept as they were
 #: made, step after step).
-_message_size = by_identity(lambda message: len(json.dumps(message, default=str)), size=2048)
+message_json_size = by_identity(lambda message: len(json.dumps(message, default=str)), size=2048)
 
 
 #: An input schema's JSON length, once per schema object.

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.domain.budget import message_json_size
 from app.domain.context import TurnRecord, is_paged, turn_messages
 from app.domain.paging import CHARS_PER_TOKEN, Paging
 from app.domain.tools import ToolSpec
@@ -42,10 +43,12 @@ def message_chars(message: Mapping[str, Any]) -> int:
     """A message's characters in the estimate: its JSON with tool call arguments as the
     JSON text providers send, the separator in a list, and the margins."""
     calls = message.get("tool_calls")
-    if calls:
-        wire = [{**c, "arguments": json.dumps(c["arguments"])} for c in calls]
-        message = {**message, "tool_calls": wire}
-    return len(json.dumps(message)) + 2 + MESSAGE_MARGIN + CALL_MARGIN * len(calls or ())
+    if not calls:
+        # The JSON a request's size counts too (`request_size`): encoded once for both.
+        return message_json_size(message) + 2 + MESSAGE_MARGIN
+    wire = [{**c, "arguments": json.dumps(c["arguments"])} for c in calls]
+    message = {**message, "tool_calls": wire}
+    return len(json.dumps(message)) + 2 + MESSAGE_MARGIN + CALL_MARGIN * len(calls)
 
 
 #: A schema's characters by its name, description and parameters (by identity, kept
