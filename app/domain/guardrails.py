@@ -14,6 +14,7 @@ A guardrail that raises fails closed: it counts as a block with code `guardrail_
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -71,6 +72,12 @@ class Subject:
     text: str = ""
     sources: frozenset[str] = frozenset()
 
+    @functools.cached_property
+    def output_text(self) -> str:
+        """The output's strings as one text, made once for every guardrail that reads it
+        (a redaction's new subject makes its own)."""
+        return sensitive.text_of(self.output)
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -118,7 +125,7 @@ def _argument_policy(all_tools: bool) -> Callable[[Subject], Verdict | None]:
 
 
 def _redact_secrets(subject: Subject) -> Verdict | None:
-    in_output = sensitive.found_in(subject.output, sensitive.secrets_in)
+    in_output = sensitive.kinds_in(subject.output_text, sensitive.secrets_in)
     in_arguments = sensitive.found_in(subject.arguments, sensitive.secrets_in)
     if not in_output and not in_arguments:
         return None
@@ -130,7 +137,7 @@ def _redact_secrets(subject: Subject) -> Verdict | None:
 
 def _injection(block: bool) -> Callable[[Subject], Verdict | None]:
     def run(subject: Subject) -> Verdict | None:
-        markers = sensitive.found_in(subject.output, sensitive.markers_in)
+        markers = sensitive.kinds_in(subject.output_text, sensitive.markers_in)
         if not markers:
             return None
         if not block:

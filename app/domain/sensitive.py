@@ -219,9 +219,17 @@ _SEPARATOR = "\x00\n"
 def found_in(value: Any, find: Callable[[str], list[str]]) -> list[str]:
     """The kinds `find` reports in any string of `value`, each once, in a stable order.
     The strings are searched as one text, each pattern once, not once a string."""
-    if isinstance(value, str):
-        return sorted(set(find(value)))
-    return sorted(set(find(_SEPARATOR.join(strings_of(value)))))
+    return kinds_in(text_of(value), find)
+
+
+def text_of(value: Any) -> str:
+    """The strings of a JSON value as the one text `found_in` searches."""
+    return value if isinstance(value, str) else _SEPARATOR.join(strings_of(value))
+
+
+def kinds_in(text: str, find: Callable[[str], list[str]]) -> list[str]:
+    """The kinds `find` reports in `text` (a value's `text_of`), each once, in order."""
+    return sorted(set(find(text)))
 
 
 def map_strings(value: Any, change: Callable[[str], str]) -> Any:
