@@ -160,7 +160,9 @@ def _observation(call: CallRecord, step: int, paging: Paging, compact: bool) -> 
         # The result's own JSON is a part of its envelope's: an envelope within the bound
         # holds a result within it, known without encoding the result alone first.
         whole = canonical_json(envelope(**about, output=call.output))
-        if len(whole.encode()) <= paging.large_bytes or not is_paged(call, paging):
+        if len(whole.encode(errors="surrogatepass")) <= paging.large_bytes or not is_paged(
+            call, paging
+        ):
             return {"role": "tool", "call_id": call.call_id, "content": whole}
         content = envelope(**about, paged=_paged(call, step, paging))
     else:

@@ -63,12 +63,16 @@ INTERNAL, CLIENT = SpanKind.INTERNAL, SpanKind.CLIENT
 
 
 class _Off(trace.NoOpTracer):
-    """The tracer when no provider is configured: a span is the one invalid span, and
-    nothing is put in the context. The API's own no-op tracer still makes a span and
-    attaches it, 4 us each, three times a step (docs/performance.md)."""
+    """The tracer while no provider is configured: the API's no-op span (the current
+    span's context, so a traceparent still carries over), but not attached to the context:
+    the API's own no-op tracer attaches and detaches it, 4 us each, three times a step
+    (docs/performance.md). A provider configured later is followed from then on."""
 
-    def start_as_current_span(self, *_args: Any, **_kwargs: Any) -> Any:
-        return contextlib.nullcontext(trace.INVALID_SPAN)
+    def start_as_current_span(self, name: str, context: Any = None, **kwargs: Any) -> Any:
+        provider = trace.get_tracer_provider()
+        if not isinstance(provider, trace.ProxyTracerProvider):
+            return provider.get_tracer(SCOPE).start_as_current_span(name, context, **kwargs)
+        return contextlib.nullcontext(self.start_span(name, context))
 
 
 def tracer(provider: trace.TracerProvider | None = None) -> trace.Tracer:

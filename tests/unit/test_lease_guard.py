@@ -59,9 +59,7 @@ async def test_a_stop_interrupts_the_work_at_once_and_cancels_it(stop: str) -> N
     assert work.started and work.cancelled and not work.ended
 
 
-async def test_a_stop_interrupts_even_when_the_run_is_rearmed_before_the_wait_resumes() -> (
-    None
-):
+async def test_a_stop_interrupts_even_when_the_run_is_rearmed_before_the_wait_resumes() -> None:
     lease, work = a_lease(), Work(30)
 
     def stop_and_rearm() -> None:

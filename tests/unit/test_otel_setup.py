@@ -154,10 +154,18 @@ def test_without_a_provider_spans_cost_nothing_and_with_one_they_are_recorded() 
 
     off = spans.tracer()
     with off.start_as_current_span("chat m", attributes={"a": 1}) as span:
-        assert span is trace.INVALID_SPAN and not span.is_recording()
-        assert trace.get_current_span() is trace.INVALID_SPAN
+        assert not span.is_recording() and trace.get_current_span() is trace.INVALID_SPAN
         span.set_attributes({"b": 2})
     assert spans.context_of(span) is None
+    # A caller's context (a traceparent taken in) still carries over, as with the API's
+    # own no-op tracer.
+    parent = trace.SpanContext(0x1234, 0x5678, is_remote=True, trace_flags=trace.TraceFlags(1))
+    with (
+        trace.use_span(trace.NonRecordingSpan(parent)),
+        off.start_as_current_span("invoke_agent a", kind=trace.SpanKind.INTERNAL) as span,
+    ):
+        assert not span.is_recording()
+    assert spans.context_of(span) == f"00-{0x1234:032x}-{0x5678:016x}-01"
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
