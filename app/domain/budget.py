@@ -87,9 +87,8 @@ class Reserved:
 
 def own_limits(limits: Limits, reserved: Reserved, total: Usage, own: Usage) -> Limits:
     """`limits` less what others hold of them: the descendants' spending (`total` less
-    `own`) and the reservations. Steps are the run's own and are not shared."""
-    if total == own and not (reserved.tokens or reserved.cost_usd or reserved.tool_calls):
-        return limits  # no children (the common case): nothing is held by others
+    `own`) and the reservations. Steps are the run's own and are not shared. A run that
+    holds nothing for others (most) is answered without it (`Run.own_limits`)."""
     return replace(
         limits,
         max_tokens=limits.max_tokens - (total.tokens - own.tokens) - reserved.tokens,

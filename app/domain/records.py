@@ -128,7 +128,7 @@ class Run:
             or self.reserved_cost_usd
             or self.reserved_tool_calls
         ):
-            return self.limits  # no children (most runs): `own_limits`' own shortcut, sooner
+            return self.limits  # no children, nothing reserved: nothing is held by others
         return own_limits(self.limits, self.reserved, self.total_usage, self.usage)
 
     @property
