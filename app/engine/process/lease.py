@@ -56,7 +56,8 @@ class Lease:
     #: Told of the run as committed by a write the stepper does not see end (a held turn
     #: sent alone while its reads go on), so that a waiter sees it too.
     progress: Callable[[Run], None] = lambda run: None
-    _stop: asyncio.Event = field(default_factory=asyncio.Event)
+    #: A cancel seen or the lease lost, and not rearmed since.
+    _halted: bool = False
     #: The guarded waits in flight: a stop wakes each of them at once.
     _wakers: set[asyncio.Future[str]] = field(default_factory=set)
 
@@ -71,7 +72,7 @@ class Lease:
     @property
     def stopping(self) -> bool:
         """Cancel seen, lease lost or lapsed: nothing new may start."""
-        return self._stop.is_set() or self.lapsed
+        return self._halted or self.lapsed
 
     def check(self) -> None:
         """Raises Interrupted when the run is stopping (cancel seen, lease lost or lapsed)."""
@@ -81,20 +82,20 @@ class Lease:
     def interrupt(self) -> None:
         """Stops in-flight work of this run at once (a cancel seen by this process)."""
         self.cancel_seen = True
-        self._stopped()
+        self._halt()
 
     def lose(self) -> None:
         self.lost = True
-        self._stopped()
+        self._halt()
 
-    def _stopped(self) -> None:
-        self._stop.set()
+    def _halt(self) -> None:
+        self._halted = True
         for waker in self._wakers:
             _wake(waker, _STOPPED)
 
     def rearm(self) -> None:
         if not self.lost:
-            self._stop.clear()
+            self._halted = False
 
     def renewed(self, valid_until: float) -> None:
         self.valid_until = max(self.valid_until, valid_until)
@@ -104,7 +105,7 @@ class Lease:
         passes (TimeoutError); the work is cancelled in both cases. Work is not even
         started once the run is stopping. Work that has finished is its answer, whatever
         woke the wait: a result is never dropped for a stop that came with it."""
-        if self._stop.is_set():
+        if self._halted:
             if asyncio.iscoroutine(work):
                 work.close()
             raise NotStarted()
