@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -23,10 +24,10 @@ def _plain_fields(cls: type) -> frozenset[str] | None:
         return None
     if any(isinstance(getattr(cls, name, None), functools.cached_property) for name in dir(cls)):
         return None  # a value cached on the record must not follow it into the copy
-    found = dataclasses.fields(cls)
-    if any(not f.init or f._field_type is not dataclasses._FIELD for f in found):  # type: ignore[attr-defined]
+    names = frozenset(f.name for f in dataclasses.fields(cls))
+    if set(inspect.signature(cls).parameters) != names:
         return None  # an init=False field or an InitVar: __init__ does more than store
-    return frozenset(f.name for f in found)
+    return names
 
 
 def evolve(record: T, **changes: Any) -> T:
