@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import InitVar, dataclass, field
-from datetime import UTC, datetime
 
 import pytest
 
@@ -14,21 +13,11 @@ from app.domain.budget import Limits
 from app.domain.evolve import evolve
 from app.domain.records import Run
 from app.domain.status import RunStatus
-
-NOW = datetime(2026, 12, 3, tzinfo=UTC)
-
-
-def a_run() -> Run:
-    return Run(
-        tenant_id="acme", id="run_1", agent="a", route="r", status=RunStatus.RUNNING,
-        input="hi", tools=("search",), limits=Limits(10, 60, 1000, 1.0, 10), created_by="svc",
-        creator_scopes=None, root_run_id="run_1", deadline_at=NOW, created_at=NOW,
-        updated_at=NOW,
-    )  # fmt: skip
+from tests.support.run_records import run_record
 
 
 def test_a_changed_run_is_the_one_replace_makes_and_the_original_is_untouched() -> None:
-    run = a_run()
+    run = run_record()
     changed = evolve(run, steps=3, status=RunStatus.FINISHED, output={"text": "ok"})
     assert changed == dataclasses.replace(
         run, steps=3, status=RunStatus.FINISHED, output={"text": "ok"}
@@ -42,7 +31,7 @@ def test_a_changed_run_is_the_one_replace_makes_and_the_original_is_untouched() 
 
 def test_a_field_that_does_not_exist_is_refused_as_replace_refuses_it() -> None:
     with pytest.raises(TypeError, match="stepz"):
-        evolve(a_run(), stepz=3)
+        evolve(run_record(), stepz=3)
 
 
 @dataclass(frozen=True)

@@ -4,37 +4,14 @@ may still spend once it holds grants for its children."""
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from app.domain.budget import Limits
 from app.domain.lineage import NoRoom, grant, reservation
-from app.domain.records import Run
-from app.domain.status import RunStatus
-
-NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
-LIMITS = Limits(max_steps=8, deadline_s=600, max_tokens=1000, max_cost_usd=1.0, max_tool_calls=10)
-
-
-def parent(**fields: object) -> Run:
-    run = Run(
-        tenant_id="acme",
-        id="run_p",
-        agent="a",
-        route="scripted",
-        status=RunStatus.RUNNING,
-        input="x",
-        tools=(),
-        limits=LIMITS,
-        created_by="svc",
-        creator_scopes=None,
-        root_run_id="run_p",
-        deadline_at=NOW + timedelta(seconds=100),
-        created_at=NOW,
-        updated_at=NOW,
-    )
-    return replace(run, **fields)  # type: ignore[arg-type]
+from tests.support.run_records import LIMITS, NOW
+from tests.support.run_records import run_record as parent
 
 
 def test_a_grant_is_clamped_to_what_the_parent_has_neither_spent_nor_reserved() -> None:

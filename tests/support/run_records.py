@@ -1,0 +1,34 @@
+"""A run as the domain holds it, built in memory for tests of pure domain code."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from app.domain.budget import Limits
+from app.domain.records import Run
+from app.domain.status import RunStatus
+
+NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+LIMITS = Limits(max_steps=8, deadline_s=600, max_tokens=1000, max_cost_usd=1.0, max_tool_calls=10)
+
+
+def run_record(**fields: object) -> Run:
+    """A running run of agent `a` made at NOW, with LIMITS, then `fields` set."""
+    run = Run(
+        tenant_id="acme",
+        id="run_p",
+        agent="a",
+        route="scripted",
+        status=RunStatus.RUNNING,
+        input="x",
+        tools=(),
+        limits=LIMITS,
+        created_by="svc",
+        creator_scopes=None,
+        root_run_id="run_p",
+        deadline_at=NOW + timedelta(seconds=100),
+        created_at=NOW,
+        updated_at=NOW,
+    )
+    return replace(run, **fields)  # type: ignore[arg-type]
