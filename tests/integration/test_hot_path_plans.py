@@ -7,16 +7,9 @@ Postgres's CPU a step 1.7 ms). Each table a batch touches is reached by its key.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import Any
 
 from app.db import raw, step_writes
-
-
-def nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield plan
-    for child in plan.get("Plans", ()):
-        yield from nodes(child)
+from tests.support.tenancy import plan_nodes
 
 
 async def test_the_step_batch_reaches_every_table_by_its_key_on_a_new_database(
@@ -26,7 +19,7 @@ async def test_the_step_batch_reaches_every_table_by_its_key_on_a_new_database(
     sql = "EXPLAIN (FORMAT JSON) " + step_writes.statement()
     (row,) = await raw.fetch(h.app.state.engine, sql, "[]", "[]", "[]")
     plan = json.loads(row[0])[0]["Plan"]
-    scanned = [(n["Node Type"], n.get("Relation Name")) for n in nodes(plan)]
+    scanned = [(n["Node Type"], n.get("Relation Name")) for n in plan_nodes(plan)]
     tables = {"run", "idempotency_key", "tool_call", "preview", "event", "turn"}
     read = [(kind, name) for kind, name in scanned if name in tables and kind != "ModifyTable"]
     whole = [(kind, name) for kind, name in read if "Index" not in kind]

@@ -145,15 +145,16 @@ def _conditions(node: dict[str, Any]) -> list[str]:
     return parts
 
 
-def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def plan_nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every node of an EXPLAIN (FORMAT JSON) plan, the node itself first."""
     yield node
     for child in node.get("Plans", []):
-        yield from _nodes(child)
+        yield from plan_nodes(child)
 
 
 def reach_of(sql: str, plan: dict[str, Any], tenant_tables: Sequence[str]) -> Reach:
     writes, scanned, unpinned, tenants, locks = set(), set(), set(), set(), False
-    for node in _nodes(plan):
+    for node in plan_nodes(plan):
         relation = node.get("Relation Name")
         locks = locks or node["Node Type"] == "LockRows"
         if relation not in tenant_tables:

@@ -15,20 +15,16 @@ from app.domain.events import EventType
 from app.domain.records import Run
 from app.domain.run_changes import CancelRequest, Creation, Due, Sweep
 from app.domain.status import InvalidTransition, RunStatus
+from tests.support.run_records import run_record
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
-QUEUED = Run(
+QUEUED = run_record(
     tenant_id="t",
     id="run_1",
-    agent="a",
-    route="scripted",
+    root_run_id="run_1",
     status=RunStatus.QUEUED,
-    input="x",
-    tools=(),
     limits=Limits(max_steps=5, deadline_s=60, max_tokens=1000, max_cost_usd=1.0, max_tool_calls=5),
     created_by="user",
-    creator_scopes=None,
-    root_run_id="run_1",
     deadline_at=AT,
     created_at=AT,
     updated_at=AT,
