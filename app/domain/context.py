@@ -15,6 +15,7 @@ which turns take which form.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +59,12 @@ class CallRecord:
     source_version: str | None = None
     #: The preview an approver decided on, for a call that required approval.
     preview_id: str | None = None
+
+    @functools.cached_property
+    def output_size(self) -> int:
+        """Its output's size as pages count it, encoded once for every reader (whether it
+        is paged is asked while its turn is sized and again while it is shown)."""
+        return size_of(self.output)
 
 
 def record_of(call: Call) -> CallRecord:
@@ -131,7 +138,7 @@ def summary(call: CallRecord, step: int, paging: Paging = Paging()) -> dict[str,
     if call.status == "succeeded" and call.output_withheld:
         about["output_withheld"] = True
     elif call.status == "succeeded":
-        about["size"] = size_of(call.output)
+        about["size"] = call.output_size
         about["pages"] = page_count(call.output, paging.page_bytes)
     if call.status != "succeeded":
         error = dict(call.error or {"code": call.status})
@@ -156,15 +163,10 @@ def _observation(call: CallRecord, step: int, paging: Paging, compact: bool) -> 
     if call.status == "succeeded" and call.output_withheld:
         # It took effect: the model must know that, or it would make it again.
         content = envelope(**about, output_withheld=WITHHELD)
-    elif call.status == "succeeded":
-        # The result's own JSON is a part of its envelope's: an envelope within the bound
-        # holds a result within it, known without encoding the result alone first.
-        whole = canonical_json(envelope(**about, output=call.output))
-        if len(whole.encode(errors="surrogatepass")) <= paging.large_bytes or not is_paged(
-            call, paging
-        ):
-            return {"role": "tool", "call_id": call.call_id, "content": whole}
+    elif is_paged(call, paging):
         content = envelope(**about, paged=_paged(call, step, paging))
+    elif call.status == "succeeded":
+        content = envelope(**about, output=call.output)
     else:
         content = envelope(**about, error=dict(call.error or {"code": call.status}))
     return {"role": "tool", "call_id": call.call_id, "content": canonical_json(content)}
@@ -175,14 +177,14 @@ def is_paged(call: CallRecord, paging: Paging) -> bool:
     return (
         call.status == "succeeded"
         and not call.output_withheld
-        and size_of(call.output) > paging.large_bytes
+        and call.output_size > paging.large_bytes
     )
 
 
 def _paged(call: CallRecord, step: int, paging: Paging) -> dict[str, Any]:
     pages = page_count(call.output, paging.page_bytes)
     return {
-        "size": size_of(call.output),
+        "size": call.output_size,
         "pages": pages,
         "read_with": f"{READ_RESULT}(call_id={call.call_id!r}, step={step}, page=1..{pages})",
     }
