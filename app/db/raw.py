@@ -19,12 +19,14 @@ it is sent and after its answer, as SQLAlchemy's cursor events do for the others
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import asyncpg
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from app.db.hot_pool import HotPool
 
 Observer = Callable[[str, Sequence[Any]], None]
 #: Observers by connection pool (an engine and its `execution_options` copies share one)
@@ -94,7 +96,7 @@ _PLANNED_ONCE = {
 }
 #: The asyncpg pools attached to engines, by the engine's SQLAlchemy pool, and how long a
 #: statement waits for one of their connections (as the engine's own pool does).
-_POOLS: dict[int, tuple[asyncpg.Pool, float]] = {}
+_POOLS: dict[int, tuple[HotPool, float]] = {}
 #: Options of SQLAlchemy's asyncpg dialect that a URL may carry, which asyncpg does not take.
 _NOT_ASYNCPGS = {"prepared_statement_cache_size", "prepared_statement_name_func", "async_fallback"}
 
@@ -115,24 +117,18 @@ async def attach(
     _, params = engine.dialect.create_connect_args(engine.url)
     params = {k: v for k, v in params.items() if k not in _NOT_ASYNCPGS}
     settings = {**connect_args.get("server_settings", {}), **(_PLANNED_ONCE if plan_once else {})}
-    pool = await asyncpg.create_pool(
-        min_size=0,
-        max_size=max_size,
-        reset=_untouched,
-        **{**params, **connect_args, "server_settings": settings},
-    )
-    _POOLS[id(engine.sync_engine.pool)] = (pool, acquire_timeout_s)
+    options = {**params, **connect_args, "server_settings": settings}
+
+    def connect() -> Awaitable[asyncpg.Connection]:
+        return asyncpg.connect(**options)
+
+    _POOLS[id(engine.sync_engine.pool)] = (HotPool(connect, max_size), acquire_timeout_s)
 
 
 async def detach(engine: AsyncEngine) -> None:
     attached = _POOLS.pop(id(engine.sync_engine.pool), None)
     if attached is not None:
         await attached[0].close()
-
-
-async def _untouched(_connection: asyncpg.Connection) -> None:
-    """A raw statement leaves no session state (no transaction, no LISTEN, no SET), so a
-    connection goes back without asyncpg's reset round trip."""
 
 
 async def fetch(target: AsyncEngine | AsyncConnection, sql: str, *args: Any) -> list[Any]:
@@ -184,31 +180,29 @@ def _never_ran(error: BaseException) -> bool:
 
 
 async def _on_pool(
-    engine: AsyncEngine, pool: asyncpg.Pool, timeout_s: float, sql: str, args: Any
+    engine: AsyncEngine, pool: HotPool, timeout_s: float, sql: str, args: Any
 ) -> list[Any]:
     try:
-        acquired = await pool.acquire(timeout=timeout_s)
+        acquired = await pool.acquire(timeout_s)
     except TimeoutError as exc:  # all busy: as the engine's pool says it
         raise sa_exc.TimeoutError("no connection of the hot path's pool came free") from exc
+    answered = False
     try:
-        return await acquired.fetch(sql, *args)
+        rows = await acquired.fetch(sql, *args)
+        answered = True
+        return rows
     except Exception as error:
+        # An error of the server's ends the statement: the connection is ready for the
+        # next one (or closed, when the server is ending it). Any other (a broken
+        # connection, a cancel) may leave the statement in flight: it is not reused.
+        answered = isinstance(error, asyncpg.PostgresError) and not isinstance(
+            error, asyncpg.PostgresConnectionError
+        )
         if _never_ran(error):
             raise _NeverRan() from error
-        # Closed (terminated by the server, say): the pool replaces it on release.
-        raise _from_driver(engine, sql, args, error, _closed(acquired)) from error
+        raise _from_driver(engine, sql, args, error, acquired.is_closed()) from error
     finally:
-        await pool.release(acquired)  # a no-op for one its closing released already
-
-
-def _closed(connection: Any) -> bool:
-    """Whether a pooled connection a statement failed on is closed. One that closed
-    (the server went away) is handed back to its pool by asyncpg at once, and asking the
-    handle then raises; that too means it is gone, not a bug of ours."""
-    try:
-        return bool(connection.is_closed())
-    except asyncpg.InterfaceError:
-        return True
+        pool.release(acquired, answered=answered)
 
 
 class Compiled:

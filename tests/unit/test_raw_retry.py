@@ -36,9 +36,8 @@ def test_a_connection_lost_mid_statement_is_an_unknown_outcome() -> None:
     assert not _never_ran(asyncpg.UniqueViolationError("duplicate key"))
 
 
-class _Released:
-    """A pooled connection whose server went away mid-statement: asyncpg has already
-    handed it back to its pool, so asking it anything raises."""
+class _Lost:
+    """A connection whose server went away mid-statement."""
 
     async def fetch(self, sql: str, *args: object) -> list[object]:
         raise asyncpg.ConnectionDoesNotExistError(
@@ -46,23 +45,21 @@ class _Released:
         )
 
     def is_closed(self) -> bool:
-        raise asyncpg.InterfaceError(
-            "cannot call Connection.is_closed(): connection has been released back to the pool"
-        )
+        return True
 
 
 class _Pool:
     def __init__(self) -> None:
-        self.released = 0
+        self.released: list[bool] = []
 
-    async def acquire(self, timeout: float) -> _Released:  # noqa: ASYNC109 (asyncpg's signature)
-        return _Released()
+    async def acquire(self, timeout_s: float) -> _Lost:  # noqa: ASYNC109 (the pool's signature)
+        return _Lost()
 
-    async def release(self, connection: object) -> None:
-        self.released += 1
+    def release(self, connection: object, *, answered: bool = True) -> None:
+        self.released.append(answered)
 
 
-async def test_a_connection_released_by_its_own_closing_is_an_outage() -> None:
+async def test_a_connection_lost_mid_statement_is_an_outage_and_not_reused() -> None:
     engine = create_async_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none")
     pool = _Pool()
     try:
@@ -73,4 +70,4 @@ async def test_a_connection_released_by_its_own_closing_is_an_outage() -> None:
         raise AssertionError("a lost connection answered")
     finally:
         await engine.dispose()
-    assert pool.released == 1
+    assert pool.released == [False]
