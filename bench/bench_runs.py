@@ -986,6 +986,12 @@ async def run_workloads(
         print(f"server up         {ctx.memory()}")
         # First requests pay for imports and pool connections; keep them out of workload 1.
         await drive(client, key, body(DEMO_AGENT, 2), args.warmup, 1, timeout_s=args.run_timeout)
+        if args.analyze:
+            # What autovacuum does within a minute of a new database's first writes: until
+            # then every plan is made on empty tables and kept, and a step's write walked
+            # the run table, growing with it (docs/performance.md, "Plans made on empty
+            # tables"). A service in use has statistics; so does this bench from here on.
+            await probe.connection.execute("ANALYZE")
         # number: (title, rounds, runs, clients); 6 is `in_flight`.
         closed = {
             1: ("sequential", args.short_rounds, args.seq_runs, 1),
@@ -1096,7 +1102,14 @@ def parse_args() -> argparse.Namespace:
         help="TOOLGATE_DATABASE_POOLER (none): transaction measures statements kept unprepared",
     )
     add("--only", default="1,2,3,4,5,6,7", help="workloads to run, e.g. 1,6 (default all)")
-    add("--warmup", type=int, default=5, help="runs before workload 1, not measured (5)")
+    add("--warmup", type=int, default=100, help="runs before workload 1, not measured (100)")
+    add(
+        "--no-analyze",
+        dest="analyze",
+        action="store_false",
+        help="skip the ANALYZE after the warm-up: plans stay as made on the new database's "
+        "empty tables, as in the first minute of a new deployment",
+    )
     add("--short-rounds", type=int, default=2, help="N of workloads 1, 4, 5 (2)")
     add("--long-rounds", type=int, default=50, help="N of workload 2 (50)")
     add("--longest-rounds", type=int, default=200, help="N of workload 3 (200)")

@@ -313,7 +313,12 @@ def statement() -> str:
         # A lease past its expiry (on the database's clock) writes nothing, even before
         # another process takes it: nothing is started on a lapsed lease.
         "AND run.lease_expires_at > now() + w.clock_s * interval '1 second' "
-        f"AND run.status IN ({guard}) "
+        # The guard reads as a condition of the join, not of the run alone (`run.status`
+        # is never NULL). Alone, it matched the partial index of active runs, and with the
+        # batch guessed at 100 rows the planner chose to walk that index (every active run,
+        # and the entries of finished ones not yet vacuumed) for each batch, instead of
+        # looking each run up by its key (docs/performance.md).
+        f"AND coalesce(run.status, w.token) IN ({guard}) "
         "RETURNING w.i, run.tenant_id, run.id, run.version, run.event_seq, "
         f"run.cancel_requested_at, {_listed(SHARED, 'run.')}, w.now, w.events, "
         "w.turns, w.new_calls, w.outcomes, w.new_previews, w.decisions)"
