@@ -225,7 +225,7 @@ tool_call = Table(
     Column("attempts", Integer, nullable=False, server_default="0"),
     Column("error", JSONB),
     Column("ends_run", Boolean, nullable=False, server_default="false"),
-    Column("output", JSONB),
+    Column("output", JSON),  # only read back whole: kept as text (migration 0025)
     Column("source_id", String(32)),
     Column("observed_at", String(64)),
     Column("source_version", String(200)),
