@@ -987,10 +987,11 @@ async def run_workloads(
         # First requests pay for imports and pool connections; keep them out of workload 1.
         await drive(client, key, body(DEMO_AGENT, 2), args.warmup, 1, timeout_s=args.run_timeout)
         if args.analyze:
-            # What autovacuum does within a minute of a new database's first writes: until
-            # then every plan is made on empty tables and kept, and a step's write walked
-            # the run table, growing with it (docs/performance.md, "Plans made on empty
-            # tables"). A service in use has statistics; so does this bench from here on.
+            # What autovacuum does within about a minute of a new database's first writes
+            # (here after seconds): until then every plan is made on empty tables and kept,
+            # and a step's write walked the run table, growing with it (docs/performance.md,
+            # "Plans made on empty tables"). So the workloads measure a database past that
+            # first pass, as a service in use is.
             await probe.connection.execute("ANALYZE")
         # number: (title, rounds, runs, clients); 6 is `in_flight`.
         closed = {

@@ -1,6 +1,6 @@
 """The connections the hot path's single statements go out on (`db.raw`).
 
-asyncpg's own pool cost 25–45 µs of CPU a statement over the statement itself on this
+asyncpg's own pool cost 21–54 µs of CPU a statement over a held connection on this
 service's box, more than the statement's own client side: every release runs in a new task
 behind `asyncio.shield` and awaits a reset, every acquire wraps a `wait_for`. The hot path
 needs none of that: each statement runs on its own (no transaction, no LISTEN, no SET), so
@@ -10,8 +10,10 @@ connection and putting it back are plain list operations, with no task and no aw
 What asyncpg's pool did on release that still matters is done by the one releasing: a
 connection whose statement did not end with the server's answer (the caller was cancelled
 mid-statement, the connection broke, the driver gave up) may still have a query in flight,
-so it is closed (once asyncpg's cancel of that query has landed), never handed on; another
-is opened in its place when needed. One the server closed is dropped when it is next taken.
+so it is closed (once asyncpg's cancel of that query has landed), never handed on; its
+place counts until it is closed, so the pool never holds more than `max_size`. One the
+server closed is dropped when it is next taken, and one idle for longer than
+`MAX_IDLE_S` (a firewall or NAT may have forgotten it without a word) is closed then.
 """
 
 from __future__ import annotations
@@ -19,13 +21,17 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 
 import asyncpg
 
 Connect = Callable[[], Awaitable[asyncpg.Connection]]
-#: How long closing the pool waits for one idle connection to say goodbye.
+#: How long closing one connection may wait for its cancelled statement and goodbye.
 CLOSE_TIMEOUT_S = 5.0
+#: An idle connection older than this is closed when next taken, not used (asyncpg's pool
+#: closed them after the same time).
+MAX_IDLE_S = 300.0
 
 
 class PoolClosed(Exception):
@@ -33,14 +39,16 @@ class PoolClosed(Exception):
 
 
 class HotPool:
-    def __init__(self, connect: Connect, max_size: int) -> None:
+    def __init__(self, connect: Connect, max_size: int, max_idle_s: float = MAX_IDLE_S) -> None:
         self._connect = connect
         self.max_size = max_size
-        self._idle: list[asyncpg.Connection] = []
-        #: Connections open or being opened, idle or in use.
+        self.max_idle_s = max_idle_s
+        #: Idle connections, each with when it was put back (`time.monotonic`).
+        self._idle: list[tuple[asyncpg.Connection, float]] = []
+        #: Places taken: connections open, being opened, or being closed.
         self.size = 0
         #: Who waits for a connection, first come first served: handed a connection, or
-        #: None for a free place to open one in.
+        #: None for a place of its own to open one in (already counted in `size`).
         self._waiters: collections.deque[asyncio.Future[asyncpg.Connection | None]] = (
             collections.deque()
         )
@@ -52,25 +60,36 @@ class HotPool:
     def idle(self) -> int:
         return len(self._idle)
 
+    @property
+    def waiting(self) -> int:
+        return sum(not w.done() for w in self._waiters)
+
     async def acquire(self, timeout_s: float) -> asyncpg.Connection:
         """A connection of the pool, opened when none is idle and the pool is not full; when
-        it is full, the first one put back. TimeoutError after `timeout_s`."""
+        it is full, the first one put back (or the first free place). TimeoutError after
+        `timeout_s`."""
         idle = self._idle
         while idle:
-            connection = idle.pop()  # the most recently used: its caches are warm
-            if not connection.is_closed():
+            connection, since = idle.pop()  # the most recently used: its caches are warm
+            if connection.is_closed():
+                self._vacate()
+            elif time.monotonic() - since > self.max_idle_s:
+                self._retire(connection)
+            else:
                 return connection
-            self.size -= 1
         if self._closed:
             raise PoolClosed()
         async with asyncio.timeout(timeout_s):
             if self.size < self.max_size:
+                self.size += 1
                 return await self._open()
             handed = await self._wait()
-            return handed if handed is not None else await self._open()
+            if handed is None or handed.is_closed():
+                return await self._open()  # in the place it (or the closed one) held
+            return handed
 
     async def _open(self) -> asyncpg.Connection:
-        self.size += 1
+        """A new connection in a place already counted; the place is given up if it fails."""
         try:
             return await self._connect()
         except BaseException:
@@ -85,14 +104,14 @@ class HotPool:
         try:
             return await future
         except BaseException:
-            if not future.done():
+            if not future.done() or future.cancelled():
                 with contextlib.suppress(ValueError):
                     self._waiters.remove(future)
-            elif not future.cancelled() and future.exception() is None:
+            elif future.exception() is None:
                 # Handed something just as the wait ended: it goes on to the next one.
                 handed = future.result()
                 if handed is None:
-                    self._pass_place()
+                    self._vacate()
                 else:
                     self.release(handed)
             raise
@@ -103,17 +122,16 @@ class HotPool:
         otherwise, or when it is closed or in a transaction, it is closed, not reused."""
         if self._closed or not answered or connection.is_closed() or connection.is_in_transaction():
             self._retire(connection)
-            self._vacate()
-            return
-        if not self._hand(connection):
-            self._idle.append(connection)
+        elif not self._hand(connection):
+            self._idle.append((connection, time.monotonic()))
 
     def _retire(self, connection: asyncpg.Connection) -> None:
-        """Closes `connection` in the background. Not `terminate`: asyncpg has already sent
-        the server a cancel of a statement its caller gave up on, and a graceful close waits
-        for it to land, so the statement does not go on running (or waiting for a lock)
-        on behalf of no one."""
+        """Closes `connection` in the background and gives its place up once it is closed.
+        Not `terminate`: asyncpg has already sent the server a cancel of a statement its
+        caller gave up on, and a graceful close waits for it to land, so the statement does
+        not go on running (or waiting for a lock) on behalf of no one."""
         if connection.is_closed():
+            self._vacate()
             return
         task = asyncio.get_running_loop().create_task(connection.close(timeout=CLOSE_TIMEOUT_S))
         self._retiring.add(task)
@@ -123,14 +141,12 @@ class HotPool:
         self._retiring.discard(task)
         if not task.cancelled():
             task.exception()  # closing failed: asyncpg has aborted it, nothing is left to do
+        self._vacate()
 
     def _vacate(self) -> None:
-        """One connection fewer: the first waiter may open one in its place."""
-        self.size -= 1
-        self._pass_place()
-
-    def _pass_place(self) -> None:
-        self._hand(None)
+        """A place is free: the first waiter opens a connection in it, else it is given up."""
+        if not self._hand(None):
+            self.size -= 1
 
     def _hand(self, what: asyncpg.Connection | None) -> bool:
         """Gives the first live waiter `what`; False when nobody waits."""
@@ -151,7 +167,6 @@ class HotPool:
             if not waiter.done():
                 waiter.set_exception(PoolClosed())
         idle, self._idle = self._idle, []
-        for connection in idle:
-            self.size -= 1
+        for connection, _ in idle:
             self._retire(connection)
         await asyncio.gather(*self._retiring, return_exceptions=True)

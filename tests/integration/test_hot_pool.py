@@ -66,6 +66,15 @@ async def test_a_connection_that_answered_is_reused_also_after_a_server_error(co
     await pool.close()
 
 
+async def _size_soon(pool: HotPool, size: int) -> bool:
+    """Whether the pool's places come down to `size` (a closing connection holds one)."""
+    for _ in range(100):
+        if pool.size == size:
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
 async def test_a_connection_left_mid_statement_is_closed_not_reused(connect) -> None:  # type: ignore[no-untyped-def]
     pool = HotPool(connect, max_size=4)
     connection = await pool.acquire(5)
@@ -76,9 +85,9 @@ async def test_a_connection_left_mid_statement_is_closed_not_reused(connect) -> 
     with pytest.raises(asyncio.CancelledError):
         await sleeping
     pool.release(connection, answered=False)
-    assert (pool.size, pool.idle) == (0, 0)
+    assert pool.idle == 0
     assert await _backend_gone(pid, connect)  # its sleep does not go on for 30 s
-    assert connection.is_closed()
+    assert await _closed_soon(connection) and await _size_soon(pool, 0)
     fresh = await pool.acquire(5)
     assert fresh is not connection and await fresh.fetchval("SELECT 1") == 1
     await pool.close()
@@ -99,19 +108,60 @@ async def test_a_connection_the_server_closed_is_dropped_when_next_taken(connect
     await pool.close()
 
 
+async def test_an_idle_connection_past_its_age_is_closed_not_used(connect) -> None:  # type: ignore[no-untyped-def]
+    pool = HotPool(connect, max_size=4, max_idle_s=0.05)
+    old = await pool.acquire(5)
+    pool.release(old)
+    await asyncio.sleep(0.1)
+    fresh = await pool.acquire(5)
+    assert fresh is not old and await fresh.fetchval("SELECT 1") == 1
+    assert await _closed_soon(old) and await _size_soon(pool, 1)
+    await pool.close()
+
+
 async def test_a_full_pool_hands_the_next_connection_to_the_first_waiter(connect) -> None:  # type: ignore[no-untyped-def]
     pool = HotPool(connect, max_size=2)
     a, b = await pool.acquire(5), await pool.acquire(5)
     first = asyncio.create_task(pool.acquire(5))
     second = asyncio.create_task(pool.acquire(5))
     await asyncio.sleep(0.05)
-    assert not first.done() and not second.done()
+    assert not first.done() and not second.done() and pool.waiting == 2
     pool.release(b)
     assert await first is b
     pool.release(a, answered=False)  # closed: the second waiter opens one in its place
     c = await second
     assert c not in (a, b) and await c.fetchval("SELECT 1") == 1
-    assert pool.size == 2 and len(connect.opened) == 3
+    assert pool.size == 2 and len(connect.opened) == 3 and a.is_closed()
+    await pool.close()
+
+
+async def test_a_freed_place_is_the_first_waiters_not_a_newcomers(connect) -> None:  # type: ignore[no-untyped-def]
+    pool = HotPool(connect, max_size=1)
+    held = await pool.acquire(5)
+    waiter = asyncio.create_task(pool.acquire(5))
+    await asyncio.sleep(0.05)
+    held.terminate()
+    pool.release(held)  # closed already: its place goes to the waiter at once
+    newcomer = asyncio.create_task(pool.acquire(5))  # before the waiter has run
+    opened = await waiter
+    await asyncio.sleep(0.05)
+    assert not newcomer.done() and pool.size == 1  # never two connections for one place
+    pool.release(opened)
+    assert await newcomer is opened
+    assert len(connect.opened) == 2
+    await pool.close()
+
+
+async def test_a_connection_that_closed_on_its_way_to_a_waiter_is_replaced(connect) -> None:  # type: ignore[no-untyped-def]
+    pool = HotPool(connect, max_size=1)
+    held = await pool.acquire(5)
+    waiter = asyncio.create_task(pool.acquire(5))
+    await asyncio.sleep(0.05)
+    pool.release(held)  # handed to the waiter...
+    held.terminate()  # ...and gone before it runs
+    got = await waiter
+    assert got is not held and await got.fetchval("SELECT 1") == 1
+    assert pool.size == 1
     await pool.close()
 
 
@@ -120,8 +170,9 @@ async def test_a_wait_for_a_full_pool_is_bounded(connect) -> None:  # type: igno
     held = await pool.acquire(5)
     with pytest.raises(TimeoutError):
         await pool.acquire(0.1)
+    assert pool.waiting == 0 and len(pool._waiters) == 0  # the timed-out wait left no trace
     pool.release(held)
-    assert (pool.size, pool.idle) == (1, 1)  # the timed-out waiter took nothing with it
+    assert (pool.size, pool.idle) == (1, 1)
     assert await pool.acquire(0.1) is held
     await pool.close()
 
@@ -142,6 +193,23 @@ async def test_a_connection_handed_to_a_waiter_cancelled_meanwhile_stays_in_the_
     await pool.close()
 
 
+async def test_a_place_passed_to_a_waiter_cancelled_meanwhile_goes_to_the_next(connect) -> None:  # type: ignore[no-untyped-def]
+    pool = HotPool(connect, max_size=1)
+    held = await pool.acquire(5)
+    first = asyncio.create_task(pool.acquire(5))
+    second = asyncio.create_task(pool.acquire(5))
+    await asyncio.sleep(0.05)
+    held.terminate()
+    pool.release(held)  # closed already: its place goes to the first waiter at once
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    opened = await second
+    assert opened is not held and await opened.fetchval("SELECT 1") == 1
+    assert pool.size == 1
+    await pool.close()
+
+
 async def test_closing_closes_idle_connections_fails_waiters_and_those_in_use_on_return(
     connect,
 ) -> None:  # type: ignore[no-untyped-def]
@@ -157,25 +225,9 @@ async def test_closing_closes_idle_connections_fails_waiters_and_those_in_use_on
         await waiting
     pool_full.release(only)
     await pool.close()
-    assert idle.is_closed() and not busy.is_closed()
+    assert idle.is_closed() and not busy.is_closed() and pool.size == 1
     pool.release(busy)
-    assert pool.size == 0
     assert await _closed_soon(busy) and await _closed_soon(only)
+    assert await _size_soon(pool, 0) and await _size_soon(pool_full, 0)
     with pytest.raises(PoolClosed):
         await pool.acquire(5)
-
-
-async def test_a_place_passed_to_a_waiter_cancelled_meanwhile_goes_to_the_next(connect) -> None:  # type: ignore[no-untyped-def]
-    pool = HotPool(connect, max_size=1)
-    held = await pool.acquire(5)
-    first = asyncio.create_task(pool.acquire(5))
-    second = asyncio.create_task(pool.acquire(5))
-    await asyncio.sleep(0.05)
-    pool.release(held, answered=False)  # a place to open one in, passed to the first
-    first.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await first
-    opened = await second
-    assert opened is not held and await opened.fetchval("SELECT 1") == 1
-    assert pool.size == 1
-    await pool.close()
