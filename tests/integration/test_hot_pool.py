@@ -135,11 +135,18 @@ async def test_a_full_pool_hands_the_next_connection_to_the_first_waiter(connect
     await pool.close()
 
 
-async def test_a_freed_place_is_the_first_waiters_not_a_newcomers(connect) -> None:  # type: ignore[no-untyped-def]
+async def _full_with_a_waiter(connect):  # type: ignore[no-untyped-def]
+    """A pool of one connection, held, and a caller already waiting for it."""
     pool = HotPool(connect, max_size=1)
     held = await pool.acquire(5)
     waiter = asyncio.create_task(pool.acquire(5))
     await asyncio.sleep(0.05)
+    assert pool.waiting == 1
+    return pool, held, waiter
+
+
+async def test_a_freed_place_is_the_first_waiters_not_a_newcomers(connect) -> None:  # type: ignore[no-untyped-def]
+    pool, held, waiter = await _full_with_a_waiter(connect)
     held.terminate()
     pool.release(held)  # closed already: its place goes to the waiter at once
     newcomer = asyncio.create_task(pool.acquire(5))  # before the waiter has run
@@ -153,10 +160,7 @@ async def test_a_freed_place_is_the_first_waiters_not_a_newcomers(connect) -> No
 
 
 async def test_a_connection_that_closed_on_its_way_to_a_waiter_is_replaced(connect) -> None:  # type: ignore[no-untyped-def]
-    pool = HotPool(connect, max_size=1)
-    held = await pool.acquire(5)
-    waiter = asyncio.create_task(pool.acquire(5))
-    await asyncio.sleep(0.05)
+    pool, held, waiter = await _full_with_a_waiter(connect)
     pool.release(held)  # handed to the waiter...
     held.terminate()  # ...and gone before it runs
     got = await waiter
@@ -180,10 +184,7 @@ async def test_a_wait_for_a_full_pool_is_bounded(connect) -> None:  # type: igno
 async def test_a_connection_handed_to_a_waiter_cancelled_meanwhile_stays_in_the_pool(
     connect,
 ) -> None:  # type: ignore[no-untyped-def]
-    pool = HotPool(connect, max_size=1)
-    held = await pool.acquire(5)
-    waiter = asyncio.create_task(pool.acquire(5))
-    await asyncio.sleep(0.05)
+    pool, held, waiter = await _full_with_a_waiter(connect)
     pool.release(held)  # handed to the waiter, which is cancelled before it resumes
     waiter.cancel()
     with pytest.raises(asyncio.CancelledError):
