@@ -185,7 +185,7 @@ def _tune_gc(settings: Settings) -> None:
 
 
 async def _attach_hot_path(engine: AsyncEngine, settings: Settings, otel: Telemetry) -> None:
-    """The hot path's statements on an asyncpg pool of their own (`db.raw`); with
+    """The hot path's statements on a pool of asyncpg connections of their own (`db.raw`); with
     statement tracing on they stay on the engine, where the tracer sees them."""
     if otel.traces_statements:
         return

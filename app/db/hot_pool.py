@@ -62,7 +62,7 @@ class HotPool:
 
     @property
     def waiting(self) -> int:
-        return sum(not w.done() for w in self._waiters)
+        return len(self._waiters)
 
     async def acquire(self, timeout_s: float) -> asyncpg.Connection:
         """A connection of the pool, opened when none is idle and the pool is not full; when

@@ -6,7 +6,8 @@ a short statement, and even a bare checkout of a pooled connection runs in a gre
 its own (a 16 KiB frame stack mapped and unmapped each time). The statements every step or
 request sends (a batch of step writes, the API key lookup, a run's creation, the built-in
 search) are plain SQL with positional parameters, written once. Each goes on a connection
-of a small asyncpg pool that the service attaches to its engine (`attach`): the same
+of a small pool of asyncpg connections (`db.hot_pool`) that the service attaches to its
+engine (`attach`): the same
 database, the same connection settings, each statement on its own (no transaction, so
 nothing to reset when a connection goes back). Without an attached pool (a CLI, a test's
 engine), a statement goes to the driver connection of a pooled SQLAlchemy connection.
@@ -94,7 +95,7 @@ _PLANNED_ONCE = {
     "enable_mergejoin": "off",
     "enable_seqscan": "off",
 }
-#: The asyncpg pools attached to engines, by the engine's SQLAlchemy pool, and how long a
+#: The hot pools attached to engines, by the engine's SQLAlchemy pool, and how long a
 #: statement waits for one of their connections (as the engine's own pool does).
 _POOLS: dict[int, tuple[HotPool, float]] = {}
 #: Options of SQLAlchemy's asyncpg dialect that a URL may carry, which asyncpg does not take.
@@ -109,7 +110,7 @@ async def attach(
     plan_once: bool = True,
     acquire_timeout_s: float = 30.0,
 ) -> None:
-    """Gives `engine` (and its `execution_options` copies) an asyncpg pool for the hot
+    """Gives `engine` (and its `execution_options` copies) a pool of asyncpg connections for the hot
     path's statements: the engine URL's database, `connect_args` as the engine's own
     connections have them. It connects lazily, like the engine: start-up needs no database.
     `plan_once`: straight at Postgres (a pooler refuses startup parameters it does not
