@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from app.domain import schema_validator
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 
@@ -30,10 +30,9 @@ class Strict(BaseModel):
 
 
 def check_schema(value: dict[str, Any]) -> dict[str, Any]:
-    try:
-        Draft202012Validator.check_schema(value)
-    except SchemaError as exc:
-        raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+    why = schema_validator.problem(value)
+    if why is not None:
+        raise ValueError(why)
     return value
 
 

@@ -7,7 +7,6 @@ which can name the exact key path of each problem.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator
@@ -24,6 +23,7 @@ from app.config.base import (
     check_schema,
 )
 from app.config.tool_configs import McpServerConfig, ToolConfig
+from app.domain import patterns
 from app.domain.guardrails import DEFAULTS, OnBlock, Point, Policy, unknown_at
 from app.domain.retention import Retention
 from app.domain.webhooks import BadDestination, pattern
@@ -69,10 +69,9 @@ class ChooserRuleConfig(Strict):
     @field_validator("if_input_matches")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"invalid regular expression: {exc}") from None
+        why = patterns.problem(value)  # matched against the caller's input: RE2 only
+        if why is not None:
+            raise ValueError(f"invalid regular expression: {why}")
         return value
 
 

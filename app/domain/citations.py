@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
-_CITATION = re.compile(r"\[source:([A-Za-z0-9_-]+)\]")
+from app.domain.patterns import compile
+
+#: RE2, as every pattern on a model's text (domain.patterns).
+_CITATION = compile(r"\[source:([A-Za-z0-9_-]+)\]")
 
 
 def source_id(number: int) -> str:

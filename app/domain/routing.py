@@ -4,9 +4,10 @@ route's default. Clients never name a model; the chosen route and why are record
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from app.domain import patterns
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ def allowed(
 def by_rules(rules: Sequence[tuple[str, str]], text: str) -> str | None:
     """The route of the first rule whose pattern matches the input."""
     for pattern, use in rules:
-        if re.search(pattern, text):
+        if patterns.search(pattern, text):  # RE2: the input is the caller's text
             return use
     return None
 

@@ -7,31 +7,34 @@ The lists are documented in docs/trust.md: a pattern added here belongs there to
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from app.domain.patterns import WHITE_SPACE, Pattern, compile
+
+Match = Any  # a match of an RE2 pattern
 REDACTED = "[REDACTED]"
 
 #: Secrets by kind. Each pattern is longer than `[REDACTED]`, so a redaction never grows
-#: a result past its size bound.
-SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
+#: a result past its size bound. Every pattern here is RE2 (`app.domain.patterns`): linear
+#: in the text, whatever the text.
+SECRETS: tuple[tuple[str, Pattern], ...] = (
     # AWS access key ids: long-term (AKIA) and temporary (ASIA).
-    ("aws_access_key_id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("aws_access_key_id", compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     # Stripe live secret and restricted keys.
-    ("stripe_secret_key", re.compile(r"\b(?:sk|rk)_live_[0-9A-Za-z]{10,}")),
+    ("stripe_secret_key", compile(r"\b(?:sk|rk)_live_[0-9A-Za-z]{10,}")),
     # GitHub: classic personal, OAuth, user-to-server, server-to-server, refresh tokens,
     # and fine-grained personal access tokens.
-    ("github_token", re.compile(r"\b(?:gh[pousr]_[0-9A-Za-z]{36,}|github_pat_[0-9A-Za-z_]{22,})")),
+    ("github_token", compile(r"\b(?:gh[pousr]_[0-9A-Za-z]{36,}|github_pat_[0-9A-Za-z_]{22,})")),
     # OpenAI keys: legacy `sk-…` and project / service-account / admin keys.
-    ("openai_api_key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
+    ("openai_api_key", compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
     # PEM private keys (RSA, EC, OPENSSH, encrypted, …), to their END line or, cut off,
     # to the end of the text.
     (
         "private_key",
-        re.compile(
+        compile(
             r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"
-            r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|[\s\S]*\Z)"
+            r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|[\s\S]*\z)"
         ),
     ),
 )
@@ -47,57 +50,64 @@ def _luhn(digits: str) -> bool:
     return total % 10 == 0
 
 
-_CARD = re.compile(r"\b(?:\d[ -]?){12,18}\d\b")
-_EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
-_SSN = re.compile(r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b")
+_CARD = compile(r"\b(?:\d[ -]?){12,18}\d\b")
+_EMAIL = compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
+#: RE2 has no lookahead: the numbers never issued (area 000, 666 or 9xx, group 00,
+#: serial 0000) are left out after the match.
+_SSN = compile(r"\b(\d{3})-(\d{2})-(\d{4})\b")
 
 
-def _cards(text: str) -> Iterable[re.Match[str]]:
+def _cards(text: str) -> Iterable[Match]:
     for match in _CARD.finditer(text):
-        if _luhn(re.sub(r"[ -]", "", match.group())):
+        if _luhn(match.group().replace(" ", "").replace("-", "")):
+            yield match
+
+
+def _ssns(text: str) -> Iterable[Match]:
+    for match in _SSN.finditer(text):
+        area, group, serial = match.groups()
+        if area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000":
             yield match
 
 
 #: Personal data by kind: an e-mail address, a US social security number, a payment card
 #: number (13 to 19 digits passing the Luhn check).
-PII: tuple[tuple[str, Callable[[str], Iterable[re.Match[str]]]], ...] = (
+PII: tuple[tuple[str, Callable[[str], Iterable[Match]]], ...] = (
     ("email", _EMAIL.finditer),
-    ("us_ssn", _SSN.finditer),
+    ("us_ssn", _ssns),
     ("payment_card", _cards),
 )
 
+_S = WHITE_SPACE
+
 #: Markers of a prompt injection in a tool's result, by name: text that tries to speak
 #: with the authority of the instructions (override them, claim a role, open a chat
-#: template's turn). Matched case-insensitively; a match is flagged, never trusted.
-INJECTION_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = (
+#: template's turn). Searched in the text's `folded` spelling (lower case, and every
+#: character Python's case-insensitive matching takes for an ASCII letter spelled as that
+#: letter); a match is flagged, never trusted.
+INJECTION_MARKERS: tuple[tuple[str, Pattern], ...] = (
     (
         "ignore_instructions",
-        re.compile(
-            r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+)*"
-            r"(?:previous|prior|above|earlier|preceding|system|original)?\s*"
-            r"(?:instructions|prompts?|rules|directions|guidelines)\b",
-            re.IGNORECASE,
+        compile(
+            rf"\b(?:ignore|disregard|forget|override|bypass){_S}+(?:all{_S}+|any{_S}+|the{_S}+|your{_S}+)*"
+            rf"(?:previous|prior|above|earlier|preceding|system|original)?{_S}*"
+            r"(?:instructions|prompts?|rules|directions|guidelines)\b"
         ),
     ),
-    ("new_instructions", re.compile(r"\bnew\s+(?:system\s+)?instructions\s*:", re.IGNORECASE)),
-    (
-        "role_spoofing",
-        re.compile(r"(?:^|[\n\r\"{,])\s*(?:system|developer|assistant)\s*:", re.IGNORECASE),
-    ),
+    ("new_instructions", compile(rf"\bnew{_S}+(?:system{_S}+)?instructions{_S}*:")),
+    ("role_spoofing", compile(rf"(?:^|[\n\r\"{{,]){_S}*(?:system|developer|assistant){_S}*:")),
     (
         "chat_template",
-        re.compile(
-            r"<\|(?:im_start|im_end|system|start_header_id)\|>|\[/?INST\]|<</?SYS>>|</?system>",
-            re.IGNORECASE,
+        compile(
+            r"<\|(?:im_start|im_end|system|start_header_id)\|>|\[/?inst\]|<</?sys>>|</?system>"
         ),
     ),
-    ("role_change", re.compile(r"\byou\s+are\s+now\s+(?:a|an|the|in)\b", re.IGNORECASE)),
+    ("role_change", compile(rf"\byou{_S}+are{_S}+now{_S}+(?:a|an|the|in)\b")),
     (
         "prompt_exfiltration",
-        re.compile(
-            r"\b(?:reveal|print|repeat|show)\s+(?:me\s+)?(?:your|the)\s+"
-            r"(?:system\s+prompt|instructions|hidden\s+prompt)\b",
-            re.IGNORECASE,
+        compile(
+            rf"\b(?:reveal|print|repeat|show){_S}+(?:me{_S}+)?(?:your|the){_S}+"
+            rf"(?:system{_S}+prompt|instructions|hidden{_S}+prompt)\b"
         ),
     ),
 )
@@ -173,7 +183,7 @@ def markers_in(text: str) -> list[str]:
     return [
         name
         for name, needles, pattern in _MARKER_CHECKS
-        if _holds(lowered, needles) and pattern.search(text)
+        if _holds(lowered, needles) and pattern.search(lowered)
     ]
 
 

@@ -324,9 +324,9 @@ def exposed_tools(
 
 
 def _validator(schema: Mapping[str, Any]) -> Any:
-    from jsonschema import Draft202012Validator
+    from app.domain.schema_validator import LinearValidator
 
-    return Draft202012Validator(schema)
+    return LinearValidator(schema)  # Draft 2020-12, its patterns on RE2
 
 
 #: A JSON Schema validator, built once per schema object (tool specs live as long as the

@@ -11,31 +11,40 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.domain.patterns import compile
 from app.domain.sensitive import redact_secrets_text
 
 ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _ON = frozenset({"true", "1", "yes", "span_only", "span_and_event"})
 REDACTED = "[REDACTED]"
 
-_SECRET_KEY = re.compile(
-    r"pass(word|wd|phrase)?$|secret|token|api[-_]?key|authori[sz]ation|credential|cookie"
-    r"|private[-_]?key|signature|^auth$|session[-_]?id",
-    re.IGNORECASE,
+# RE2 (domain.patterns), as every pattern on a model's or a tool's text.
+_SECRET_KEY = compile(
+    r"(?i)pass(word|wd|phrase)?$|secret|token|api[-_]?key|authori[sz]ation|credential|cookie"
+    r"|private[-_]?key|signature|^auth$|session[-_]?id"
 )
-_SECRET_TEXT = re.compile(
+_SECRET_TEXT = compile(
     r"(?i:bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"  # an Authorization header's value
     r"|\btg_[A-Za-z0-9_-]{16,}"  # a Toolgate API key
     r"|\bsk-[A-Za-z0-9_-]{16,}"  # OpenAI / Anthropic style keys
     r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"  # a JWT
     r"|\bAKIA[0-9A-Z]{16}\b"  # an AWS access key id
     r"|\bgh[pousr]_[A-Za-z0-9]{30,}"  # a GitHub token
-    r"|(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"  # credentials inside a URL
+    # Credentials inside a URL: RE2 has no lookaround, so the `://` and `@` around them
+    # are matched and put back.
+    r"|(://)[^/\s:@]+:[^/\s@]+(@)"
 )
+
+
+def _redacted(match: Any) -> str:
+    before, after = match.group(1), match.group(2)
+    if before is None:
+        return REDACTED
+    return f"{before}{REDACTED}{after}"
 
 
 def wants_content(environ: Mapping[str, str]) -> bool:
@@ -73,5 +82,5 @@ class Capture:
                 value = value.replace(secret, REDACTED)
             # The guardrails' list too (Stripe, GitHub fine-grained, PEM keys, …): what a
             # result's redaction removes never reaches a span either.
-            return redact_secrets_text(_SECRET_TEXT.sub(REDACTED, value))
+            return redact_secrets_text(_SECRET_TEXT.sub(_redacted, value))
         return value

@@ -18,7 +18,8 @@ LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 def plain_markers(text: str) -> list[str]:
-    return [name for name, pattern in sensitive.INJECTION_MARKERS if pattern.search(text)]
+    lowered = sensitive.folded(text)
+    return [name for name, pattern in sensitive.INJECTION_MARKERS if pattern.search(lowered)]
 
 
 def plain_secrets(text: str) -> list[str]:

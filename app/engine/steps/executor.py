@@ -172,7 +172,7 @@ async def run_call(batch: Round, call: Call, *, side_effect: bool) -> Next:
                 return verdict
             maybe_sent = verdict  # tried again
             continue
-        went = batch.succeed(call, result)
+        went = await batch.succeed(call, result)
         if side_effect:
             await batch.flush()
         return went
@@ -299,11 +299,11 @@ async def _settle_unknown(batch: Round, tool: Tool, call: Call) -> Next | Resend
     outcome: ToolResult | ToolError | None = status.result or status.error
     if isinstance(outcome, ToolResult) and outcome.withheld is None:
         try:
-            check_output(tool, outcome.output)
+            await check_output(tool, outcome.output)
         except OutputRefused as refused:  # it took effect: its output is not kept
             outcome = ToolResult.withholding(refused)
     if isinstance(outcome, ToolResult):
-        went = batch.succeed(call, outcome)
+        went = await batch.succeed(call, outcome)
         await batch.flush()
         return went
     return await batch.failed(call, outcome or OUTCOME_UNKNOWN)

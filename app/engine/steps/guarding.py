@@ -21,6 +21,7 @@ from app.domain.records import Call
 from app.domain.sensitive import scrub_text
 from app.domain.tools import ToolResult
 from app.domain.typed_output import INVALID_OUTPUT, OutputError, OutputSchema, check
+from app.engine import off_loop
 from app.engine.steps.state import RunState
 
 #: Why a turn's other calls never ran when a guardrail's block ended the run.
@@ -61,11 +62,19 @@ class Proposals:
     ends: ErrorValue | None = None
 
 
-def before_calls(
+async def before_calls(
     policy: Policy, step: int, checked: list[CheckedCall], exposed: Mapping[str, Tool]
 ) -> Proposals:
     """Checks each call the gates accepted, in proposal order (SPEC §2: the pre-call
-    guardrail comes after the gates, before execution or a preview)."""
+    guardrail comes after the gates, before execution or a preview); off the loop when
+    the arguments are large (`engine.off_loop`)."""
+    size = sum(off_loop.json_size(c.arguments) for c in checked if c.rejection is None)
+    return await off_loop.run(size, _before_calls, policy, step, checked, exposed)
+
+
+def _before_calls(
+    policy: Policy, step: int, checked: list[CheckedCall], exposed: Mapping[str, Tool]
+) -> Proposals:
     result = Proposals([])
     for call in checked:
         if call.rejection is not None or call.tool not in exposed:
@@ -97,9 +106,11 @@ class Settled:
     ends: bool = False
 
 
-def after_call(policy: Policy, call: Call, spec_external: bool, result: ToolResult) -> Settled:
+async def after_call(
+    policy: Policy, call: Call, spec_external: bool, result: ToolResult
+) -> Settled:
     """Runs before the result is stored: neither the API nor the model ever sees what a
-    guardrail redacted or blocked."""
+    guardrail redacted or blocked. Off the loop when the output is large."""
     if result.withheld is not None:
         return Settled(result, [])
     subject = Subject(
@@ -110,7 +121,8 @@ def after_call(policy: Policy, call: Call, spec_external: bool, result: ToolResu
         arguments=call.arguments,
         output=result.output,
     )
-    seen = guardrails.check(policy, subject)
+    size = len(subject.output_text) + off_loop.json_size(call.arguments)
+    seen = await off_loop.run(size, guardrails.check, policy, subject)
     events = seen.events(call.step)
     error = blocked_error(seen)
     if error is not None:
@@ -134,7 +146,19 @@ class Final:
     errors: tuple[OutputError, ...] = ()
 
 
-def on_final(
+async def on_final(
+    policy: Policy,
+    step: int,
+    text: str,
+    sources: frozenset[str],
+    output: OutputSchema | None = None,
+) -> Final:
+    """The final answer's guardrails and, for a typed agent, its parse and schema check:
+    off the loop when the answer is large."""
+    return await off_loop.run(len(text), _on_final, policy, step, text, sources, output)
+
+
+def _on_final(
     policy: Policy,
     step: int,
     text: str,

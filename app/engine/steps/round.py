@@ -103,14 +103,16 @@ class Round:
         """It may have taken effect, and nobody can tell: it ends the run."""
         self._settle(call, Outcome.UNKNOWN, {**UNKNOWN.as_dict(), "ends_run": True})
 
-    def succeed(self, call: Call, result: ToolResult) -> Next:
+    async def succeed(self, call: Call, result: ToolResult) -> Next:
         """`result.withheld`: it took effect, but its output could not be kept; the event
         says why, and the model hears that it succeeded. The after_call guardrails see
         the result first: what they redact is never stored, and a result they block goes
         no further (a read fails with the block; a side effect took effect, so it
         succeeds with its output withheld and the block as its error)."""
         spec = self.state.tools[call.tool].spec
-        guarded = guarding.after_call(guarding.policy_of(self.state), call, spec.external, result)
+        guarded = await guarding.after_call(
+            guarding.policy_of(self.state), call, spec.external, result
+        )
         self.events.extend(guarded.events)
         blocked, ends = guarded.blocked, guarded.ends
         if blocked is not None and spec.read_only:

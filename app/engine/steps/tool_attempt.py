@@ -27,6 +27,7 @@ from app.domain.tools import (
     surely_valid,
     validator_for,
 )
+from app.engine import off_loop
 from app.engine.process.lease import Interrupted, Lease
 from app.engine.steps.state import RunState
 from app.observability import telemetry
@@ -156,7 +157,7 @@ async def _attempt(lease: Lease, state: RunState, tool: Tool, call: Call) -> Too
     try:
         context = context_of(state, call, timeout, reads=tool.spec.read_only)
         result = await lease.guarded(tool.execute(call.arguments, context), timeout)
-        check_output(tool, result.output)
+        await check_output(tool, result.output)
     except OutputRefused as refused:
         if tool.spec.read_only:
             raise
@@ -196,11 +197,22 @@ def _unanswered(tool: Tool, error: ToolError) -> ToolError:
     return OUTCOME_UNKNOWN
 
 
-def check_output(tool: Tool, output: Any) -> None:
+async def check_output(tool: Tool, output: Any) -> None:
+    """Whether the output may be kept (storable, within its size bound, valid against its
+    schema): off the loop when it is large (`engine.off_loop`)."""
+    try:
+        text: str | None = json.dumps(output, separators=(",", ":"))
+    except (ValueError, TypeError, RecursionError):
+        text = None  # too deep: the walk off the loop says so
+    size = off_loop.THRESHOLD if text is None else len(text)
+    await off_loop.run(size, _check_output, tool, output, text)
+
+
+def _check_output(tool: Tool, output: Any, text: str | None) -> None:
     depth, nan, unstorable = scan(output)  # one walk for both checks
-    if nan or unstorable or depth > MAX_OUTPUT_DEPTH:
+    if nan or unstorable or depth > MAX_OUTPUT_DEPTH or text is None:
         raise OutputRefused("invalid_output", "the tool's output is not storable JSON")
-    size = len(json.dumps(output, separators=(",", ":")).encode())
+    size = len(text.encode())
     if size > tool.spec.max_output_bytes:
         raise OutputRefused(
             "output_too_large",

@@ -224,7 +224,7 @@ async def record_turn(
     # A turn that used the budget up takes no rate-limit slot: none of its calls runs.
     room = 0 if spent else max(0, run.own_limits.max_tool_calls - run.tool_calls)
     checked = await apply_rate_limits(rt, tenant_id=run.tenant_id, checked=checked, room=room)
-    guarded = guarding.before_calls(guarding.policy_of(state), step, checked, exposed_by_name)
+    guarded = await guarding.before_calls(guarding.policy_of(state), step, checked, exposed_by_name)
     # The turn's other accepted calls never run when a block ends the run.
     stop = guarding.ENDED if guarded.ends else None
     if spent:
@@ -277,7 +277,9 @@ async def _record_final(
     as a step) and the model hears why, or the block ends the run `policy_denied`."""
     policy = guarding.policy_of(state)
     sources = frozenset(state.sources)
-    checked = guarding.on_final(policy, turn.step, reply.text, sources, guarding.output_of(state))
+    checked = await guarding.on_final(
+        policy, turn.step, reply.text, sources, guarding.output_of(state)
+    )
     turn = evolve(turn, text=checked.text)
     rejection = checked.rejection
     if rejection is not None:
