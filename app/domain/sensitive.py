@@ -195,9 +195,15 @@ def redact_secrets_text(text: str) -> str:
 
 def redact_pii_text(text: str) -> str:
     for _, find in PII:
-        spans = [m.span() for m in find(text)]
-        for start, end in reversed(spans):
-            text = text[:start] + REDACTED + text[end:]
+        # Joined once, not sliced a match at a time: a text dense with matches would
+        # otherwise be copied once per match.
+        pieces, last = [], 0
+        for match in find(text):
+            start, end = match.span()
+            pieces += (text[last:start], REDACTED)
+            last = end
+        if pieces:
+            text = "".join(pieces) + text[last:]
     return text
 
 

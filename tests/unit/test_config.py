@@ -405,3 +405,38 @@ def test_an_unknown_top_level_key_is_refused_even_when_empty() -> None:
     with pytest.raises(ConfigError) as refused:
         parse_config({"webhookz": None}, builtin_tools=BUILTIN)
     assert refused.value.path == "webhookz"
+
+
+# -- patterns that run on untrusted text: RE2 only -------------------------------------------
+@pytest.mark.parametrize(
+    "pattern", [r"^(?!admin)\w+$", r"(a)\1", r"(?<=x)y"], ids=["lookahead", "backref", "behind"]
+)
+def test_a_schema_pattern_the_linear_engine_cannot_run_is_refused_naming_its_path(
+    pattern: str,
+) -> None:
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"title": {"type": "string", "pattern": pattern}},
+    }
+    tool = {**HTTP_TOOL, "input_schema": schema}
+    error = _refused(_config(tools={"create_ticket": tool}, agents=_agent(tools=["create_ticket"])))
+    assert error.path == "tools.create_ticket.input_schema"
+    assert "/properties/title/pattern" in str(error) and "RE2" in str(error)
+
+
+def test_a_pattern_property_the_linear_engine_cannot_run_is_refused() -> None:
+    schema = {"type": "object", "patternProperties": {"^(?=x)": {"type": "string"}}}
+    error = _refused(_config(agents=_agent(output_schema=schema)))
+    assert error.path == "agents.radar.output_schema"
+
+
+def test_a_router_rule_the_linear_engine_cannot_run_is_refused() -> None:
+    router = {
+        "provider": "router",
+        "candidates": ["scripted"],
+        "default": "scripted",
+        "chooser": {"kind": "rules", "rules": [{"if_input_matches": "(?!x)y", "use": "scripted"}]},
+    }
+    error = _refused(_config(models={"scripted": {"provider": "scripted"}, "auto": router}))
+    assert error.path == "models.auto.chooser.rules.0.if_input_matches"
