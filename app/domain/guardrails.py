@@ -71,6 +71,10 @@ class Subject:
     output: Any = None
     text: str = ""
     sources: frozenset[str] = frozenset()
+    #: What `output` is, for a block's message: after a call, its result; the same checks
+    #: apply to every untrusted text on its way to a model (an error's message, a
+    #: delegated run's input, what a continuation carries over).
+    about: str = "the tool's result"
 
     @functools.cached_property
     def output_text(self) -> str:
@@ -142,7 +146,7 @@ def _injection(block: bool) -> Callable[[Subject], Verdict | None]:
             return None
         if not block:
             return Verdict(Action.FLAGGED, {"markers": markers})
-        message = f"the tool's result holds injection markers: {', '.join(markers)}"
+        message = f"{subject.about} holds injection markers: {', '.join(markers)}"
         return Verdict(Action.BLOCKED, {"markers": markers}, message=message)
 
     return run
@@ -244,10 +248,13 @@ class Checked:
     acted: tuple[tuple[str, Verdict], ...] = ()
     blocked: Verdict | None = None
 
-    def events(self, step: int) -> list[Event]:
-        """One `guardrail.<point>` event per guardrail that acted."""
+    def events(self, step: int, on: str | None = None) -> list[Event]:
+        """One `guardrail.<point>` event per guardrail that acted; `on`: what it checked
+        when that is not the call's output (`error`, `input`, `carry_over`)."""
         kind = _EVENTS[self.subject.point]
-        about = {"step": step, "call_id": self.subject.call_id}
+        about: dict[str, Any] = {"step": step, "call_id": self.subject.call_id}
+        if on is not None:
+            about["on"] = on
         return [
             (kind, {**about, "guardrail": name, "action": v.action.value, **_code(v), **v.detail})
             for name, v in self.acted

@@ -123,6 +123,8 @@ class AgentTool:
         )
         try:
             started = await runs.start_run(rt, principal=context.principal, request=request)
+        except runs.InputBlocked as blocked:  # the child's guardrails refused its input
+            raise ToolError(blocked.error.code, blocked.error.message) from None
         except DomainError as refused:  # e.g. nothing left of a budget for a child
             raise ToolError(f"delegation_{refused.code.value}", refused.message[:500]) from None
         except IntegrityError:  # another holder's attempt made it meanwhile

@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tests.support.backend import started
@@ -81,7 +82,9 @@ class FakeMcp:
         @mcp.tool(description="Always fails.")
         def broken(query: str, ctx: Context) -> str:
             self._saw("broken", {"query": query}, ctx)
-            raise ValueError("broken")
+            # Raised deliberately: its words (the query, echoed) reach the model as an
+            # isError text, as a real server's would.
+            raise ToolError(f"broken: {query}")
 
         @mcp.tool(description="Open a ticket.")
         async def open_ticket(title: str, ctx: Context) -> Ticket:

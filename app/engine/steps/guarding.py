@@ -113,13 +113,21 @@ async def after_call(
     guardrail redacted or blocked. Off the loop when the output is large."""
     if result.withheld is not None:
         return Settled(result, [])
+    # What the backend wrote beside its output (short strings) reaches the model in the
+    # same envelope: it is checked with the output, as one value.
+    beside = {
+        k: v
+        for k, v in (("source_version", result.source_version), ("observed_at", result.observed_at))
+        if v is not None
+    }
+    checked = {"output": result.output, **beside} if beside else result.output
     subject = Subject(
         Point.AFTER_CALL,
         call.call_id,
         call.tool,
         spec_external,
         arguments=call.arguments,
-        output=result.output,
+        output=checked,
     )
     size = len(subject.output_text) + off_loop.json_size(call.arguments)
     seen = await off_loop.run(size, guardrails.check, policy, subject)
@@ -128,7 +136,50 @@ async def after_call(
     if error is not None:
         ends = policy.blocks_with(Point.AFTER_CALL) is OnBlock.END_RUN
         return Settled(result, events, error, ends)
-    return Settled(evolve(result, output=seen.subject.output), events)
+    if not beside:
+        return Settled(evolve(result, output=seen.subject.output), events)
+    kept = seen.subject.output
+    return Settled(evolve(result, output=kept["output"], **{k: kept[k] for k in beside}), events)
+
+
+@dataclass(frozen=True)
+class Text:
+    """An untrusted text (any JSON value) on its way to a model, after the after_call
+    guardrails, which check it as they check a result: `value` as it may go on
+    (redacted), or `blocked` (it goes no further) and whether that ends the run."""
+
+    value: Any
+    events: list[Event]
+    blocked: ErrorValue | None = None
+    ends: bool = False
+
+
+def after_text(
+    policy: Policy,
+    value: Any,
+    *,
+    on: str,
+    about: str,
+    step: int = 0,
+    call_id: str | None = None,
+    tool: str | None = None,
+    external: bool = False,
+) -> Text:
+    """`value` (an error's message, a delegated run's input, a carry-over) checked by the
+    after_call guardrails; its events say what was checked (`on`)."""
+    subject = Subject(Point.AFTER_CALL, call_id, tool, external, output=value, about=about)
+    seen = guardrails.check(policy, subject)
+    events = seen.events(step, on)
+    error = blocked_error(seen)
+    if error is not None:
+        return Text(value, events, error, policy.blocks_with(Point.AFTER_CALL) is OnBlock.END_RUN)
+    return Text(seen.subject.output, events)
+
+
+async def entering(policy: Policy, value: Any, *, on: str, about: str) -> Text:
+    """`after_text` for what opens a new run's model input: off the loop when large."""
+    size = off_loop.json_size(value)
+    return await off_loop.run(size, lambda: after_text(policy, value, on=on, about=about))
 
 
 @dataclass(frozen=True)

@@ -83,9 +83,25 @@ class Round:
         if error is OUTCOME_UNKNOWN:  # ours, not a backend's code of that name
             self.unknown(call)
             return
-        # A backend's message is its own text, as untrusted as its output: no secret in
-        # it is stored, shown or sent to the model.
-        value = ErrorValue(error.code, redact_secrets_text(error.message), error.retryable)
+        # A backend's message is its own text, as untrusted as its output: the after_call
+        # guardrails check it as they check an output (secrets redacted, injection
+        # markers flagged or blocked) before it is stored, shown or sent to the model.
+        tool = self.state.tools.get(call.tool)
+        checked = guarding.after_text(
+            guarding.policy_of(self.state),
+            error.message,
+            on="error",
+            about="the tool's error message",
+            step=call.step,
+            call_id=call.call_id,
+            tool=call.tool,
+            external=tool is not None and tool.spec.external,
+        )
+        self.events.extend(checked.events)
+        if checked.blocked is not None:
+            value, ends = checked.blocked, ends or checked.ends
+        else:
+            value = ErrorValue(error.code, checked.value, error.retryable)
         self._settle(
             call, Outcome.FAILED, {**value.as_dict(), "ends_run": ends}, error=value, ends=ends
         )
