@@ -106,7 +106,7 @@ class AgentTool:
 
     async def _child(self, rt: Runtime, arguments: Mapping[str, Any], context: ToolContext) -> Run:
         """The call's child: the one an earlier attempt made, or a new one."""
-        from app.engine import runs  # the use cases import the tools' runtime
+        from app.engine import entering, runs  # the use cases import the tools' runtime
 
         run_id = child_run_id(context.tenant_id, context.operation_id)
         async with rt.reads() as session:
@@ -123,7 +123,7 @@ class AgentTool:
         )
         try:
             started = await runs.start_run(rt, principal=context.principal, request=request)
-        except runs.InputBlocked as blocked:  # the child's guardrails refused its input
+        except entering.InputBlocked as blocked:  # the child's guardrails refused its input
             raise ToolError(blocked.error.code, blocked.error.message) from None
         except DomainError as refused:  # e.g. nothing left of a budget for a child
             raise ToolError(f"delegation_{refused.code.value}", refused.message[:500]) from None

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from app.config.files import AgentConfig
 from app.db import runs_repo, turns_repo
 from app.domain.budget import Limits, clamped, deadline_at, narrow_limits
-from app.domain.errors import DomainError, ErrorCode, ErrorValue, FieldError
+from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.events import Event, EventType
 from app.domain.evolve import evolve
 from app.domain.ids import new_id
@@ -22,13 +22,12 @@ from app.domain.records import Call, EventRecord, Preview, Run
 from app.domain.run_changes import CancelRequest, Creation, ScriptItem
 from app.domain.status import RunStatus
 from app.domain.tools import Principal, exposed_tools, first_path, unstorable
-from app.engine import births, children, idempotency, offered
+from app.engine import births, children, entering, idempotency, offered
 from app.engine.continuation import continued
 from app.engine.idempotency import Claim
 from app.engine.process.lease import Lease
 from app.engine.process.runtime import Runtime
 from app.engine.quotas import admit_run
-from app.engine.steps import guarding
 from app.engine.steps.state import RunState
 from app.engine.steps.stepper import lease_for, new_lease_token
 
@@ -98,7 +97,7 @@ async def start_run(
         given, carry_over = await continued(rt, principal, request.continue_from, request.input)
         request = evolve(request, input=given)
     agent, policy = _checked(rt, request)
-    request, carry_over, guarded = await _entering(agent, request, carry_over)
+    request, carry_over, guarded = await entering.checked(agent, request, carry_over)
     agent_limits = agent.limits.model_dump(exclude_none=True) if agent.limits else {}
     asked = dict(request.limits or {})
     limits = narrow_limits(caps(rt), agent_limits, asked)
@@ -173,42 +172,6 @@ async def _create(
         assert claim is not None
         raise idempotency.binding_failed(claim)
     return created
-
-
-class InputBlocked(Exception):
-    """A delegated run's input was blocked by its agent's guardrails: no child is made,
-    and the delegating call fails with `error`."""
-
-    def __init__(self, error: ErrorValue) -> None:
-        super().__init__(error.message)
-        self.error = error
-
-
-async def _entering(
-    agent: AgentConfig, request: CreateRun, carry_over: dict[str, Any] | None
-) -> tuple[CreateRun, dict[str, Any] | None, list[Event]]:
-    """Model-written text that opens the new run's model input (a delegated run's input,
-    written by its parent's model; a continuation's carry-over, with the earlier run's
-    calls' arguments) checked by the new run's after_call guardrails, as a result is:
-    redacted, flagged (events of the new run), or blocked (no run is made). A caller's
-    own input is the caller's, not checked."""
-    policy = agent.guardrails.policy()
-    events: list[Event] = []
-    if request.parent_run_id is not None and request.input is not None:
-        text = await guarding.entering(
-            policy, request.input, on="input", about="the delegated run's input"
-        )
-        if text.blocked is not None:
-            raise InputBlocked(text.blocked)
-        request, events = evolve(request, input=text.value), text.events
-    if carry_over is not None:
-        text = await guarding.entering(
-            policy, carry_over, on="carry_over", about="what the continued run carries over"
-        )
-        if text.blocked is not None:
-            raise _invalid("continue_from", text.blocked.message)
-        carry_over, events = text.value, [*events, *text.events]
-    return request, carry_over, events
 
 
 def _created_data(
