@@ -23,7 +23,7 @@ def cited_ids(text: str) -> list[str]:
     """Cited ids in order of first appearance, without repeats."""
     seen: dict[str, None] = {}
     for match in _CITATION.finditer(text):
-        seen.setdefault(match.group(1), None)
+        seen.setdefault(match.group(1).decode(), None)  # ASCII: the pattern's class
     return list(seen)
 
 

@@ -195,7 +195,7 @@ def _pattern(argument: Any, _schema: Mapping[str, Any]) -> Check | None:
         compiled = patterns.compile(argument)  # linear in the value, whatever the pattern
     except patterns.error:
         return None  # jsonschema's check says why
-    return lambda value: not isinstance(value, str) or compiled.search(value) is not None
+    return lambda value: not isinstance(value, str) or compiled.search(value)
 
 
 _MAKERS: dict[str, Callable[[Any, Mapping[str, Any]], Check | None]] = {

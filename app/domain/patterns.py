@@ -12,33 +12,96 @@ RE2 has no lookaround and no backreferences; a pattern that uses them is refused
 is declared (a config error, or an MCP declaration held), never run by another engine. Its
 `\\b`, `\\d`, `\\w` and `\\s` are ASCII: where a pattern must see Unicode white space it
 spells it (`WHITE_SPACE`).
+
+Matching is done on the text's UTF-8 bytes, encoded once by the caller where several
+patterns search one text: RE2's wrapper would encode a `str` on every call and turn every
+match's byte offsets back into character offsets (most of the time of a text dense with
+matches), and it refuses a lone surrogate, which JSON can carry (`"\\ud800"`); encoded
+with `surrogatepass`, such a character is a few bytes no pattern matches.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import re2
 
 error = re2.error
-Pattern = Any  # re2's compiled pattern (the package ships no type hints)
+Match = Any  # an RE2 match over bytes: `group()`, `groups()`, `span()` are of the bytes
 
 #: What Python's `\s` takes in a `str` pattern, for RE2 (whose `\s` is `[\t\n\f\r ]`).
 WHITE_SPACE = r"[\s\x0b\x1c-\x1f\x85\p{Z}]"
 
-_OPTIONS = re2.Options()
-#: A pattern's compiled program may use this much memory (RE2's default is 8 MiB; a DFA
-#: that outgrows its share falls back to the NFA, still linear).
-_OPTIONS.max_mem = 8 << 20
+
+def _options(*, captures: bool) -> Any:
+    options = re2.Options()
+    # A search that only asks whether there is a match runs RE2's DFA alone; asking for
+    # groups makes it run a slower engine over the match (45x on `^(.*a){12}$`).
+    options.never_capture = not captures
+    return options
+
+
+_CAPTURING, _TESTING = _options(captures=True), _options(captures=False)
+
+
+def utf8(text: str) -> bytes:
+    """`text` as the patterns here search it."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogatepass")
+
+
+class Linear:
+    """One pattern, compiled by RE2 for existence tests (no groups: the fastest engine)
+    and, when first asked for, for matches with their groups."""
+
+    __slots__ = ("_found", "_test", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._test = re2.compile(utf8(pattern), _TESTING)  # raises `error` for what RE2 refuses
+        self._found: Any = None
+
+    def search(self, text: str | bytes) -> bool:
+        """Whether `text` (or its `utf8`) holds a match."""
+        data = utf8(text) if isinstance(text, str) else text
+        return self._test.search(data) is not None
+
+    def finditer(self, text: str | bytes) -> Iterator[Match]:
+        """Every match, leftmost first, over the text's UTF-8 bytes."""
+        if self._found is None:
+            self._found = re2.compile(utf8(self.pattern), _CAPTURING)
+        data = utf8(text) if isinstance(text, str) else text
+        return self._found.finditer(data)
+
+    def sub(self, replace: Callable[[Match], bytes | None], text: str) -> str:
+        """`text` with each match replaced by what `replace` makes of it (None: kept),
+        joined once however many matches there are."""
+        data = utf8(text)
+        pieces: list[bytes] = []
+        last = 0
+        for match in self.finditer(data):
+            made = replace(match)
+            if made is None:
+                continue
+            start, end = match.span()
+            pieces += (data[last:start], made)
+            last = end
+        if not pieces:
+            return text
+        pieces.append(data[last:])
+        return _text(b"".join(pieces))
 
 
 @functools.lru_cache(maxsize=1024)
-def compile(pattern: str) -> Pattern:  # noqa: A001 - the name callers know from `re`
+def compile(pattern: str) -> Linear:  # noqa: A001 - the name callers know from `re`
     """`pattern` compiled by RE2 (cached: schemas and rules repeat). Raises `error` for a
     pattern RE2 does not take (lookaround, backreferences, bad syntax)."""
-    return re2.compile(pattern, _OPTIONS)
+    return Linear(pattern)
 
 
 def problem(pattern: str) -> str | None:
@@ -53,7 +116,7 @@ def problem(pattern: str) -> str | None:
 
 
 def search(pattern: str, text: str) -> bool:
-    return compile(pattern).search(text) is not None
+    return compile(pattern).search(text)
 
 
 def schema_patterns(schema: Any) -> Iterator[tuple[str, str]]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from app.domain.patterns import WHITE_SPACE, Pattern, compile
+from app.domain.patterns import WHITE_SPACE, Linear, Match, compile, utf8
 
-Match = Any  # a match of an RE2 pattern
+Pattern = Linear
 REDACTED = "[REDACTED]"
 
 #: Secrets by kind. Each pattern is longer than `[REDACTED]`, so a redaction never grows
@@ -57,25 +57,24 @@ _EMAIL = compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-
 _SSN = compile(r"\b(\d{3})-(\d{2})-(\d{4})\b")
 
 
-def _cards(text: str) -> Iterable[Match]:
-    for match in _CARD.finditer(text):
-        if _luhn(match.group().replace(" ", "").replace("-", "")):
-            yield match
+def _card(match: Match) -> bool:
+    return _luhn(match.group().replace(b" ", b"").replace(b"-", b"").decode())
 
 
-def _ssns(text: str) -> Iterable[Match]:
-    for match in _SSN.finditer(text):
-        area, group, serial = match.groups()
-        if area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000":
-            yield match
+def _issued(match: Match) -> bool:
+    area, group, serial = match.groups()
+    return (
+        area not in (b"000", b"666") and area[:1] != b"9" and group != b"00" and serial != b"0000"
+    )
 
 
 #: Personal data by kind: an e-mail address, a US social security number, a payment card
-#: number (13 to 19 digits passing the Luhn check).
-PII: tuple[tuple[str, Callable[[str], Iterable[Match]]], ...] = (
-    ("email", _EMAIL.finditer),
-    ("us_ssn", _ssns),
-    ("payment_card", _cards),
+#: number (13 to 19 digits passing the Luhn check). Each with the test a match must pass
+#: (None: every match counts).
+PII: tuple[tuple[str, Pattern, Callable[[Match], bool] | None], ...] = (
+    ("email", _EMAIL, None),
+    ("us_ssn", _SSN, _issued),
+    ("payment_card", _CARD, _card),
 )
 
 _S = WHITE_SPACE
@@ -162,15 +161,25 @@ _SECRET_CHECKS = tuple((kind, _SECRET_NEEDLES[kind], pattern) for kind, pattern 
 
 def secrets_in(text: str) -> list[str]:
     """The kinds of secret `text` holds, in the order of `SECRETS`."""
-    return [
-        kind
-        for kind, needles, pattern in _SECRET_CHECKS
-        if _holds(text, needles) and pattern.search(text)
-    ]
+    data: bytes | None = None  # encoded once, for the first pattern whose needles it holds
+    found = []
+    for kind, needles, pattern in _SECRET_CHECKS:
+        if _holds(text, needles):
+            data = utf8(text) if data is None else data
+            if pattern.search(data):
+                found.append(kind)
+    return found
+
+
+def _holds_pii(data: bytes, pattern: Pattern, keep: Callable[[Match], bool] | None) -> bool:
+    if keep is None:
+        return pattern.search(data)
+    return pattern.search(data) and any(keep(m) for m in pattern.finditer(data))
 
 
 def pii_in(text: str) -> list[str]:
-    return [kind for kind, find in PII if next(iter(find(text)), None) is not None]
+    data = utf8(text)
+    return [kind for kind, pattern, keep in PII if _holds_pii(data, pattern, keep)]
 
 
 _MARKER_CHECKS = tuple(
@@ -180,30 +189,35 @@ _MARKER_CHECKS = tuple(
 
 def markers_in(text: str) -> list[str]:
     lowered = folded(text)
-    return [
-        name
-        for name, needles, pattern in _MARKER_CHECKS
-        if _holds(lowered, needles) and pattern.search(lowered)
-    ]
+    data: bytes | None = None
+    found = []
+    for name, needles, pattern in _MARKER_CHECKS:
+        if _holds(lowered, needles):
+            data = utf8(lowered) if data is None else data
+            if pattern.search(data):
+                found.append(name)
+    return found
+
+
+_REDACTED = REDACTED.encode()
+
+
+def _redacted(_match: Match) -> bytes:
+    return _REDACTED
 
 
 def redact_secrets_text(text: str) -> str:
     for _, pattern in SECRETS:
-        text = pattern.sub(REDACTED, text)
+        text = pattern.sub(_redacted, text)
     return text
 
 
 def redact_pii_text(text: str) -> str:
-    for _, find in PII:
-        # Joined once, not sliced a match at a time: a text dense with matches would
-        # otherwise be copied once per match.
-        pieces, last = [], 0
-        for match in find(text):
-            start, end = match.span()
-            pieces += (text[last:start], REDACTED)
-            last = end
-        if pieces:
-            text = "".join(pieces) + text[last:]
+    for _, pattern, keep in PII:
+        if keep is None:
+            text = pattern.sub(_redacted, text)
+        else:
+            text = pattern.sub(lambda m, keep=keep: _REDACTED if keep(m) else None, text)
     return text
 
 

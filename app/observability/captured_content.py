@@ -40,11 +40,14 @@ _SECRET_TEXT = compile(
 )
 
 
-def _redacted(match: Any) -> str:
+_REDACTED = REDACTED.encode()
+
+
+def _redacted(match: Any) -> bytes:
     before, after = match.group(1), match.group(2)
     if before is None:
-        return REDACTED
-    return f"{before}{REDACTED}{after}"
+        return _REDACTED
+    return before + _REDACTED + after
 
 
 def wants_content(environ: Mapping[str, str]) -> bool:
