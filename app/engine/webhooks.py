@@ -18,7 +18,14 @@ from app.domain.events import EventType
 from app.domain.ids import new_id
 from app.domain.tools import Principal
 from app.domain.webhook_signing import new_secret
-from app.domain.webhooks import BadDestination, Pattern, allowed, destination, pattern
+from app.domain.webhooks import (
+    BadDestination,
+    Pattern,
+    address_refusal,
+    allowed,
+    destination,
+    pattern,
+)
 from app.engine import idempotency
 from app.engine.idempotency import Claim
 from app.engine.process.runtime import Runtime
@@ -57,8 +64,17 @@ def check_url(config: WebhooksConfig, url: str) -> None:
         dest = destination(url)
     except BadDestination as exc:
         raise _refused_url(str(exc)) from None
-    if not allowed(allowlist(config), dest):
+    patterns = allowlist(config)
+    if not allowed(patterns, dest):
         raise _refused_url("not a destination the operator allows for webhooks")
+    # An address in the URL is judged now, by the rule each delivery applies to the
+    # addresses a name resolves to (a name is resolved at each delivery only).
+    if dest.literal is not None and address_refusal(patterns, dest, [dest.literal]):
+        raise _refused_url(
+            "an address no webhook may reach (loopback, private, link-local, reserved, or an "
+            "IPv6 one carrying or tunnelling such an IPv4 address: NAT64, 6to4, Teredo, ...) "
+            "unless the operator's allowlist names it"
+        )
 
 
 async def register(
