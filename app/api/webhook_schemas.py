@@ -69,6 +69,10 @@ class DeliveryAttemptOut(BaseModel):
     status_code: int | None = Field(description="The receiver's answer; `null`: none came.")
     latency_ms: int | None
     error: str | None = Field(description="Why the attempt failed, when it did.")
+    counted: bool = Field(
+        description="`false`: the service could not make the attempt (its own resolver did "
+        "not answer), and it does not count against the delivery's retries."
+    )
 
 
 class DeliveryOut(BaseModel):

@@ -34,17 +34,22 @@ class Claimed:
     secrets: list[str]
     endpoint_disabled: bool
     event: FeedEvent | None
+    #: Attempts before this one that our resolver could not make (not counted).
+    deferred: int = 0
 
 
 @dataclass(frozen=True)
 class Outcome:
     """What one attempt settled: the delivery's new status, the wait before its next
-    attempt when still pending, and whether its endpoint is disabled (`410`)."""
+    attempt when still pending, whether its endpoint is disabled (`410`), and whether it
+    counts against the delivery's retries (`counted`: False when our side could not make
+    it, the claim's count is taken back)."""
 
     status: DeliveryStatus
     attempt: Attempt
     retry_in_s: float | None = None
     disable_reason: str | None = None
+    counted: bool = True
 
 
 # Due deliveries, the earliest pending one of each (endpoint, run) only, so that a run's
@@ -108,6 +113,9 @@ LEFT JOIN LATERAL (
 ) ev ON true
 WHERE d.tenant_id = due.tenant_id AND d.id = due.id
 RETURNING d.tenant_id, d.id, d.attempts, d.endpoint_id, d.run_id AS of_run, d.seq AS at_seq,
+    -- Attempts our resolver could not make (not counted): a few at most (`Claimed.deferred`).
+    (SELECT count(*) FROM jsonb_array_elements(d.attempts_log) a
+     WHERE a ->> 'counted' = 'false') AS deferred,
     w.url, w.secret,
     CASE WHEN w.previous_secret_expires_at > now() + :now_offset
          THEN w.previous_secret END AS previous_secret,
@@ -154,6 +162,7 @@ async def claim_due(
             event=None
             if r["run_id"] is None
             else FeedEvent(r["xid"], r["run_id"], r["seq"], r["type"], r["at"], r["data"]),
+            deferred=r["deferred"],
         )
         for r in rows.mappings()
     ]
@@ -178,6 +187,7 @@ async def record(
         .values(
             status=outcome.status,
             claim_token=None,
+            attempts=d.attempts if outcome.counted else d.attempts - 1,
             attempts_log=d.attempts_log.op("||")(
                 bindparam("attempt", [asdict(outcome.attempt)], type_=JSONB)
             ),

@@ -59,6 +59,9 @@ class Attempt:
     status_code: int | None
     latency_ms: int | None
     error: str | None
+    #: False: our side could not make the attempt (its resolver did not answer); it does
+    #: not count against the delivery's retries.
+    counted: bool = True
 
 
 @dataclass(frozen=True)
@@ -167,7 +170,14 @@ async def rotate(
 
 def _attempts(log: Sequence[dict[str, Any]]) -> list[Attempt]:
     return [
-        Attempt(a["at"], a.get("status_code"), a.get("latency_ms"), a.get("error")) for a in log
+        Attempt(
+            a["at"],
+            a.get("status_code"),
+            a.get("latency_ms"),
+            a.get("error"),
+            a.get("counted", True),
+        )
+        for a in log
     ]
 
 
