@@ -120,6 +120,10 @@ class Settings(BaseSettings):
     #: Webhook deliveries of one endpoint being sent at once, counted over every process:
     #: an endpoint that hangs holds no more of the senders than that.
     webhook_endpoint_concurrency: int = Field(default=4, ge=1)
+    #: Webhook deliveries of one tenant being sent at once, counted over every process: a
+    #: tenant's slow endpoints hold no more of the senders than that (keep it below
+    #: `webhook_concurrency`, so that every process has room for the other tenants).
+    webhook_tenant_concurrency: int = Field(default=16, ge=1)
     #: How long resolving a webhook destination's name may take; past it, the attempt is
     #: tried again later and not counted against the delivery (the resolver is ours).
     webhook_resolve_s: float = Field(default=5.0, gt=0)

@@ -101,6 +101,7 @@ class WebhookSender:
                 session,
                 limit=free,
                 per_endpoint=settings.webhook_endpoint_concurrency,
+                per_tenant=settings.webhook_tenant_concurrency,
                 lease_s=settings.webhook_resolve_s + timeout_s + LEASE_MARGIN_S,
                 token=secrets.token_hex(16),
                 db_time=self.rt.db_time,
