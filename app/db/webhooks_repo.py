@@ -99,6 +99,14 @@ async def lock_endpoints(session: AsyncSession, tenant_id: str, *, wait_s: float
     )
 
 
+async def count_endpoints(session: AsyncSession, tenant_id: str) -> int:
+    """The tenant's endpoints, disabled ones included (an index-only count)."""
+    found = await session.execute(
+        select(func.count()).where(webhook_endpoint.c.tenant_id == tenant_id)
+    )
+    return int(found.scalar_one())
+
+
 async def insert_endpoint(session: AsyncSession, endpoint: NewEndpoint) -> Endpoint:
     row = await session.execute(
         insert(webhook_endpoint).values(**asdict(endpoint)).returning(*_SHOWN)

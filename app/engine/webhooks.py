@@ -1,5 +1,6 @@
 """Webhook endpoints (SPEC §3.8), an admin's use cases: register (the secret is answered
-once), list, delete, rotate the secret (the old one signs 24 h more), read deliveries."""
+once; at most `webhooks.max_endpoints_per_tenant`), list, delete, rotate the secret (the
+old one signs 24 h more), read deliveries."""
 
 from __future__ import annotations
 
@@ -90,6 +91,14 @@ async def register(
     check_url(rt.config.webhooks, url)
     secret = new_secret()
     async with _changing_endpoints(rt, principal) as session:
+        # Counted under the tenant's endpoints lock: two registrations cannot both pass.
+        cap = rt.config.webhooks.max_endpoints_per_tenant
+        if await webhooks_repo.count_endpoints(session, principal.tenant_id) >= cap:
+            raise DomainError(
+                ErrorCode.INVALID_STATE,
+                f"the tenant has {cap} webhook endpoints, the most the operator allows: "
+                "delete one (a disabled one, say) before registering another",
+            )
         endpoint = await webhooks_repo.insert_endpoint(
             session,
             webhooks_repo.NewEndpoint(

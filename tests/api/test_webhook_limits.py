@@ -1,7 +1,8 @@
-"""What a tenant may register (SPEC §3.8): no URL naming an address a delivery may not
-reach — the internal ranges, and the IPv6 ranges that carry an IPv4 address (NAT64,
-6to4, Teredo, IPv4-mapped, -compatible, -translated) — unless the operator's allowlist
-names that address."""
+"""What a tenant may register (SPEC §3.8): no more endpoints than the operator's cap
+(`409 invalid-state`, room again once one is deleted), and no URL naming an address a
+delivery may not reach — the internal ranges, and the IPv6 ranges that carry an IPv4
+address (NAT64, 6to4, Teredo, IPv4-mapped, -compatible, -translated) — unless the
+operator's allowlist names that address."""
 
 from __future__ import annotations
 
@@ -17,6 +18,27 @@ EVENTS = [EventType.RUN_FINISHED]
 
 async def _register(h: Harness, headers: dict[str, str], url: str) -> httpx.Response:
     return await h.client.post("/v1/webhooks", headers=headers, json={"url": url, "events": EVENTS})
+
+
+async def test_the_endpoint_past_the_tenants_cap_is_refused_409(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_factory(
+        config=make_config(webhooks={"allow": ["https://*"], "max_endpoints_per_tenant": 2})
+    )
+    acme = await h.key(roles=ADMIN)
+    made = [await _register(h, acme, f"https://hooks.example.com/{i}") for i in range(2)]
+    assert [r.status_code for r in made] == [201, 201]
+
+    refused = await _register(h, acme, "https://hooks.example.com/2")
+    body = assert_problem(refused, 409, "invalid-state", "/v1/webhooks")
+    assert "2 webhook endpoints" in body["detail"]
+    listed = (await h.client.get("/v1/webhooks", headers=acme)).json()["items"]
+    assert len(listed) == 2
+
+    # Another tenant has a cap of its own; a deleted endpoint makes room again.
+    globex = await h.key(tenant="globex", roles=ADMIN)
+    assert (await _register(h, globex, "https://hooks.example.com/g")).status_code == 201
+    await h.client.delete(f"/v1/webhooks/{made[0].json()['id']}", headers=acme)
+    assert (await _register(h, acme, "https://hooks.example.com/3")).status_code == 201
 
 
 #: Addresses no delivery may reach, each in a URL the allowlist `https://*` admits.
