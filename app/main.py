@@ -25,6 +25,7 @@ from app.adapters.clock import SystemClock
 from app.adapters.lazy_model import OnFirstCall
 from app.adapters.scripted_model import ScriptedModel
 from app.adapters.sdk_model import key_env_of
+from app.adapters.webhook_dns import Resolver
 from app.adapters.webhook_http import WebhookClient
 from app.api import errors
 from app.api.concurrency import ConcurrencyLimitMiddleware
@@ -229,7 +230,11 @@ def _lifespan(
         otel.instrument_client(out.http)
         runtime, delegation = _runtime(settings, config, clock, tools, db_time, otel, engine, out)
         # Webhooks have their own client (adapters.webhook_http): no proxies, pinned addresses.
-        webhooks = WebhookSender(runtime, WebhookClient(settings.webhook_concurrency))
+        webhooks = WebhookSender(
+            runtime,
+            WebhookClient(settings.webhook_concurrency),
+            Resolver(timeout_s=settings.webhook_resolve_s, servers=settings.webhook_name_servers),
+        )
         # LISTEN needs a session of its own, which a transaction pooler does not give.
         driver = Driver(runtime, listen_url=settings.session_url(url), webhooks=webhooks)
         delegation.attach(runtime, driver)  # agent tools run their children with these

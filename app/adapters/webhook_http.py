@@ -1,21 +1,19 @@
-"""Webhook requests on the wire: the destination's name resolved once, the request sent to
-the address that was checked (so a second DNS answer cannot rebind it), with the name as
-Host and, over TLS, as the server name the certificate is checked against. Redirects are
-not followed, proxies from the environment are not used, answers are not read."""
+"""Webhook requests on the wire: the destination's name resolved once (`webhook_dns`), the
+request sent to the address that was checked (so a second DNS answer cannot rebind it),
+with the name as Host and, over TLS, as the server name the certificate is checked
+against. Redirects are not followed, proxies from the environment are not used, answers
+are not read."""
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import functools
-import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import httpx
 
-from app.domain.webhooks import DEFAULT_PORTS, Destination, IpAddress, ip_literal
+from app.domain.webhooks import DEFAULT_PORTS, Destination, IpAddress
 
 
 @dataclass(frozen=True)
@@ -25,29 +23,6 @@ class Answer:
     status_code: int | None
     latency_ms: int
     error: str | None = None
-
-
-#: The threads webhook names are resolved on (getaddrinfo blocks; a lookup past its
-#: deadline keeps its thread until the resolver gives up).
-_RESOLVERS = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="webhook-dns")
-
-
-async def resolve(dest: Destination) -> list[IpAddress]:
-    """Every address the host has now (an IP literal is its own)."""
-    literal = dest.literal
-    if literal is not None:
-        return [literal]
-    try:
-        # On threads of their own: a receiver's slow name server must not hold up the
-        # lookups of the rest of the process (database, tools, models).
-        infos = await asyncio.get_running_loop().run_in_executor(
-            _RESOLVERS,
-            functools.partial(socket.getaddrinfo, dest.host, dest.port, type=socket.SOCK_STREAM),
-        )
-    except (OSError, UnicodeError):
-        return []
-    found = [ip_literal(str(info[4][0]).split("%")[0]) for info in infos]
-    return list(dict.fromkeys(a for a in found if a is not None))
 
 
 class WebhookClient:

@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse, Response
 
 from app.api.errors import render
 from app.api.problems import ProblemError, from_domain
+from app.db.idempotency_repo import Answered
 from app.domain.errors import DomainError
 from app.domain.idempotency import KeySyntaxError, Verdict, fingerprint, parse_key
 from app.domain.tools import Principal
@@ -59,6 +60,12 @@ def shown_once(field: str) -> Callable[[Any], Any]:
         return {**body, field: None} if isinstance(body, dict) else body
 
     return kept
+
+
+def answered(response: Response) -> Answered:
+    """A response as a key's record keeps it (and a replay answers it)."""
+    headers = {k: v for k, v in response.headers.items() if k.lower() in KEPT_HEADERS}
+    return Answered(response.status_code, headers, bytes(response.body).decode())
 
 
 def _key(request: Request, *, required: bool) -> str | None:
@@ -191,15 +198,15 @@ async def _run_claimed(
     except Exception:
         await _abandon(rt, claim)
         raise
-    headers = {k: v for k, v in response.headers.items() if k.lower() in KEPT_HEADERS}
+    kept_answer = answered(response)
     # Kept as the response carried it, unless part of it is a secret shown only once.
-    body = bytes(response.body).decode()
+    body = kept_answer.body
     if kept is not None:
         body = json.dumps(kept(json.loads(body)))
 
     async def complete() -> None:
         await idempotency.complete(
-            rt, claim, status=response.status_code, headers=headers, body=body
+            rt, claim, status=response.status_code, headers=kept_answer.headers, body=body
         )
 
     try:

@@ -54,8 +54,9 @@ class WebhookSecretOut(WebhookOut):
     """The answer that shows the signing secret, the only one."""
 
     secret: str | None = Field(
-        description="`whsec_` + base64 of the HMAC key. Shown only in this answer; `null` "
-        "when the answer is replayed for a repeated Idempotency-Key (rotate to get a new one)."
+        description="`whsec_` + base64 of the HMAC key, shown only in this answer. A "
+        "rotation replayed for a repeated Idempotency-Key answers the same secret; a "
+        "registration replayed answers `null` (rotate to get a new one)."
     )
 
 
@@ -69,6 +70,10 @@ class DeliveryAttemptOut(BaseModel):
     status_code: int | None = Field(description="The receiver's answer; `null`: none came.")
     latency_ms: int | None
     error: str | None = Field(description="Why the attempt failed, when it did.")
+    counted: bool = Field(
+        description="`false`: the service could not make the attempt (its own resolver did "
+        "not answer), and it does not count against the delivery's retries."
+    )
 
 
 class DeliveryOut(BaseModel):

@@ -206,6 +206,9 @@ class WebhooksConfig(Strict):
     retry_schedule_s: list[PosFloat] = [5, 300, 1800, 7200, 18000, 36000, 36000]
     #: A receiver must answer 2xx within this many seconds.
     timeout_s: PosFloat = 15.0
+    #: Endpoints one tenant may have (disabled ones included); one more is refused `409`.
+    #: Each endpoint subscribed to an event adds a delivery row to the step that writes it.
+    max_endpoints_per_tenant: PosInt = 16
 
 
 class AppConfig(Strict):

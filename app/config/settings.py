@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import socket
@@ -15,6 +16,21 @@ from app.db import urls
 from app.db.session import pool_size_for
 
 _PUBLIC_URL = re.compile(r"https?://[^/?#\s]+(?:/[^?#\s]*)?")
+
+
+def _name_server(text: str) -> bool:
+    """An `ip`, `ipv4:port` or `[ipv6]:port` (what c-ares takes as a server)."""
+    host, port = text, None
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = rest.removeprefix(":") if rest.startswith(":") else ("" if rest else None)
+    elif text.count(":") == 1:
+        host, port = text.split(":")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return port is None or (port.isdigit() and 0 < int(port) < 65536)
 
 
 def _instance_id() -> str:
@@ -104,6 +120,17 @@ class Settings(BaseSettings):
     #: Webhook deliveries of one endpoint being sent at once, counted over every process:
     #: an endpoint that hangs holds no more of the senders than that.
     webhook_endpoint_concurrency: int = Field(default=4, ge=1)
+    #: Webhook deliveries of one tenant being sent at once, counted over every process: a
+    #: tenant's slow endpoints hold no more of the senders than that (keep it below
+    #: `webhook_concurrency`, so that every process has room for the other tenants).
+    webhook_tenant_concurrency: int = Field(default=16, ge=1)
+    #: How long resolving a webhook destination's name may take; past it, the attempt is
+    #: tried again later and not counted against the delivery (the resolver is ours).
+    webhook_resolve_s: float = Field(default=5.0, gt=0)
+    #: The name servers webhook destinations are resolved with, `ip` or `ip:port` (an IPv6
+    #: address with a port in brackets), comma-separated; unset: the system's
+    #: (/etc/resolv.conf).
+    webhook_dns_servers: str | None = None
     #: How long a registration or removal of a webhook endpoint waits for the tenant's
     #: event writes in progress before it is answered 503 (to be retried).
     webhook_lock_wait_s: float = Field(default=5.0, gt=0)
@@ -161,6 +188,24 @@ class Settings(BaseSettings):
         if value is not None and not _PUBLIC_URL.fullmatch(value):
             raise ValueError("TOOLGATE_PUBLIC_URL must be http(s)://host[:port][/path]")
         return value
+
+    @field_validator("webhook_dns_servers")
+    @classmethod
+    def _name_servers(cls, value: str | None) -> str | None:
+        if value is not None:
+            for server in value.split(","):
+                if not _name_server(server.strip()):
+                    raise ValueError(
+                        "TOOLGATE_WEBHOOK_DNS_SERVERS must be ip or ip:port entries "
+                        "([ipv6]:port), comma-separated"
+                    )
+        return value
+
+    @property
+    def webhook_name_servers(self) -> list[str]:
+        """`webhook_dns_servers` as a list (empty: the system's)."""
+        raw = self.webhook_dns_servers or ""
+        return [s.strip() for s in raw.split(",") if s.strip()]
 
     @model_validator(mode="after")
     def _listen_beside_a_transaction_pooler(self) -> Settings:

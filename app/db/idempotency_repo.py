@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import String, bindparam, delete, select, tuple_, update
+from sqlalchemy import JSON, String, Text, bindparam, cast, delete, func, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -136,6 +136,44 @@ async def bind(
     bound = binding_cte(binding.kind, bindparam("b_resource", type_=String()))
     params = {**binding_params(binding, db_time), "b_resource": resource_id}
     return (await session.execute(select(bound.c.key), params)).first() is not None
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A request's answer as a key's record keeps it: `body` is JSON text, as sent."""
+
+    status: int
+    headers: dict[str, str]
+    body: str
+
+
+async def answer(
+    session: AsyncSession,
+    *,
+    tenant_id: str,
+    key: str,
+    token: str,
+    answered: Answered,
+    kept_s: float,
+    db_time: DbTime,
+) -> bool:
+    """Stores the answer in the transaction that makes the request's change, so that the
+    change is never committed without it; the record is kept `kept_s` from now at least.
+    False when the request no longer holds the key's claim (the transaction must then
+    make nothing)."""
+    result = await session.execute(
+        update(table)
+        .where(table.c.tenant_id == tenant_id, table.c.key == key, table.c.claim_token == token)
+        .values(
+            state="done",
+            response_status=answered.status,
+            response_headers=answered.headers,
+            response_body=cast(bindparam("b_body", answered.body, type_=Text()), JSON()),
+            expires_at=func.greatest(table.c.expires_at, db_time.after(kept_s)),
+        )
+        .returning(table.c.key)
+    )
+    return result.first() is not None
 
 
 async def get(

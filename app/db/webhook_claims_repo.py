@@ -34,27 +34,33 @@ class Claimed:
     secrets: list[str]
     endpoint_disabled: bool
     event: FeedEvent | None
+    #: Attempts before this one that our resolver could not make (not counted).
+    deferred: int = 0
 
 
 @dataclass(frozen=True)
 class Outcome:
     """What one attempt settled: the delivery's new status, the wait before its next
-    attempt when still pending, and whether its endpoint is disabled (`410`)."""
+    attempt when still pending, whether its endpoint is disabled (`410`), and whether it
+    counts against the delivery's retries (`counted`: False when our side could not make
+    it, the claim's count is taken back)."""
 
     status: DeliveryStatus
     attempt: Attempt
     retry_in_s: float | None = None
     disable_reason: str | None = None
+    counted: bool = True
 
 
 # Due deliveries, the earliest pending one of each (endpoint, run) only, so that a run's
 # events reach an endpoint in seq order whatever the retries; no more of one endpoint than
-# `per_endpoint` being sent at once, counting those other claims hold (`busy`; an endpoint
-# at its cap is skipped before the scan's limit, so it never hides the others' due rows).
-# SKIP LOCKED: two senders never take the same row; the lease (next_attempt_at pushed past
-# the attempt's timeout) keeps it from being taken again until the holder records its
-# outcome or dies. Two senders claiming at once may each fill an endpoint's room: the cap
-# is kept within a claim, and over every process but for that race.
+# `per_endpoint`, and no more of one tenant than `per_tenant`, being sent at once, counting
+# those other claims hold (`busy`; an endpoint or a tenant at its cap is skipped before the
+# scan's limit, so it never hides the others' due rows). SKIP LOCKED: two senders never
+# take the same row; the lease (next_attempt_at pushed past the attempt's timeout) keeps it
+# from being taken again until the holder records its outcome or dies. Two senders
+# claiming at once may each fill an endpoint's or a tenant's room: the caps are kept
+# within a claim, and over every process but for that race.
 _CLAIM = text("""
 WITH busy AS (
     SELECT c.tenant_id, c.endpoint_id, count(*) AS sending
@@ -62,6 +68,8 @@ WITH busy AS (
     WHERE c.status = 'pending' AND c.claim_token IS NOT NULL
       AND c.next_attempt_at > now() + :now_offset
     GROUP BY c.tenant_id, c.endpoint_id
+), busy_tenant AS (
+    SELECT b.tenant_id, sum(b.sending) AS sending FROM busy b GROUP BY b.tenant_id
 ), candidates AS (
     SELECT d.tenant_id, d.id, d.endpoint_id, d.next_attempt_at
     FROM webhook_delivery d
@@ -74,20 +82,32 @@ WITH busy AS (
           SELECT 1 FROM busy b
           WHERE b.tenant_id = d.tenant_id AND b.endpoint_id = d.endpoint_id
             AND b.sending >= :per_endpoint)
+      AND NOT EXISTS (
+          SELECT 1 FROM busy_tenant t
+          WHERE t.tenant_id = d.tenant_id AND t.sending >= :per_tenant)
     ORDER BY d.next_attempt_at
     LIMIT :scan
-), ranked AS (
+), by_endpoint AS (
     SELECT c.tenant_id, c.id, c.next_attempt_at,
            coalesce(b.sending, 0) + row_number() OVER (
                PARTITION BY c.tenant_id, c.endpoint_id ORDER BY c.next_attempt_at, c.id
            ) AS place
     FROM candidates c
     LEFT JOIN busy b ON b.tenant_id = c.tenant_id AND b.endpoint_id = c.endpoint_id
+), by_tenant AS (
+    -- Among what each endpoint's cap lets through: the tenant's cap.
+    SELECT e.tenant_id, e.id, e.next_attempt_at,
+           coalesce(t.sending, 0) + row_number() OVER (
+               PARTITION BY e.tenant_id ORDER BY e.next_attempt_at, e.id
+           ) AS place
+    FROM by_endpoint e
+    LEFT JOIN busy_tenant t ON t.tenant_id = e.tenant_id
+    WHERE e.place <= :per_endpoint
 ), due AS (
     SELECT d.tenant_id, d.id, d.endpoint_id, d.run_id, d.seq
     FROM webhook_delivery d
-    JOIN ranked r ON r.tenant_id = d.tenant_id AND r.id = d.id
-    WHERE r.place <= :per_endpoint
+    JOIN by_tenant r ON r.tenant_id = d.tenant_id AND r.id = d.id
+    WHERE r.place <= :per_tenant
       AND d.status = 'pending' AND d.next_attempt_at <= now() + :now_offset
     ORDER BY r.next_attempt_at
     LIMIT :limit
@@ -108,6 +128,9 @@ LEFT JOIN LATERAL (
 ) ev ON true
 WHERE d.tenant_id = due.tenant_id AND d.id = due.id
 RETURNING d.tenant_id, d.id, d.attempts, d.endpoint_id, d.run_id AS of_run, d.seq AS at_seq,
+    -- Attempts our resolver could not make (not counted): a few at most (`Claimed.deferred`).
+    (SELECT count(*) FROM jsonb_array_elements(d.attempts_log) a
+     WHERE a ->> 'counted' = 'false') AS deferred,
     w.url, w.secret,
     CASE WHEN w.previous_secret_expires_at > now() + :now_offset
          THEN w.previous_secret END AS previous_secret,
@@ -124,6 +147,7 @@ async def claim_due(
     *,
     limit: int,
     per_endpoint: int,
+    per_tenant: int,
     lease_s: float,
     token: str,
     db_time: DbTime,
@@ -136,6 +160,7 @@ async def claim_due(
             "limit": limit,
             "scan": limit * SCAN_PER_SLOT,
             "per_endpoint": per_endpoint,
+            "per_tenant": per_tenant,
             "token": token,
         },
     )
@@ -154,6 +179,7 @@ async def claim_due(
             event=None
             if r["run_id"] is None
             else FeedEvent(r["xid"], r["run_id"], r["seq"], r["type"], r["at"], r["data"]),
+            deferred=r["deferred"],
         )
         for r in rows.mappings()
     ]
@@ -178,6 +204,7 @@ async def record(
         .values(
             status=outcome.status,
             claim_token=None,
+            attempts=d.attempts if outcome.counted else d.attempts - 1,
             attempts_log=d.attempts_log.op("||")(
                 bindparam("attempt", [asdict(outcome.attempt)], type_=JSONB)
             ),

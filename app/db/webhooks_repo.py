@@ -59,6 +59,9 @@ class Attempt:
     status_code: int | None
     latency_ms: int | None
     error: str | None
+    #: False: our side could not make the attempt (its resolver did not answer); it does
+    #: not count against the delivery's retries.
+    counted: bool = True
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,14 @@ async def lock_endpoints(session: AsyncSession, tenant_id: str, *, wait_s: float
     await session.execute(
         select(func.pg_advisory_xact_lock(ENDPOINTS_LOCK, func.hashtext(tenant_id)))
     )
+
+
+async def count_endpoints(session: AsyncSession, tenant_id: str) -> int:
+    """The tenant's endpoints, disabled ones included (an index-only count)."""
+    found = await session.execute(
+        select(func.count()).where(webhook_endpoint.c.tenant_id == tenant_id)
+    )
+    return int(found.scalar_one())
 
 
 async def insert_endpoint(session: AsyncSession, endpoint: NewEndpoint) -> Endpoint:
@@ -167,7 +178,14 @@ async def rotate(
 
 def _attempts(log: Sequence[dict[str, Any]]) -> list[Attempt]:
     return [
-        Attempt(a["at"], a.get("status_code"), a.get("latency_ms"), a.get("error")) for a in log
+        Attempt(
+            a["at"],
+            a.get("status_code"),
+            a.get("latency_ms"),
+            a.get("error"),
+            a.get("counted", True),
+        )
+        for a in log
     ]
 
 

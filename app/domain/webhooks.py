@@ -134,12 +134,35 @@ def allowed(patterns: Sequence[Pattern], dest: Destination) -> bool:
     return any(p.matches(dest) for p in patterns)
 
 
+#: The well-known NAT64 prefix (RFC 6052): `64:ff9b::a.b.c.d` is the IPv4 host a.b.c.d,
+#: reached through the network's NAT64 gateway. Judged by that IPv4 address.
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+#: IPv6 ranges that carry an IPv4 address (or two) which cannot all be judged, or that
+#: nobody should need for a webhook: not global for a delivery, whatever they carry, so
+#: they pass only when a pattern names the address literally.
+TUNNELLED = (
+    ipaddress.IPv6Network("::/96"),  # IPv4-compatible (deprecated by RFC 4291)
+    ipaddress.IPv6Network("::ffff:0:0:0/96"),  # IPv4-translated (SIIT, RFC 2765)
+    # Local-use NAT64 (RFC 8215): where the IPv4 address sits is the network's choice.
+    ipaddress.IPv6Network("64:ff9b:1::/48"),
+    ipaddress.IPv6Network("2002::/16"),  # 6to4 (RFC 3056, deprecated by RFC 7526)
+    ipaddress.IPv6Network("2001::/32"),  # Teredo (RFC 4380): a server's and a client's IPv4
+)
+
+
 def internal(address: IpAddress) -> bool:
     """Addresses a name must not lead to unless allowed by their literal: loopback,
     link-local, private, shared (carrier-grade NAT), unspecified, multicast, reserved:
-    every address that is not global."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return internal(address.ipv4_mapped)
+    every address that is not global. An IPv6 address that carries an IPv4 one is judged
+    by it (IPv4-mapped, NAT64's well-known prefix), or is internal whatever it carries
+    (`TUNNELLED`: 6to4, Teredo, local-use NAT64, IPv4-compatible and -translated)."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return internal(address.ipv4_mapped)
+        if address in NAT64:
+            return internal(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+        if any(address in network for network in TUNNELLED):
+            return True
     # Not only the private ranges: anything not globally routable (the carrier-grade NAT
     # range 100.64.0.0/10, where some clouds put their metadata service, included).
     return (

@@ -1,10 +1,11 @@
 """Webhook endpoints (SPEC §3.8), an admin's use cases: register (the secret is answered
-once), list, delete, rotate the secret (the old one signs 24 h more), read deliveries."""
+once; at most `webhooks.max_endpoints_per_tenant`), list, delete, rotate the secret (the
+old one signs 24 h more; the answer kept with its Idempotency-Key), read deliveries."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,15 +13,23 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.config.files import WebhooksConfig
 from app.db import idempotency_repo, webhooks_repo
 from app.db.errors import is_lock_timeout
+from app.db.idempotency_repo import Answered
 from app.db.webhooks_repo import Delivery, Endpoint
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.events import EventType
 from app.domain.ids import new_id
 from app.domain.tools import Principal
 from app.domain.webhook_signing import new_secret
-from app.domain.webhooks import BadDestination, Pattern, allowed, destination, pattern
+from app.domain.webhooks import (
+    BadDestination,
+    Pattern,
+    address_refusal,
+    allowed,
+    destination,
+    pattern,
+)
 from app.engine import idempotency
-from app.engine.idempotency import Claim
+from app.engine.idempotency import Claim, ClaimLost
 from app.engine.process.runtime import Runtime
 from app.engine.runs import created_position, page_of
 
@@ -57,8 +66,17 @@ def check_url(config: WebhooksConfig, url: str) -> None:
         dest = destination(url)
     except BadDestination as exc:
         raise _refused_url(str(exc)) from None
-    if not allowed(allowlist(config), dest):
+    patterns = allowlist(config)
+    if not allowed(patterns, dest):
         raise _refused_url("not a destination the operator allows for webhooks")
+    # An address in the URL is judged now, by the rule each delivery applies to the
+    # addresses a name resolves to (a name is resolved at each delivery only).
+    if dest.literal is not None and address_refusal(patterns, dest, [dest.literal]):
+        raise _refused_url(
+            "an address no webhook may reach (loopback, private, link-local, reserved, or an "
+            "IPv6 one carrying or tunnelling such an IPv4 address: NAT64, 6to4, Teredo, ...) "
+            "unless the operator's allowlist names it"
+        )
 
 
 async def register(
@@ -74,6 +92,14 @@ async def register(
     check_url(rt.config.webhooks, url)
     secret = new_secret()
     async with _changing_endpoints(rt, principal) as session:
+        # Counted under the tenant's endpoints lock: two registrations cannot both pass.
+        cap = rt.config.webhooks.max_endpoints_per_tenant
+        if await webhooks_repo.count_endpoints(session, principal.tenant_id) >= cap:
+            raise DomainError(
+                ErrorCode.INVALID_STATE,
+                f"the tenant has {cap} webhook endpoints, the most the operator allows: "
+                "delete one (a disabled one, say) before registering another",
+            )
         endpoint = await webhooks_repo.insert_endpoint(
             session,
             webhooks_repo.NewEndpoint(
@@ -143,9 +169,20 @@ async def _changing_endpoints(rt: Runtime, principal: Principal) -> AsyncIterato
         ) from None
 
 
-async def rotate(rt: Runtime, *, principal: Principal, endpoint_id: str) -> WithSecret:
+async def rotate(
+    rt: Runtime,
+    *,
+    principal: Principal,
+    endpoint_id: str,
+    claim: Claim | None = None,
+    answer: Callable[[WithSecret], Answered] | None = None,
+) -> WithSecret:
+    """A new secret; the current one also signs for `ROTATION_GRACE_S` more. Under an
+    Idempotency-Key (`claim`), the answer (`answer` renders it, the new secret in it) is
+    stored in the rotation's own transaction: a retry with the key is answered the same
+    secret whatever became of the first answer, and no rotation commits without it."""
     secret = new_secret()
-    async with rt.reads() as session:
+    async with rt.sessions.begin() as session:
         endpoint = await webhooks_repo.rotate(
             session,
             principal.tenant_id,
@@ -163,7 +200,25 @@ async def rotate(rt: Runtime, *, principal: Principal, endpoint_id: str) -> With
                 "the previous rotation's secret still signs (for 24 h after it): rotate again "
                 "once it has expired, so that no secret a receiver holds is dropped early",
             )
-    return WithSecret(endpoint, secret)
+        made = WithSecret(endpoint, secret)
+        if claim is not None and answer is not None:
+            await _keep_answer(rt, session, claim, answer(made))
+    return made
+
+
+async def _keep_answer(rt: Runtime, session: AsyncSession, claim: Claim, made: Answered) -> None:
+    """The rotation's answer with its key, kept while the rotation refuses another (24 h
+    at least): whoever lost the answer gets it again, and is never locked out by it."""
+    if not await idempotency_repo.answer(
+        session,
+        tenant_id=claim.tenant_id,
+        key=claim.key,
+        token=claim.token,
+        answered=made,
+        kept_s=ROTATION_GRACE_S,
+        db_time=rt.db_time,
+    ):
+        raise ClaimLost(claim.key)  # another request holds the key: nothing is rotated
 
 
 def _delivery_position(delivery: Delivery) -> list[str]:

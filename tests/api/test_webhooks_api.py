@@ -1,16 +1,23 @@
 """Webhook endpoints over HTTP (SPEC §3.8): admins only, per tenant (another tenant's
 endpoint is 404), the allowlist and the event types checked at registration (422 naming
 the field), the secret in the creation and rotation answers only (a replayed creation
-answers it as null), and paging."""
+answers it as null; a replayed rotation answers the same secret, kept with its key in the
+rotation's own transaction), and paging."""
 
 from __future__ import annotations
 
+import logging
 import secrets
 
 import httpx
+import pytest
 from sqlalchemy import text
 
+from app.api.routes.webhooks import rotation_answer
 from app.domain.events import EventType
+from app.domain.idempotency import fingerprint
+from app.domain.tools import Principal
+from app.engine import idempotency, webhooks
 from tests.support.assertions import assert_problem as problem_at
 from tests.support.harness import Harness, make_config
 from tests.support.webhook_receiver import ADMIN
@@ -172,3 +179,104 @@ async def test_a_creation_and_its_key_are_one_transaction(harness_factory) -> No
     assert again.json()["secret"] is None
     listed = (await h.client.get("/v1/webhooks", headers=admin)).json()["items"]
     assert [i["id"] for i in listed] == [made.json()["id"]]
+
+
+async def test_a_retried_rotation_answers_the_same_secret_and_rotates_once(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    """The first answer was lost on the way: the retry with its key gets the secret,
+    neither `null` nor `409` (which would leave the tenant without the new secret for the
+    whole 24 h of the grace)."""
+    h = await _app(harness_factory)
+    admin = await h.key(roles=ADMIN, subject="ops")
+    hook = (await _create(h, admin)).json()
+    rotate = f"/v1/webhooks/{hook['id']}/rotate"
+    keyed = {**admin, "Idempotency-Key": "rotate-1"}
+    first = await h.client.post(rotate, headers=keyed)
+    assert first.status_code == 200 and first.json()["secret"] not in (None, hook["secret"])
+
+    retried = await h.client.post(rotate, headers=keyed)
+    assert retried.status_code == 200 and retried.headers["idempotent-replayed"] == "true"
+    assert retried.json() == first.json()
+    async with h.runtime.sessions() as session:
+        signing = await session.execute(
+            text("SELECT secret, previous_secret FROM webhook_endpoint")
+        )
+        assert tuple(signing.one()) == (first.json()["secret"], hook["secret"])
+
+    # Another key is another rotation: refused while the first one's grace runs.
+    other = {**admin, "Idempotency-Key": "rotate-2"}
+    assert_problem(await h.client.post(rotate, headers=other), 409, "invalid-state")
+    h.travel(24 * 3600 + 1)
+    again = await h.client.post(rotate, headers=other)
+    assert again.status_code == 200 and again.json()["secret"] != first.json()["secret"]
+
+
+async def test_a_rotation_whose_process_died_before_answering_is_answered_to_its_retry(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    """The answer is kept in the rotation's own transaction: there is no moment when the
+    rotation is committed and its answer is not."""
+    h = await _app(harness_factory)
+    admin = await h.key(roles=ADMIN, subject="ops")
+    hook = (await _create(h, admin)).json()
+    rotate = f"/v1/webhooks/{hook['id']}/rotate"
+    rt = h.runtime
+    claim = await idempotency.begin(
+        rt, tenant_id="acme", key="rotate-1", fingerprint=fingerprint("POST", rotate, None)
+    )
+    assert isinstance(claim, idempotency.Claim)
+    made = await webhooks.rotate(
+        rt,
+        principal=Principal("acme", "ops"),
+        endpoint_id=hook["id"],
+        claim=claim,
+        answer=rotation_answer,
+    )
+    # The process dies here, before its answer leaves and before it stores it again.
+    h.travel(rt.settings.idempotency_lock_s + 1)  # its claim would have lapsed by now
+    retried = await h.client.post(rotate, headers={**admin, "Idempotency-Key": "rotate-1"})
+    assert retried.status_code == 200, retried.text
+    assert retried.json()["secret"] == made.secret
+    assert retried.headers["idempotent-replayed"] == "true"
+
+
+async def test_a_rotations_key_is_kept_as_long_as_its_grace_runs(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    """Keys kept 1 h by the operator: a rotation's key still answers later, while the
+    rotation refuses another, so a lost answer never locks the tenant out of its secret."""
+    h = await harness_factory(
+        config=make_config(webhooks={"allow": ["https://*"]}),
+        settings_override={"idempotency_ttl_s": 3600},
+    )
+    admin = await h.key(roles=ADMIN, subject="ops")
+    hook = (await _create(h, admin)).json()
+    rotate = f"/v1/webhooks/{hook['id']}/rotate"
+    keyed = {**admin, "Idempotency-Key": "rotate-1"}
+    first = await h.client.post(rotate, headers=keyed)
+    assert first.status_code == 200
+    h.travel(6 * 3600)
+    await idempotency.purge_expired(h.runtime)
+    retried = await h.client.post(rotate, headers=keyed)
+    assert retried.status_code == 200 and retried.json()["secret"] == first.json()["secret"]
+
+
+async def test_a_kept_rotation_answer_shows_its_secret_to_no_one_else(
+    harness_factory, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    caplog.set_level(logging.DEBUG)
+    h = await _app(harness_factory)
+    admin = await h.key(roles=ADMIN, subject="ops")
+    hook = (await _create(h, admin)).json()
+    rotate = f"/v1/webhooks/{hook['id']}/rotate"
+    keyed = {**admin, "Idempotency-Key": "rotate-1"}
+    secret = (await h.client.post(rotate, headers=keyed)).json()["secret"]
+    assert (await h.client.post(rotate, headers=keyed)).json()["secret"] == secret
+
+    # The same key in another tenant, or for another request, is not this answer.
+    stranger = {**(await h.key(tenant="globex", roles=ADMIN)), "Idempotency-Key": "rotate-1"}
+    assert_problem(await h.client.post(rotate, headers=stranger), 404, "not-found")
+    reused = await h.client.post(f"/v1/webhooks/{hook['id']}x/rotate", headers=keyed)
+    assert_problem(reused, 422, "idempotency-key-reused")
+    seen = [
+        (await h.client.get("/v1/webhooks", headers=admin)).text,
+        caplog.text,
+    ]
+    assert all(secret.removeprefix("whsec_") not in t for t in seen)

@@ -312,7 +312,13 @@ async def _webhooks(
     rt = h.runtime
     async with rt.sessions.begin() as session:
         claimed = await webhook_claims_repo.claim_due(
-            session, limit=50, per_endpoint=4, lease_s=30, token="tour", db_time=rt.db_time
+            session,
+            limit=50,
+            per_endpoint=4,
+            per_tenant=16,
+            lease_s=30,
+            token="tour",
+            db_time=rt.db_time,
         )
         assert {c.tenant_id for c in claimed} == {"acme", "globex"}
         await webhook_claims_repo.hand_back(session, claimed, rt.db_time)

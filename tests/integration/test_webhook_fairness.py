@@ -183,3 +183,33 @@ async def test_a_hanging_endpoint_holds_no_more_than_its_cap_of_the_senders(
         assert got.at - answered < 2.0
         await asyncio.sleep(0.5)
         assert len(hanging.received) == 2  # its cap, though slots were free for more
+
+
+async def test_one_tenants_slow_endpoints_leave_the_other_tenants_room(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    """Two hanging endpoints of one tenant, each within its own cap, could hold every
+    slot of a process; the tenant's share keeps room for the others."""
+    h = await harness_factory(
+        config=make_config(webhooks={**LOOPBACK, "timeout_s": 6}),
+        settings_override={
+            "webhook_concurrency": 4,
+            "webhook_endpoint_concurrency": 2,
+            "webhook_tenant_concurrency": 2,
+        },
+    )
+    acme = await h.key(roles=ADMIN)
+    globex = await h.key(tenant="globex", roles=ADMIN)
+    async with receiving() as hanging, receiving() as healthy:
+        hanging.script = [Reply(delay_s=8) for _ in range(20)]
+        for path in ("/a", "/b"):
+            await register(h.client, acme, hanging.hook(path), [FINISHED])
+        for _ in range(4):  # eight deliveries due at once, four to each endpoint
+            await _finished_run(h, acme)
+        await hanging.wait_for(2)
+        await register(h.client, globex, healthy.hook(), [FINISHED])
+        loop = asyncio.get_running_loop()
+        await _finished_run(h, globex)
+        answered = loop.time()
+        [got] = await healthy.wait_for(1, timeout_s=5)
+        assert got.at - answered < 2.0
+        await asyncio.sleep(0.5)
+        assert len(hanging.received) == 2  # the tenant's share, though slots were free

@@ -108,6 +108,40 @@ def test_internal_addresses_need_a_pattern_naming_them(
     assert (refusal is not None) is refused
 
 
+@pytest.mark.parametrize(
+    ("address", "refused"),
+    [
+        # IPv4-mapped and NAT64's well-known prefix: judged by the IPv4 address they carry.
+        ("::ffff:10.0.0.7", True),
+        ("::ffff:93.184.216.34", False),
+        ("64:ff9b::a00:7", True),  # 10.0.0.7
+        ("64:ff9b::7f00:1", True),  # 127.0.0.1
+        ("64:ff9b::a9fe:a9fe", True),  # 169.254.169.254 (instance metadata)
+        ("64:ff9b::6440:1", True),  # 100.64.0.1 (shared)
+        ("64:ff9b::5db8:d822", False),  # 93.184.216.34, through the network's NAT64
+        # Ranges refused whatever they carry (unless named literally).
+        ("64:ff9b:1::5db8:d822", True),  # local-use NAT64
+        ("64:ff9b:1:a00:7::", True),
+        ("2002:a00:7::1", True),  # 6to4 of 10.0.0.7
+        ("2002:5db8:d822::1", True),  # 6to4 of a public address
+        ("2001:0:5db8:d822::f5ff:fff8", True),  # Teredo
+        ("2001:0:a00:7::", True),
+        ("::a00:7", True),  # IPv4-compatible
+        ("::5db8:d822", True),
+        ("::ffff:0:5db8:d822", True),  # IPv4-translated
+        ("2606:4700::1111", False),
+    ],
+)
+def test_addresses_that_carry_an_ipv4_address(address: str, refused: bool) -> None:
+    """Checked wherever a destination is: at registration (a literal) and at each
+    delivery (every address the name resolves to)."""
+    dest = destination("https://hooks.example.com/")
+    assert (address_refusal(DEFAULT, dest, _ips(address)) is not None) is refused
+    named = [*DEFAULT, pattern(f"https://[{address}]")]
+    literal = destination(f"https://[{address}]/")
+    assert address_refusal(named, literal, _ips(address)) is None  # the operator's choice
+
+
 def test_what_an_answer_means_and_when_the_next_attempt_is() -> None:
     assert [verdict(c) for c in (200, 204, 299)] == [Verdict.SUCCEEDED] * 3
     assert verdict(410) is Verdict.GONE

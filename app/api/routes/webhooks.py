@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import JSONResponse, Response
 
 from app.api.deps import AdminDep, RuntimeDep
-from app.api.idempotency import IdempotencyKey, run_idempotent, shown_once
+from app.api.idempotency import IdempotencyKey, answered, run_idempotent, shown_once
 from app.api.responses import problems
 from app.api.webhook_schemas import (
     CreateWebhookIn,
@@ -20,6 +20,7 @@ from app.api.webhook_schemas import (
     WebhookPage,
     WebhookSecretOut,
 )
+from app.db.idempotency_repo import Answered
 from app.db.webhooks_repo import Delivery, Endpoint
 from app.engine import webhooks
 from app.engine.idempotency import Claim
@@ -103,6 +104,11 @@ async def delete_webhook(webhook_id: str, principal: AdminDep, rt: RuntimeDep) -
     return Response(status_code=204)
 
 
+def rotation_answer(made: WithSecret) -> Answered:
+    """A rotation's answer as its Idempotency-Key keeps it: the new secret in it."""
+    return answered(_with_secret(made, 200))
+
+
 @router.post(
     "/{webhook_id}/rotate",
     response_model=WebhookSecretOut,
@@ -115,16 +121,19 @@ async def rotate_webhook_secret(
     request: Request,
     idempotency_key: IdempotencyKey = None,
 ) -> Any:
-    """A new secret, shown only in this answer. The previous one keeps signing for 24 h
-    (`webhook-signature` then carries both), so receivers can switch without a gap."""
+    """A new secret. The previous one keeps signing for 24 h (`webhook-signature` then
+    carries both), so receivers can switch without a gap; another rotation within them is
+    `409`. With an `Idempotency-Key`, a retry is answered the same secret (the answer is
+    kept with the key, in the rotation's own transaction): send one, so that an answer
+    lost on the way never loses the secret."""
 
-    async def operation(_claim: Claim | None) -> JSONResponse:
-        made = await webhooks.rotate(rt, principal=principal, endpoint_id=webhook_id)
+    async def operation(claim: Claim | None) -> JSONResponse:
+        made = await webhooks.rotate(
+            rt, principal=principal, endpoint_id=webhook_id, claim=claim, answer=rotation_answer
+        )
         return _with_secret(made, 200)
 
-    return await run_idempotent(
-        request, rt, principal, operation, required=False, kept=shown_once("secret")
-    )
+    return await run_idempotent(request, rt, principal, operation, required=False)
 
 
 def _delivery(delivery: Delivery) -> dict[str, Any]:

@@ -17,7 +17,8 @@ import secrets
 
 import pydantic_core
 
-from app.adapters.webhook_http import Answer, WebhookClient, resolve
+from app.adapters.webhook_dns import Resolver, ResolverUnavailable
+from app.adapters.webhook_http import Answer, WebhookClient
 from app.db import webhook_claims_repo
 from app.db.errors import is_unavailable
 from app.db.webhook_claims_repo import Claimed, Outcome
@@ -40,8 +41,6 @@ from app.engine.process.runtime import Runtime
 from app.engine.webhooks import allowlist
 
 log = logging.getLogger(__name__)
-#: Time an attempt may spend resolving its destination's name (then it is refused).
-RESOLVE_S = 5.0
 #: Time a sender keeps a delivery beyond the attempt's timeout, to record its outcome.
 LEASE_MARGIN_S = 5.0
 #: The least time between two claims, however many commits wake the sender.
@@ -59,9 +58,10 @@ def body_of(event: FeedEvent) -> bytes:
 
 
 class WebhookSender:
-    def __init__(self, rt: Runtime, client: WebhookClient) -> None:
+    def __init__(self, rt: Runtime, client: WebhookClient, resolver: Resolver) -> None:
         self.rt = rt
         self.client = client
+        self.resolver = resolver
         self._woken = asyncio.Event()
         #: Deliveries being sent here, with the claim each holds.
         self._in_flight: dict[asyncio.Task[None], Claimed] = {}
@@ -94,13 +94,15 @@ class WebhookSender:
         free = self.rt.settings.webhook_concurrency - len(self._in_flight)
         if free <= 0:
             return 0
+        settings = self.rt.settings
         timeout_s = self.rt.config.webhooks.timeout_s
         async with self.rt.reads() as session:
             claimed = await webhook_claims_repo.claim_due(
                 session,
                 limit=free,
-                per_endpoint=self.rt.settings.webhook_endpoint_concurrency,
-                lease_s=RESOLVE_S + timeout_s + LEASE_MARGIN_S,
+                per_endpoint=settings.webhook_endpoint_concurrency,
+                per_tenant=settings.webhook_tenant_concurrency,
+                lease_s=settings.webhook_resolve_s + timeout_s + LEASE_MARGIN_S,
                 token=secrets.token_hex(16),
                 db_time=self.rt.db_time,
             )
@@ -139,6 +141,11 @@ class WebhookSender:
             return Outcome(DeliveryStatus.ABANDONED, Attempt(at.isoformat(), None, None, why))
         try:
             answer = await self._send(claimed, claimed.event)
+        except ResolverUnavailable as exc:
+            deferred = self._deferred(claimed, at.isoformat(), str(exc))
+            if deferred is not None:
+                return deferred
+            answer = Answer(None, 0, f"destination refused: its name did not resolve ({exc})")
         except Exception:
             # A failed attempt on the schedule, not an exception: the delivery would lapse
             # and come back forever.
@@ -155,6 +162,20 @@ class WebhookSender:
             return Outcome(DeliveryStatus.FAILED, attempt)
         return Outcome(DeliveryStatus.PENDING, attempt, retry_in_s=delay)
 
+    def _deferred(self, claimed: Claimed, at: str, why: str) -> Outcome | None:
+        """An attempt our resolver could not make is not the destination's failure: it
+        is listed, not counted, and made again after the wait the retry schedule gives
+        the delivery's n-th such attempt (never at once: our resolver may be out for a
+        while). Beyond as many of them as the schedule has waits, it counts (None), so a
+        name nobody answers for ends `failed` like any other, in bounded time."""
+        schedule = self.rt.config.webhooks.retry_schedule_s
+        if claimed.deferred >= len(schedule):
+            return None
+        attempt = Attempt(at, None, None, f"not sent and not counted: {why}", counted=False)
+        return Outcome(
+            DeliveryStatus.PENDING, attempt, retry_in_s=schedule[claimed.deferred], counted=False
+        )
+
     async def _send(self, claimed: Claimed, event: FeedEvent) -> Answer:
         # The addresses the name has now are checked, and the request goes to the one
         # checked: a name rebound to an internal address is refused.
@@ -165,13 +186,7 @@ class WebhookSender:
         patterns = allowlist(self.rt.config.webhooks)
         if not allowed(patterns, dest):  # the operator narrowed the allowlist since
             return Answer(None, 0, "destination refused: no longer allowed by the operator")
-        try:
-            async with asyncio.timeout(RESOLVE_S):
-                addresses = await resolve(dest)
-        except TimeoutError:
-            return Answer(
-                None, 0, f"destination refused: its name did not resolve in {RESOLVE_S:g} s"
-            )
+        addresses = await self.resolver.resolve(dest)  # or ResolverUnavailable
         refusal = address_refusal(patterns, dest, addresses)
         if refusal is not None:
             return Answer(None, 0, f"destination refused: {refusal}")
@@ -199,3 +214,4 @@ class WebhookSender:
             async with self.rt.reads() as session:
                 await webhook_claims_repo.hand_back(session, [c for _, c in held], self.rt.db_time)
         await self.client.aclose()
+        await self.resolver.aclose()

@@ -239,6 +239,7 @@ export const TERMINATION_REASONS = Object.freeze([
  * @property {number | null} status_code
  * @property {number | null} latency_ms
  * @property {string | null} error
+ * @property {boolean} counted
  */
 
 /**
