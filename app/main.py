@@ -304,7 +304,9 @@ def _runtime(
         single=single,
         reads=reads,
         versions=Versions(config, registry, rebuilder(out, delegation)),
+        mcp_declarations=out.declarations,
     )
+    out.declarations.attach(runtime)
     return runtime, delegation
 
 

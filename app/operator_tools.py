@@ -20,15 +20,17 @@ from app.config.settings import Settings
 from app.domain.pinning import AGENT, MCP
 from app.domain.ports import Tool
 from app.engine.delegation import AgentTool, Delegation, agent_tools
+from app.engine.mcp_declarations import Declarations
 from app.engine.pinned_config import OperatorToolFactory
 
 
 @dataclass(frozen=True)
 class Outside:
-    """What operator tools call out through."""
+    """What operator tools call out through, and where MCP servers pin declarations."""
 
     http: httpx.AsyncClient
     servers: Mapping[str, McpServer]
+    declarations: Declarations
 
     async def close(self) -> None:
         await self.http.aclose()
@@ -44,8 +46,11 @@ def outside(settings: Settings, config: AppConfig) -> Outside:
         follow_redirects=False,
     )
     # One session a server, opened when first needed: a server that is down holds neither
-    # start-up nor any other tool.
-    return Outside(client, mcp_servers(config.mcp_servers, retry_s=settings.mcp_retry_s))
+    # start-up nor any other tool. Declarations are pinned in the database, once the
+    # runtime exists (`Declarations.attach`).
+    declarations = Declarations()
+    servers = mcp_servers(config.mcp_servers, retry_s=settings.mcp_retry_s, pins=declarations)
+    return Outside(client, servers, declarations)
 
 
 def operator_tools(config: AppConfig, out: Outside, delegation: Delegation) -> dict[str, Tool]:

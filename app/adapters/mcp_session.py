@@ -1,6 +1,13 @@
 """One MCP server as this process sees it (SPEC §4 "MCP tools"): one client session of the
 official SDK over streamable HTTP, reused by every call and opened again after a failure,
-and the server's tool list, read when first needed and again after a failure.
+and the server's tool list, read when first needed, again at most every `relist_s`
+seconds and after a failure.
+
+Each listing of a tool the config uses is settled with the pinned declarations (SPEC §4
+"MCP declarations are pinned", `DeclarationPins`): `pins` says, per tool, what is pinned
+and what is pending, and a tool is served only while its server lists exactly its pinned
+declaration (`domain.mcp_declarations`). When another process changes a pin, the list is
+read again (at most every `retry_s`) and the pins settled again.
 
 The SDK keeps a session inside an anyio task group, which one task must enter and leave:
 a task of its own (`_hold`) holds each session open until it fails or is dropped, and
@@ -28,6 +35,9 @@ from mcp_types import CallToolResult, Tool
 from mcp_types.jsonrpc import CONNECTION_CLOSED, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 
 from app.config.tool_configs import McpServerConfig
+from app.domain.mcp_declarations import Listed, Pin, declaration, listed
+from app.domain.ports import DeclarationPins
+from app.domain.tools import scan
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +73,11 @@ class McpServer:
         config: McpServerConfig,
         *,
         retry_s: float,
+        pins: DeclarationPins,
     ) -> None:
         self.name = name
         self.retry_s = retry_s
+        self.relist_s = config.relist_s
         self.timeout_s = config.timeout_s
         self._url = config.url
         # A variable that is unset sends no header: the server's answer says what is missing.
@@ -73,39 +85,107 @@ class McpServer:
         self._headers = {h: env[v] for h, v in config.headers_env.items() if v in env}
         #: The server's tools by name, as last read (None: never read in this process).
         self.tools: dict[str, Tool] | None = None
-        #: Bumped whenever the list is read or the server goes down or comes back, so that
-        #: specs built from what is known of it are rebuilt.
+        #: The declarations of the tools the config uses, as last listed (None: one that is
+        #: not JSON, which is never served).
+        self.listed: dict[str, Listed | None] = {}
+        #: Their pins, as last settled.
+        self.pins: dict[str, Pin] = {}
+        #: Bumped whenever the list is read, its pins settled, or the server goes down or
+        #: comes back, so that specs built from what is known of it are rebuilt.
         self.version = 0
         #: Not reached at its last try: its tools are unavailable until it answers.
         self.down = False
+        self._pin_store = pins
+        self._wanted: set[str] = set()
         self._stale = True
+        self._unsettled = False
+        self._listed_at: float | None = None
         self._failed_at: float | None = None
+        self._settle_failed_at: float | None = None
         self._client: Client | None = None
         self._stop: asyncio.Event | None = None
         self._holders: set[asyncio.Task[None]] = set()
         self._opening = asyncio.Lock()
         self._listing = asyncio.Lock()
+        pins.watch(name, self._pins_changed)
+
+    def want(self, tool: str) -> None:
+        """`tool` (the server's name for it) is used by the config: its declaration is
+        pinned. One wanted after the list was read is settled at the next need."""
+        if tool in self._wanted:
+            return
+        self._wanted.add(tool)
+        if self.tools is not None and tool in self.tools:
+            self.listed[tool] = _declared(self.tools[tool])
+            self._unsettled = True
 
     async def ready(self) -> None:
-        """Reads the tool list if it was never read or a failure made it stale (at most
-        every `retry_s` while the server cannot be reached); never raises."""
-        if not self._stale or self._waiting():
+        """Reads the tool list if it was never read, is older than `relist_s` or a failure
+        made it stale (at most every `retry_s` while the server cannot be reached), and
+        settles the pins of what it lists; never raises."""
+        if not self._due():
             return
         async with self._listing:
-            if not self._stale or self._waiting():
+            if not self._due():
                 return
-            try:
-                client = await self._session(self.timeout_s)
-                tools = await asyncio.wait_for(_list(client), self.timeout_s)
-            except Exception:
-                self.drop()
-                self._unreachable()
+            if self._list_due() and not await self._relist():
                 return
-            self.tools, self._stale, self._failed_at = tools, False, None
+            if self._unsettled and not self._waiting(self._settle_failed_at):
+                await self._settle()
+
+    def _due(self) -> bool:
+        return self._list_due() or (self._unsettled and not self._waiting(self._settle_failed_at))
+
+    def _list_due(self) -> bool:
+        if self._waiting(self._failed_at):
+            return False
+        listed_at = self._listed_at
+        if self.tools is None or listed_at is None:
+            return True
+        age = asyncio.get_running_loop().time() - listed_at
+        # Made stale by a failure, or by another process's pin: no sooner than retry_s
+        # after the last read, so that a server cannot have itself listed on every call.
+        return age >= self.relist_s or (self._stale and age >= min(self.retry_s, self.relist_s))
+
+    async def _relist(self) -> bool:
+        try:
+            client = await self._session(self.timeout_s)
+            tools = await asyncio.wait_for(_list(client), self.timeout_s)
+        except Exception:
+            self.drop()
+            self._unreachable()
+            return False
+        self.tools, self._stale, self._failed_at = tools, False, None
+        self._listed_at = asyncio.get_running_loop().time()
+        self.listed = {name: _declared(tools[name]) for name in self._wanted if name in tools}
+        self._unsettled = True
+        self.version += 1
+        if self.down:
+            self.down = False
+            log.info("MCP server %s answers again; its tools are listed", self.name)
+        return True
+
+    async def _settle(self) -> None:
+        known = {name: seen for name, seen in self.listed.items() if seen is not None}
+        try:
+            self.pins = {**self.pins, **await self._pin_store.settle(self.name, known)}
+        except Exception:
+            # Unsettled, the pins kept are compared with the new listing: a declaration
+            # that changed is not served until it is settled.
+            if self._settle_failed_at is None:
+                log.warning("the declarations of MCP server %s cannot be settled now", self.name)
+            self._settle_failed_at = asyncio.get_running_loop().time()
             self.version += 1
-            if self.down:
-                self.down = False
-                log.info("MCP server %s answers again; its tools are listed", self.name)
+            return
+        self._unsettled, self._settle_failed_at = False, None
+        self.version += 1
+
+    def _pins_changed(self, relist: bool) -> None:
+        """A pin of this server may have changed (another process saw a listing, an admin
+        accepted one): the pins are read again, and the list when `relist`."""
+        self._stale = self._stale or relist
+        self._unsettled = self.tools is not None
+        self._settle_failed_at = None
 
     async def call(
         self, tool: str, arguments: Mapping[str, Any], meta: dict[str, Any], timeout_s: float
@@ -114,7 +194,7 @@ class McpServer:
 
         Only a session that is gone is dropped: every call in flight shares it, and one
         call's timeout must not cost the others their answers."""
-        if self._waiting():
+        if self._waiting(self._failed_at):
             raise NotSent()
         try:
             client = await self._session(min(self.timeout_s, timeout_s))
@@ -159,8 +239,7 @@ class McpServer:
         if self._client is client:
             self.drop()
 
-    def _waiting(self) -> bool:
-        failed = self._failed_at
+    def _waiting(self, failed: float | None) -> bool:
         return failed is not None and asyncio.get_running_loop().time() - failed < self.retry_s
 
     def _unreachable(self) -> None:
@@ -221,6 +300,26 @@ async def _answered(name: str, result: CallToolResult) -> None:
     """Takes a result as it came (see `_hold`)."""
 
 
+def _declared(tool: Tool) -> Listed | None:
+    """The tool's declaration as the model would see it (None when it is not JSON that
+    can be stored: a NaN, an infinity, a NUL or a lone surrogate somewhere in it)."""
+    annotations = (
+        None
+        if tool.annotations is None
+        else tool.annotations.model_dump(mode="json", by_alias=True, exclude_none=True)
+    )
+    declared = declaration(
+        tool.name, tool.description, tool.input_schema, tool.output_schema, annotations
+    )
+    _, nan, unstorable = scan(declared)
+    if nan or unstorable:
+        return None
+    try:
+        return listed(declared)
+    except (ValueError, RecursionError):
+        return None
+
+
 async def _list(client: Client) -> dict[str, Tool]:
     tools: dict[str, Tool] = {}
     cursor: str | None = None
@@ -233,5 +332,10 @@ async def _list(client: Client) -> dict[str, Tool]:
     return tools
 
 
-def mcp_servers(configs: Mapping[str, McpServerConfig], *, retry_s: float) -> dict[str, McpServer]:
-    return {name: McpServer(name, config, retry_s=retry_s) for name, config in configs.items()}
+def mcp_servers(
+    configs: Mapping[str, McpServerConfig], *, retry_s: float, pins: DeclarationPins
+) -> dict[str, McpServer]:
+    return {
+        name: McpServer(name, config, retry_s=retry_s, pins=pins)
+        for name, config in configs.items()
+    }

@@ -2,10 +2,12 @@
 the executor decides retries, timeouts and what an unknown outcome means, exactly as for
 HTTP tools; this adapter only says what a `tools/call` answered.
 
-A tool's description and schemas are its server's (`tools/list`) unless the operator
-declared their own; the server's input schema is closed (`additionalProperties: false`),
-so an argument the schema does not name is refused before anything is sent. A declared
-input schema narrows the server's: arguments must satisfy both."""
+A tool's description and schemas are its server's unless the operator declared their own:
+those of its pinned declaration (`domain.mcp_declarations`), and the tool is offered only
+while its server lists exactly that declaration and nothing is pending. The server's
+input schema is closed (`additionalProperties: false`), so an argument the schema does not
+name is refused before anything is sent. A declared input schema narrows the server's:
+arguments must satisfy both."""
 
 from __future__ import annotations
 
@@ -42,37 +44,59 @@ class McpTool:
         self._config = config
         self._remote = config.mcp_tool or name
         self._built: tuple[int, ToolSpec, dict[str, Any]] | None = None
+        server.want(self._remote)
 
     @property
     def spec(self) -> ToolSpec:
-        """The tool as its server's list last said."""
+        """The tool as its pinned declaration says, offered while its server lists it."""
         return self._current()[1]
 
+    @property
+    def pinned_as(self) -> tuple[str, str]:
+        """Its declaration's key: the server, and the server's name for the tool."""
+        return self.server.name, self._remote
+
+    @property
+    def pending_declaration(self) -> dict[str, Any] | None:
+        """The declaration held for an admin's acceptance, as `GET /v1/tools` shows it."""
+        pin = self.server.pins.get(self._remote)
+        if pin is None or pin.pending is None:
+            return None
+        pending = pin.pending
+        return {
+            "declaration_hash": pin.pending_hash,
+            "description": pending.get("description"),
+            "input_schema": pending.get("input_schema"),
+            "output_schema": pending.get("output_schema"),
+            "annotations": pending.get("annotations"),
+            "held_for": list(pin.held_for),
+            "seen_at": pin.pending_since,
+        }
+
     def _current(self) -> tuple[int, ToolSpec, dict[str, Any]]:
-        # Rebuilt only when the list is read again: validators are built once per schema
-        # object, so once per list.
+        # Rebuilt only when the list is read or settled again: validators are built once
+        # per schema object, so once per list.
         version = self.server.version
         if self._built is None or self._built[0] != version:
             self._built = (version, *self._build())
         return self._built
 
     def _build(self) -> tuple[ToolSpec, dict[str, Any]]:
-        config, listed = self._config, self._listed()
-        served_input = _closed(listed.input_schema) if listed is not None else _UNKNOWN_INPUT
-        served_output = listed.output_schema if listed is not None else None
-        description = config.description or (listed and listed.description) or self._remote
+        config, server = self._config, self.server
+        seen, pin = server.listed.get(self._remote), server.pins.get(self._remote)
+        pinned = None if pin is None else pin.pinned
+        served_input = _closed(pinned["input_schema"]) if pinned else _UNKNOWN_INPUT
+        served_output = pinned["output_schema"] if pinned else None
+        description = config.description or (pinned and pinned["description"]) or self._remote
+        offered = not server.down and seen is not None and pin is not None and pin.serves(seen.hash)
         spec = config.gated_spec(
             self.name,
             description,
             config.input_schema or served_input,
             config.output_schema or served_output,
-            listed=listed is not None and not self.server.down,
+            listed=offered,
         )
         return spec, served_input
-
-    def _listed(self) -> Any:
-        tools = self.server.tools
-        return None if tools is None else tools.get(self._remote)
 
     @property
     def withdrawn(self) -> bool:

@@ -2,11 +2,33 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from app.api.schemas import LimitsOut
+from app.api.schemas import LimitsOut, RequestBody
+
+#: A declaration's hash: `sha256:` and 64 hex digits.
+DECLARATION_HASH = r"^sha256:[0-9a-f]{64}$"
+
+
+class PendingDeclarationOut(BaseModel):
+    """An MCP tool's declaration as its server lists it now, held until an admin accepts
+    it (`POST /v1/tools/{name}/accept`): it differs from the pinned one, or was refused at
+    first sight."""
+
+    declaration_hash: str = Field(description="What `accept` must send back.")
+    description: str | None
+    input_schema: Any
+    output_schema: Any
+    annotations: dict[str, Any] | None
+    held_for: list[str] = Field(
+        description="Why it is held: `changed` (differs from the pinned declaration), "
+        "`description_too_long`, `schema_too_large`, `injection_suspected`, "
+        "`invalid_schema` (cannot be accepted)."
+    )
+    seen_at: datetime | None
 
 
 class ToolOut(BaseModel):
@@ -24,6 +46,17 @@ class ToolOut(BaseModel):
     max_concurrency: int | None
     cost_usd: float
     enabled: bool
+    pending_declaration: PendingDeclarationOut | None = Field(
+        description="An MCP tool's declaration held for an admin's acceptance; the tool "
+        "is unavailable meanwhile (`enabled: false`)."
+    )
+
+
+class AcceptIn(RequestBody):
+    declaration_hash: str = Field(
+        pattern=DECLARATION_HASH,
+        description="The pending declaration's `declaration_hash`, as reviewed.",
+    )
 
 
 class ToolPage(BaseModel):

@@ -96,6 +96,7 @@ def tool_view(tool: Tool, disabled: frozenset[str] = frozenset()) -> dict[str, A
         "cost_usd": spec.cost_usd,
         # An MCP tool its server does not offer now cannot be used either.
         "enabled": spec.enabled and spec.listed and spec.name not in disabled,
+        "pending_declaration": getattr(tool, "pending_declaration", None),
     }
 
 

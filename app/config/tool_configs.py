@@ -121,6 +121,9 @@ class McpServerConfig(Strict):
     #: Header name → the environment variable its value comes from (never the file).
     headers_env: dict[NonEmpty, EnvVarName] = {}
     timeout_s: PosFloat = 10.0
+    #: The tool list is read again at most this often (and after a failure): a changed
+    #: declaration is held until an admin accepts it (SPEC §4, pinned declarations).
+    relist_s: PosFloat = 300.0
 
 
 #: An agent tool's input when its declaration gives no schema: the child run's input text.

@@ -1,8 +1,8 @@
 """Tables. `tenant_id` leads every key and index, except the API-key lookup by hash, the
 driver's queue index over runnable runs, the purges of expired Idempotency-Keys and of
 finished runs, the sweep of expired approvals and the webhook senders' queue of due
-deliveries (the tenant is not known, or not relevant, there); `config_version` holds the
-operator's config versions, which belong to no tenant."""
+deliveries (the tenant is not known, or not relevant, there); `config_version` and
+`mcp_declaration` (`mcp_tables.py`) hold the operator's, which belong to no tenant."""
 
 from __future__ import annotations
 
@@ -391,10 +391,10 @@ technology_operation = Table(
     PrimaryKeyConstraint("tenant_id", "operation_id"),
 )
 
-# The webhook, quota, history and lineage tables and their triggers, declared on this
-# module's `metadata` in their own modules; imported here so that whoever has the
-# metadata has them too.
+# The history, lineage, MCP, quota and webhook tables and their triggers, declared on
+# `metadata` in their own modules: imported here, whoever has the metadata has them too.
 from app.db import history_tables as _history_tables  # noqa: E402, F401
 from app.db import lineage_tables as _lineage_tables  # noqa: E402, F401
+from app.db import mcp_tables as _mcp_tables  # noqa: E402, F401
 from app.db import quota_tables as _quota_tables  # noqa: E402, F401
 from app.db import webhook_tables as _webhook_tables  # noqa: E402, F401

@@ -1,13 +1,15 @@
-"""The seams where the core meets the outside: clock, model providers, tool executors."""
+"""The seams where the core meets the outside: clock, model providers, tool executors, the
+store of MCP declarations."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from app.domain.approvals import PreviewBody, PreviewRef
+from app.domain.mcp_declarations import Listed, Pin
 from app.domain.model import ModelReply, ModelRequest
 from app.domain.tools import Principal, ToolError, ToolResult, ToolSpec
 
@@ -89,4 +91,20 @@ class Previewer(Protocol):
 
     async def preview(self, arguments: Mapping[str, Any], context: ToolContext) -> PreviewBody:
         """Raises ToolError when it cannot tell (e.g. the resource does not exist)."""
+        ...
+
+
+class DeclarationPins(Protocol):
+    """Where MCP servers' declarations are pinned (SPEC §4 "MCP declarations are pinned"),
+    shared by every replica."""
+
+    async def settle(self, server: str, listed: Mapping[str, Listed]) -> dict[str, Pin]:
+        """The pins of `listed` (the server's name for a tool → its declaration as just
+        listed): first sights pinned or held, changes held, what the server went back to
+        cleared. Raises when they cannot be read or written now."""
+        ...
+
+    def watch(self, server: str, on_change: Callable[[bool], None]) -> None:
+        """`on_change(relist)` is called when a pin of `server` may have changed: its pins
+        are to be read again, and its list too when `relist`."""
         ...

@@ -1,8 +1,9 @@
 """Before a moment that reads a tool's spec (a run's exposure, a model step, an execution,
 a commit's gates, the catalog), the lists of the servers behind its tools are read if they
-never were or a failure made them stale: "read on first need" (SPEC §4 "MCP tools"). A
-server that cannot answer leaves its tools unlisted, which the gates refuse
-(`tool_unavailable`); nothing here raises. `serving` is the one lookup of a tool that a
+never were, are older than their `relist_s` or a failure made them stale, and their
+declarations settled with the pinned ones: "read on first need" (SPEC §4 "MCP tools"). A
+server that cannot answer, or a declaration held, leaves its tools unlisted, which the
+gates refuse (`tool_unavailable`); nothing here raises. `serving` is the one lookup of a tool that a
 call may still be made with.
 
 A tool offered by a server has an async `ready()` (`adapters.mcp_tools.McpTool`); asked

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from app.api import key_schemas, schemas, webhook_schemas
+from app.api import catalog_schemas, key_schemas, schemas, webhook_schemas
 from app.api.problems import PROBLEM_JSON, PROBLEM_TYPES
 from app.db.tables import technology
 from app.openapi import openapi_json
@@ -55,6 +55,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "commit_preview": {"wait_s": 0},
     "create_key": {"name": "hostile", "roles": ["caller"], "scopes": ["radar:read"]},
     "create_webhook": {"url": "https://hooks.example.com/x", "events": ["run.finished"]},
+    "accept_declaration": {"declaration_hash": "sha256:" + "0" * 64},
 }
 
 
@@ -176,6 +177,7 @@ def test_every_operation_with_a_body_has_a_valid_one_here() -> None:
         model = (
             getattr(schemas, name_of, None)
             or getattr(key_schemas, name_of, None)
+            or getattr(catalog_schemas, name_of, None)
             or getattr(webhook_schemas, name_of)
         )
         model.model_validate(BODIES[name])

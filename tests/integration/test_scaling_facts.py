@@ -30,9 +30,10 @@ from tests.support.harness import Harness, make_config
 from tests.support.tenancy import Reach, capturing, reaches
 from tests.support.webhook_receiver import LOOPBACK, Receiver, receiving, register, settled
 
-#: Tables without `tenant_id`: the operator's config versions (a reference table, copied to
-#: every node) and Alembic's own (the coordinator's).
-REFERENCE = {"config_version", "alembic_version"}
+#: Tables without `tenant_id`: the operator's config versions and the pinned declarations of
+#: its MCP tools (reference tables, copied to every node) and Alembic's own (the
+#: coordinator's).
+REFERENCE = {"config_version", "mcp_declaration", "alembic_version"}
 #: The one unique key not scoped to a tenant: a request's key is found by its hash alone.
 GLOBAL_UNIQUE = {"uq_api_key_key_hash"}
 #: The columns stamped with the writing transaction's id (`pg_current_xact_id()`).
@@ -46,6 +47,8 @@ TRIGGERS = {
     ("run", "run_child_finished"): ["r.tenant_id = NEW.tenant_id", "run.tenant_id = NEW.tenant_id"],
     ("run", "run_finished_day_cost"): ["VALUES (NEW.tenant_id"],
     ("technology", "technology_history"): ["VALUES (OLD.tenant_id", "VALUES (NEW.tenant_id"],
+    # Writes nothing: refuses every change of an acceptance.
+    ("mcp_declaration_acceptance", "mcp_declaration_acceptance_kept"): ["RAISE EXCEPTION"],
 }
 #: The statements that scan tenant tables across tenants (a marker: what a statement writes,
 #: which tenant tables it scans unpinned, whether it locks rows), named as docs/scaling.md
@@ -149,7 +152,8 @@ async def test_unique_keys_hold_tenant_id_but_the_api_key_hash(db: AsyncEngine) 
                   bool_or(a.attname = 'tenant_id') FROM pg_index i
            JOIN pg_class t ON t.oid = i.indrelid AND t.relnamespace = 'public'::regnamespace
            JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
-           WHERE i.indisunique AND t.relname NOT IN ('config_version', 'alembic_version')
+           WHERE i.indisunique
+             AND t.relname NOT IN ('config_version', 'mcp_declaration', 'alembic_version')
            GROUP BY 1""",
     )
     assert len(unique) > len(GLOBAL_UNIQUE)

@@ -1,13 +1,14 @@
 """A small MCP server for tests: the official SDK's server over streamable HTTP, on a
 loopback port, in the test's event loop. It records what each tool received (arguments,
 the request's `_meta`, the headers) and counts side effects once per operation id, as a
-tool server that dedupes would."""
+tool server that dedupes would. A test may change what it lists of a tool at any moment
+(`listed_as`), also from inside a call (`after_call`)."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
@@ -51,6 +52,11 @@ class FakeMcp:
     hidden: set[str] = field(default_factory=set)
     #: Seconds `lookup_doc` and `say` take before they answer.
     delays: dict[str, float] = field(default_factory=dict)
+    #: What the list says of a tool instead of its own (`description`, `input_schema`,
+    #: `output_schema`), by tool, from the next `tools/list` on.
+    listed_as: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Called when a tool is called, by tool.
+    after_call: dict[str, Callable[[], None]] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -62,6 +68,9 @@ class FakeMcp:
     def _saw(self, tool: str, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
         meta = dict(ctx.request_context.meta or {})
         self.calls.append(Seen(tool, arguments, meta))
+        hook = self.after_call.get(tool)
+        if hook is not None:
+            hook()
         return meta
 
     def server(self) -> MCPServer:
@@ -96,6 +105,12 @@ class FakeMcp:
 
         for name in self.hidden:
             mcp.remove_tool(name)
+        listed = mcp.list_tools
+
+        async def list_tools() -> list[Any]:
+            return [t.model_copy(update=self.listed_as.get(t.name, {})) for t in await listed()]
+
+        mcp.list_tools = list_tools  # type: ignore[method-assign]
         return mcp
 
     def app(self) -> ASGIApp:

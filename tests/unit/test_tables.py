@@ -20,8 +20,9 @@ EXCEPTIONS = {
     "ix_run_finished_at",
     "ix_webhook_delivery_done",
 }
-#: Tables of no tenant: config versions are the operator's, shared by every tenant's runs.
-TENANTLESS = {"config_version"}
+#: Tables of no tenant: config versions are the operator's, shared by every tenant's runs;
+#: so are the pinned declarations of the operator's MCP tools.
+TENANTLESS = {"config_version", "mcp_declaration"}
 
 
 def test_tenant_id_leads_every_key_and_index_but_the_documented_exceptions() -> None:

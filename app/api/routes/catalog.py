@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from starlette.responses import JSONResponse
 
-from app.api.catalog_schemas import AgentPage, MeOut, ToolOut, ToolPage
+from app.api.catalog_schemas import AcceptIn, AgentPage, MeOut, ToolOut, ToolPage
 from app.api.deps import AdminDep, AnyRoleDep, RuntimeDep
 from app.api.idempotency import IdempotencyKey, run_idempotent
 from app.api.responses import problems
@@ -16,7 +16,7 @@ from app.config.files import AgentConfig
 from app.domain.budget import narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.tools import Principal
-from app.engine import offered, tool_gates
+from app.engine import mcp_declarations, offered, tool_gates
 from app.engine.idempotency import Claim
 from app.engine.runs import caps, decode_cursor, encode_cursor
 
@@ -96,6 +96,32 @@ async def enable_tool(
 ) -> Any:
     """Switches the tool back on for your tenant (a tool off in the config stays off)."""
     return await _switch(request, rt, principal, name, off=False)
+
+
+@router.post("/tools/{name}/accept", response_model=ToolOut, responses=_SWITCH_PROBLEMS)
+async def accept_declaration(
+    name: str,
+    body: AcceptIn,
+    principal: AdminDep,
+    rt: RuntimeDep,
+    request: Request,
+    idempotency_key: IdempotencyKey = None,
+) -> Any:
+    """Accepts an MCP tool's pending declaration (`pending_declaration`), which its server
+    lists instead of the pinned one: `declaration_hash` must be the pending one's (`409
+    invalid-state` for another, or when nothing is pending). It becomes the pinned
+    declaration — what the model sees — for every tenant and replica, and the acceptance
+    is recorded (who, which hash, when). The answer is the tool as it is now."""
+
+    async def operation(_claim: Claim | None) -> JSONResponse:
+        await mcp_declarations.accept(
+            rt, principal=principal, name=name, declaration_hash=body.declaration_hash
+        )
+        await offered.ready((rt.tools[name],))
+        view = tool_view(rt.tools[name], await rt.disabled_tools.of(principal.tenant_id))
+        return JSONResponse(ToolOut.model_validate(view).model_dump(mode="json"))
+
+    return await run_idempotent(request, rt, principal, operation, required=False, validated=body)
 
 
 def _agent_view(rt: RuntimeDep, name: str, agent: AgentConfig) -> dict[str, Any]:

@@ -11,7 +11,15 @@ import logging
 from collections.abc import Coroutine, Iterator
 from typing import Any
 
-from app.db import events_repo, leases_repo, lineage_repo, quotas_repo, runs_repo, tool_switch_repo
+from app.db import (
+    events_repo,
+    leases_repo,
+    lineage_repo,
+    mcp_declarations_repo,
+    quotas_repo,
+    runs_repo,
+    tool_switch_repo,
+)
 from app.db.errors import is_unavailable
 from app.db.session import retrying
 from app.domain.quotas import day_start
@@ -68,6 +76,7 @@ class Driver:
             runs_repo.CANCEL_CHANNEL: self._on_cancel,
             lineage_repo.RESERVED_CHANNEL: self._on_reserved,
             tool_switch_repo.CHANNEL: self._on_tools_switched,
+            mcp_declarations_repo.CHANNEL: rt.mcp_declarations.on_notification,
             events_repo.CHANNEL: rt.events.on_notification,
         }
         self.listener = (

@@ -15,6 +15,7 @@ from app.db.clock import DbTime
 from app.domain.ports import Clock, ModelProvider, Tool
 from app.domain.retention import Retention
 from app.engine.events.event_hub import EventHub
+from app.engine.mcp_declarations import Declarations
 from app.engine.pinned_config import Versions
 from app.engine.process.commit_batcher import CommitBatcher
 from app.engine.process.deferred import Deferred
@@ -68,6 +69,8 @@ class Runtime:
     disabled_tools: DisabledTools = field(init=False)
     #: Writes owed to the database since an outage (see `engine.process.deferred`).
     deferred: Deferred = field(default_factory=Deferred, init=False)
+    #: Where this process's MCP servers pin their tools' declarations (shared by replicas).
+    mcp_declarations: Declarations = field(default_factory=Declarations)
     #: Wakes this process's event streams when events are committed (by any process).
     events: EventHub = field(default_factory=EventHub, init=False)
     #: Commits steps' writes (and Idempotency-Key answers), many runs' in one statement.

@@ -126,6 +126,11 @@ export const TERMINATION_REASONS = Object.freeze([
 ]);
 
 /**
+ * @typedef {object} AcceptIn
+ * @property {string} declaration_hash
+ */
+
+/**
  * @typedef {object} AdvanceIn
  * @property {number} [wait_s]
  */
@@ -357,6 +362,17 @@ export const TERMINATION_REASONS = Object.freeze([
  */
 
 /**
+ * @typedef {object} PendingDeclarationOut
+ * @property {string} declaration_hash
+ * @property {string | null} description
+ * @property {unknown} input_schema
+ * @property {unknown} output_schema
+ * @property {Record<string, unknown> | null} annotations
+ * @property {Array<string>} held_for
+ * @property {string | null} seen_at
+ */
+
+/**
  * @typedef {object} PreviewOut
  * @property {string} id
  * @property {string} run_id
@@ -528,6 +544,7 @@ export const TERMINATION_REASONS = Object.freeze([
  * @property {number | null} max_concurrency
  * @property {number} cost_usd
  * @property {boolean} enabled
+ * @property {PendingDeclarationOut | null} pending_declaration
  */
 
 /**
