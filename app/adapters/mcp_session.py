@@ -11,7 +11,8 @@ read again (at most every `retry_s`) and the pins settled again.
 
 The SDK keeps a session inside an anyio task group, which one task must enter and leave:
 a task of its own (`_hold`) holds each session open until it fails or is dropped, and
-calls made from any task go through it.
+calls made from any task go through it. Answers are read through `mcp_answers`, which
+cuts one past its limit.
 
 A server that cannot be reached costs one warning until it answers again, never one per
 call, and is asked again at most every `retry_s` seconds (`TOOLGATE_MCP_RETRY_S`); nothing
@@ -34,6 +35,14 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, Tool
 from mcp_types.jsonrpc import CONNECTION_CLOSED, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 
+from app.adapters.mcp_answers import (
+    LIST,
+    MAX_LIST_BYTES,
+    OPERATION_ID_META,
+    BoundedAnswers,
+    Limit,
+    answer_limit,
+)
 from app.config.tool_configs import McpServerConfig
 from app.domain.mcp_declarations import Listed, Pin, declaration, listed
 from app.domain.ports import DeclarationPins
@@ -56,6 +65,10 @@ class Unanswered(Exception):
 
 class Refused(Exception):
     """The server refused the call before acting on it (unknown tool, invalid params)."""
+
+
+class TooLarge(Exception):
+    """The server answered past the call's limit; the rest of the answer was not read."""
 
 
 #: JSON-RPC errors that say the server refused a request without acting on it.
@@ -102,6 +115,7 @@ class McpServer:
         self._listed_at: float | None = None
         self._failed_at: float | None = None
         self._settle_failed_at: float | None = None
+        self._limits: dict[str, Limit] = {}
         self._client: Client | None = None
         self._stop: asyncio.Event | None = None
         self._holders: set[asyncio.Task[None]] = set()
@@ -148,6 +162,9 @@ class McpServer:
         return age >= self.relist_s or (self._stale and age >= min(self.retry_s, self.relist_s))
 
     async def _relist(self) -> bool:
+        # One reading's pages share one limit (the listing lock makes readings one at a
+        # time); a list past it is not read, as a server that cannot be reached.
+        self._limits[LIST] = Limit(MAX_LIST_BYTES)
         try:
             client = await self._session(self.timeout_s)
             tools = await asyncio.wait_for(_list(client), self.timeout_s)
@@ -155,6 +172,8 @@ class McpServer:
             self.drop()
             self._unreachable()
             return False
+        finally:
+            del self._limits[LIST]
         self.tools, self._stale, self._failed_at = tools, False, None
         self._listed_at = asyncio.get_running_loop().time()
         self.listed = {name: _declared(tools[name]) for name in self._wanted if name in tools}
@@ -188,9 +207,16 @@ class McpServer:
         self._settle_failed_at = None
 
     async def call(
-        self, tool: str, arguments: Mapping[str, Any], meta: dict[str, Any], timeout_s: float
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        operation_id: str,
+        timeout_s: float,
+        max_output_bytes: int,
     ) -> CallToolResult:
-        """One `tools/call`. Raises NotSent, Unanswered or Refused.
+        """One `tools/call`, its operation id in `_meta`, its answer read up to the limit
+        of an output of `max_output_bytes`. Raises NotSent, Unanswered, Refused or
+        TooLarge.
 
         Only a session that is gone is dropped: every call in flight shares it, and one
         call's timeout must not cost the others their answers."""
@@ -201,12 +227,16 @@ class McpServer:
         except Exception:
             self._unreachable()
             raise NotSent() from None
+        limit = self._limits[operation_id] = Limit(answer_limit(max_output_bytes))
+        meta = {OPERATION_ID_META: operation_id}
         try:
             async with asyncio.timeout(timeout_s):
-                return await client.call_tool(tool, dict(arguments), meta=meta)  # type: ignore[arg-type]
+                result = await client.call_tool(tool, dict(arguments), meta=meta)  # type: ignore[arg-type]
         except TimeoutError:
             raise Unanswered() from None
         except MCPError as error:
+            if limit.exceeded:
+                raise TooLarge() from None  # the session is whole: only this answer was cut
             self._stale = True  # the list may be what changed: read it again
             if error.code in _REFUSALS:
                 raise Refused() from None
@@ -218,8 +248,16 @@ class McpServer:
             self._lost(client)
             raise Unanswered() from None
         except Exception:  # an answer the SDK could not read
+            if limit.exceeded:
+                raise TooLarge() from None
             self._stale = True
             raise Unanswered() from None
+        finally:
+            if self._limits.get(operation_id) is limit:
+                del self._limits[operation_id]
+        if limit.exceeded:
+            raise TooLarge()
+        return result
 
     def drop(self) -> None:
         """Lets the current session go; the next need opens another."""
@@ -275,7 +313,12 @@ class McpServer:
         stop = asyncio.Event()
         timeout = httpx2.Timeout(self.timeout_s, connect=min(5.0, self.timeout_s))
         try:
-            async with httpx2.AsyncClient(headers=self._headers, timeout=timeout) as http:
+            # Every answer read through `BoundedAnswers`; no proxy from the environment,
+            # whose transport would bypass it.
+            bounded = BoundedAnswers(httpx2.AsyncHTTPTransport(), self._limits.get)
+            async with httpx2.AsyncClient(
+                headers=self._headers, timeout=timeout, transport=bounded, trust_env=False
+            ) as http:
                 transport = streamable_http_client(self._url, http_client=http)
                 async with Client(transport, cache=None) as client:
                     # Outputs are checked by the service (against the declared schema or

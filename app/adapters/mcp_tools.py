@@ -7,7 +7,8 @@ those of its pinned declaration (`domain.mcp_declarations`), and the tool is off
 while its server lists exactly that declaration and nothing is pending. The server's
 input schema is closed (`additionalProperties: false`), so an argument the schema does not
 name is refused before anything is sent. A declared input schema narrows the server's:
-arguments must satisfy both."""
+arguments must satisfy both. An answer is read up to its limit (`mcp_answers`); past it,
+the call's output is refused `output_too_large`, as an HTTP tool's is."""
 
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 
-from app.adapters.mcp_session import McpServer, NotSent, Refused, Unanswered
+from app.adapters.mcp_session import McpServer, NotSent, Refused, TooLarge, Unanswered
 from app.config.tool_configs import McpToolConfig
 from app.domain.approvals import MAX_SUMMARY, PreviewBody
 from app.domain.errors import MAX_MESSAGE
 from app.domain.ports import ToolContext
 from app.domain.tools import (
+    OutputRefused,
     SentUnanswered,
     ToolError,
     ToolResult,
@@ -31,8 +33,6 @@ from app.domain.tools import (
     validator_for,
 )
 
-#: Where the operation id travels: MCP has no Idempotency-Key header (SPEC §4).
-OPERATION_ID_META = "toolgate/operation_id"
 #: A tool whose server's list is unknown: nothing is valid until the list is read.
 _UNKNOWN_INPUT: dict[str, Any] = {"type": "object", "additionalProperties": False}
 
@@ -126,10 +126,12 @@ class McpTool:
         return PreviewBody(summary=summary[:MAX_SUMMARY], impact={}, cost_usd=self.spec.cost_usd)
 
     async def execute(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
-        meta = {OPERATION_ID_META: context.operation_id}
-        timeout_s = context.timeout_s or self.spec.timeout_s
+        spec = self.spec
+        timeout_s = context.timeout_s or spec.timeout_s
         try:
-            result = await self.server.call(self._remote, arguments, meta, timeout_s)
+            result = await self.server.call(
+                self._remote, arguments, context.operation_id, timeout_s, spec.max_output_bytes
+            )
         except NotSent:
             raise ToolError(
                 "unavailable", "the tool's server could not be reached", retryable=True
@@ -140,6 +142,13 @@ class McpTool:
             # Its words may be the SDK's, not the server's: a fixed message, never text
             # that could carry an address or an answer.
             raise ToolError("tool_error", "the tool's server refused the call") from None
+        except TooLarge:
+            # Answered (a side effect took effect): its output is not kept, as an HTTP
+            # tool's past the same limit.
+            raise OutputRefused(
+                "output_too_large",
+                f"the tool's answer is larger than {spec.max_output_bytes} bytes",
+            ) from None
         return _result(result)
 
 

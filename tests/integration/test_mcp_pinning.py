@@ -2,8 +2,9 @@
 with its hash, and a different one later — in this process, in a process started since,
 in another replica — makes the tool unavailable until an admin accepts exactly that hash.
 A declaration too large, flagged by the injection check, or whose schemas cannot be used
-is held the same way at first sight. The list is read again every `relist_s`. Against
-the official SDK's server on loopback, with every app on the test's database."""
+is held the same way at first sight. The list is read again every `relist_s`. An answer
+larger than its limit is cut while it is read. Against the official SDK's server on
+loopback, with every app on the test's database."""
 
 from __future__ import annotations
 
@@ -303,3 +304,37 @@ async def test_the_default_relist_s_keeps_one_read_for_many_runs(
     await asyncio.sleep(0.3)  # past the retry interval: nothing failed, nothing is read
     assert (await one_lookup(h))["status"] == "succeeded"
     assert _lists(kb) == 1
+
+
+@pytest.mark.parametrize("answer_as", ["json", "sse"])
+async def test_an_answer_past_its_limit_is_cut_while_it_is_read(
+    harness_factory, kb: FakeMcp, answer_as: str
+) -> None:  # type: ignore[no-untyped-def]
+    kb.flood_as = answer_as
+    flood = {"max_output_bytes": 1000, "max_attempts": 1, "timeout_s": 20}
+    h = await kb_app(harness_factory, kb, flood=flood, lookup_doc={})
+    started = time.monotonic()
+    run = await create(
+        h,
+        tool_calls(("c1", "flood", {"query": "x"})),
+        tool_calls(("c2", "lookup_doc", {"query": "pg"})),
+        final("done"),
+    )
+    took = time.monotonic() - started
+    calls = {c["call_id"]: c for c in await calls_of(h, run["id"])}
+    cut = calls["c1"]
+    assert cut["status"] == "failed", cut
+    assert cut["error"]["code"] == "output_too_large"
+    assert cut["error"]["message"] == "the tool's answer is larger than 1000 bytes"
+    assert took < 10, took  # cut at once, not read until the call's timeout
+    # Past 4 x 1000 bytes and 64 KiB, the client let go (what the socket buffers held aside).
+    await eventually(lambda: _done(kb), timeout_s=5)
+    assert kb.flooded < 8 << 20, kb.flooded
+    # The session is whole: the next call on it is answered.
+    assert calls["c2"]["status"] == "succeeded", calls["c2"]
+
+
+async def _done(kb: FakeMcp) -> bool:
+    before = kb.flooded
+    await asyncio.sleep(0.05)
+    return kb.flooded == before

@@ -2,11 +2,13 @@
 loopback port, in the test's event loop. It records what each tool received (arguments,
 the request's `_meta`, the headers) and counts side effects once per operation id, as a
 tool server that dedupes would. A test may change what it lists of a tool at any moment
-(`listed_as`), also from inside a call (`after_call`)."""
+(`listed_as`), also from inside a call (`after_call`); its `flood` tool answers without
+end (as JSON or as SSE), counting what it sent until the client goes away."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -16,7 +18,7 @@ from typing import Any, TypedDict
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tests.support.backend import started
 
@@ -57,6 +59,9 @@ class FakeMcp:
     listed_as: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: Called when a tool is called, by tool.
     after_call: dict[str, Callable[[], None]] = field(default_factory=dict)
+    #: How `flood` answers: "json" or "sse"; and how many bytes of it were sent.
+    flood_as: str = "json"
+    flooded: int = 0
 
     @property
     def url(self) -> str:
@@ -103,6 +108,10 @@ class FakeMcp:
             await asyncio.sleep(self.ticket_delay_s)  # took effect; the answer may come late
             return {"ticket_id": ticket}
 
+        @mcp.tool(description="Answers without end.", structured_output=False)
+        def flood(query: str) -> str:
+            return "never called: the app answers for it"
+
         for name in self.hidden:
             mcp.remove_tool(name)
         listed = mcp.list_tools
@@ -119,9 +128,75 @@ class FakeMcp:
         async def recording(scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] == "http":
                 self.headers.append({k.decode(): v.decode() for k, v in scope["headers"]})
+                if scope["method"] == "POST":
+                    body = await _body(receive)
+                    flooded = _flood_call(body)
+                    if flooded is not None:
+                        await self._flood(flooded, receive, send)
+                        return
+                    receive = _replaying(body, receive)
             await inner(scope, receive, send)
 
         return recording
+
+    async def _flood(self, request_id: Any, receive: Receive, send: Send) -> None:
+        """An answer to `flood` that never ends: 16 KiB a millisecond until the client
+        goes away (or 32 MiB were sent)."""
+        gone = asyncio.Event()
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            gone.set()
+
+        watcher = asyncio.create_task(watch())
+        sse = self.flood_as == "sse"
+        start = {"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text"}]}}
+        head = json.dumps(start)[: -len("}]}}")] + ', "text": "'
+        kind = b"text/event-stream" if sse else b"application/json"
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", kind)]})  # fmt: skip
+        chunk = (("event: message\ndata: " if sse else "") + head).encode()
+        try:
+            while not gone.is_set() and self.flooded < 32 << 20:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                self.flooded += len(chunk)
+                chunk = b"x" * 16384
+                await asyncio.sleep(0.001)
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            watcher.cancel()
+
+
+async def _body(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """`receive` with the body already read given once more."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replay() -> Message:
+        return pending.pop() if pending else await receive()
+
+    return replay
+
+
+def _flood_call(body: bytes) -> Any:
+    """The JSON-RPC id of a `tools/call` of `flood`, or None."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    params = message.get("params") or {}
+    return message.get("id") if params.get("name") == "flood" else None
 
 
 def free_port() -> int:
