@@ -35,11 +35,23 @@ Match = Any  # an RE2 match over bytes: `group()`, `groups()`, `span()` are of t
 WHITE_SPACE = r"[\s\x0b\x1c-\x1f\x85\p{Z}]"
 
 
+#: The memory one compiled pattern may use, its program and its DFA's cache together. A
+#: pattern whose program needs more is refused (`pattern too large`): a declared pattern
+#: such as `[<64 CJK characters>]{999}` would otherwise take tens of milliseconds to
+#: compile and most of a megabyte to keep. A DFA that outgrows its share falls back to
+#: the NFA, slower but still linear.
+MAX_MEM = 1 << 20
+
+
 def _options(*, captures: bool) -> Any:
     options = re2.Options()
+    options.max_mem = MAX_MEM
     # A search that only asks whether there is a match runs RE2's DFA alone; asking for
     # groups makes it run a slower engine over the match (45x on `^(.*a){12}$`).
     options.never_capture = not captures
+    # RE2 would write a refused pattern to standard error as it is: a declared pattern
+    # with newlines could forge log lines. The refusal is reported where it is declared.
+    options.log_errors = False
     return options
 
 
@@ -97,7 +109,7 @@ class Linear:
         return _text(b"".join(pieces))
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def compile(pattern: str) -> Linear:  # noqa: A001 - the name callers know from `re`
     """`pattern` compiled by RE2 (cached: schemas and rules repeat). Raises `error` for a
     pattern RE2 does not take (lookaround, backreferences, bad syntax)."""

@@ -97,6 +97,20 @@ def _keywords(schema: Any) -> set[str]:
     return found
 
 
+def _nested_dialect(schema: Any) -> bool:
+    stack = [schema.values() if isinstance(schema, Mapping) else schema]
+    while stack:
+        nodes = stack.pop()
+        for node in nodes if isinstance(nodes, list) else list(nodes):
+            if isinstance(node, Mapping):
+                if "$schema" in node:
+                    return True
+                stack.append(node.values())
+            elif isinstance(node, list):
+                stack.append(node)
+    return False
+
+
 def problem(schema: Any) -> str | None:
     """Why `schema` cannot be used to check untrusted values, or None: not a valid Draft
     2020-12 schema, a pattern RE2 does not take, or `unevaluatedProperties` beside
@@ -108,6 +122,10 @@ def problem(schema: Any) -> str | None:
     why = patterns.schema_problem(schema)
     if why is not None:
         return why
+    if _nested_dialect(schema):
+        # jsonschema validates a subschema that names its dialect with that dialect's
+        # stock validator, whose `pattern` is Python's backtracking `re`.
+        return "$schema is allowed only at the schema's root"
     if {"unevaluatedProperties", "patternProperties"} <= _keywords(schema):
         return "unevaluatedProperties and patternProperties in one schema are not supported"
     return None

@@ -120,6 +120,7 @@ class AgentTool:
             script=context.child_script,
             parent_run_id=context.run_id,
             run_id=run_id,
+            delegated=True,
         )
         try:
             started = await runs.start_run(rt, principal=context.principal, request=request)

@@ -37,7 +37,7 @@ async def checked(
     own input is the caller's, not checked."""
     policy = agent.guardrails.policy()
     events: list[Event] = []
-    if request.parent_run_id is not None and request.input is not None:
+    if request.delegated and request.input is not None:
         text = await guarding.entering(
             policy, request.input, on="input", about="the delegated run's input"
         )

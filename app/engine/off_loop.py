@@ -12,8 +12,11 @@ hot path's, are checked in place.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import json
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -23,11 +26,20 @@ T = TypeVar("T")
 THRESHOLD = 32 * 1024
 
 
+#: The checks' own threads: not the loop's default executor, which name lookups (asyncpg's
+#: and httpx's `getaddrinfo`) share, so that a burst of hostile checks waits for these and
+#: never delays a reconnect or a lease's renewal. Two: there are few cores to run them on,
+#: and a third check waiting its turn holds nothing but its own step.
+_CHECKS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="toolgate-check")
+
+
 async def run(size: int, work: Callable[..., T], /, *args: Any) -> T:
-    """`work(*args)`, in a worker thread when `size` reaches THRESHOLD."""
+    """`work(*args)`, in a check thread when `size` reaches THRESHOLD (with the caller's
+    context, as `asyncio.to_thread` would: its span stays the parent)."""
     if size < THRESHOLD:
         return work(*args)
-    return await asyncio.to_thread(work, *args)
+    call = functools.partial(contextvars.copy_context().run, work, *args)
+    return await asyncio.get_running_loop().run_in_executor(_CHECKS, call)
 
 
 def json_size(value: Any) -> int:

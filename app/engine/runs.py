@@ -48,6 +48,8 @@ class CreateRun:
     parent_run_id: str | None = None
     #: The new run's id when its creator derives it (a delegation: one child per call).
     run_id: str | None = None
+    #: Made by an `agent` tool: its input was written by the parent's model, not a caller.
+    delegated: bool = False
     #: A finished run of the tenant that this one continues (SPEC §3.1).
     continue_from: str | None = None
 

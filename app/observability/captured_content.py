@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from app.domain.patterns import compile
+from app.domain.patterns import WHITE_SPACE, compile
 from app.domain.sensitive import redact_secrets_text
 
 ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -28,7 +28,7 @@ _SECRET_KEY = compile(
     r"|private[-_]?key|signature|^auth$|session[-_]?id"
 )
 _SECRET_TEXT = compile(
-    r"(?i:bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"  # an Authorization header's value
+    rf"(?i:bearer|basic){WHITE_SPACE}+[A-Za-z0-9._~+/=-]{{8,}}"  # an Authorization header's value
     r"|\btg_[A-Za-z0-9_-]{16,}"  # a Toolgate API key
     r"|\bsk-[A-Za-z0-9_-]{16,}"  # OpenAI / Anthropic style keys
     r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"  # a JWT
@@ -36,7 +36,7 @@ _SECRET_TEXT = compile(
     r"|\bgh[pousr]_[A-Za-z0-9]{30,}"  # a GitHub token
     # Credentials inside a URL: RE2 has no lookaround, so the `://` and `@` around them
     # are matched and put back.
-    r"|(://)[^/\s:@]+:[^/\s@]+(@)"
+    r"|(://)[^/\s\x0b\x1c-\x1f\x85\p{Z}:@]+:[^/\s\x0b\x1c-\x1f\x85\p{Z}@]+(@)"
 )
 
 

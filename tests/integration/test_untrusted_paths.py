@@ -213,3 +213,46 @@ async def test_a_blocked_carry_over_refuses_the_continuation(harness_factory) ->
     assert "carries over holds injection markers" in problem["errors"][0]["message"]
     listed = await h.client.get("/v1/runs?limit=50", headers=await h.key())
     assert [r["id"] for r in listed.json()["items"]] == [earlier]
+
+
+async def test_a_caller_made_child_keeps_its_callers_input(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    """A child a caller creates (`parent_run_id` on POST /v1/runs) has the caller's own
+    input: only an `agent` tool's child has a model-written one to check."""
+    config = make_config({"tech-radar": {**WRITER, "guardrails": BLOCK}})
+    h = await harness_factory(config=config)
+    await seed_radar(h)
+    caller, _ = await keys(h)
+    kafka = (await row(h, "Kafka"))["id"]
+    moving = ("m1", "move_technology_ring", {"technology_id": kafka, "ring": "hold"})
+    moving[2]["rationale"] = "proven"
+    parent = await parked_run(h, caller, tool_calls(moving), final("done"))
+    body = run_body(final("ok"), input=INJECTION, parent_run_id=parent["id"])
+    response = await h.client.post("/v1/runs", headers=caller, json=body)
+    assert response.status_code == 201, response.text
+    child = response.json()
+    assert child["termination_reason"] == "final", child
+    assert _acted(await run_items(h, child["id"], "events"), "input") == []
+
+
+# -- a block of an error's text that ends the run ends the turn too -------------------------
+async def test_a_blocked_error_that_ends_the_run_stops_the_turns_later_side_effect(
+    harness_factory, backend: FakeBackend
+) -> None:  # type: ignore[no-untyped-def]
+    schema = {"type": "object", "additionalProperties": False, "properties": {}}
+    lookup = {"kind": "http", "description": "Look up.", "input_schema": schema}
+    ticket = {**lookup, "description": "Open a ticket.", "side_effects": True}
+    tools = {
+        "lookup": {**lookup, "url": backend.tool_url("lookup"), "timeout_s": 2},
+        "ticket": {**ticket, "url": backend.tool_url("ticket"), "timeout_s": 2},
+    }
+    guardrails = {**BLOCK, "on_block": {"after_call": "end_run"}}
+    agent = {**DEFAULT_AGENT, "tools": ["lookup", "ticket"], "guardrails": guardrails}
+    h = await harness_factory(config=make_config({"tech-radar": agent}, tools=tools))
+    backend.answer("lookup", fail(400, "bad_query", INJECTION))
+    backend.answer("ticket", ok({"id": "T-1"}))
+    run = await _run(h, tool_calls(("c1", "lookup", {}), ("c2", "ticket", {})), final("done"))
+    assert run["termination_reason"] == "policy_denied", run
+    assert backend.sent("ticket") == []  # the block ended the turn before the side effect
+    calls = {c["call_id"]: c for c in await run_items(h, run["id"], "calls")}
+    assert calls["c1"]["error"]["code"] == "guardrail_blocked"
+    assert calls["c2"]["status"] == "cancelled"

@@ -16,6 +16,7 @@ async def test_work_from_the_threshold_on_runs_in_a_worker_thread_and_the_loop_g
 
     def slow() -> int:
         release.wait(10)  # held until the loop has shown it still runs
+        assert threading.current_thread().name.startswith("toolgate-check")  # not the default pool
         return threading.get_ident()
 
     async def ticker() -> None:

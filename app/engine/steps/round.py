@@ -79,10 +79,12 @@ class Round:
             attempts=attempt,
         )
 
-    def fail(self, call: Call, error: ToolError, *, ends: bool = True) -> None:
+    def fail(self, call: Call, error: ToolError, *, ends: bool = True) -> bool:
+        """The call fails with `error`; whether that ends the run (`ends`, or a block of
+        its message whose guardrails end the run)."""
         if error is OUTCOME_UNKNOWN:  # ours, not a backend's code of that name
             self.unknown(call)
-            return
+            return True
         # A backend's message is its own text, as untrusted as its output: the after_call
         # guardrails check it as they check an output (secrets redacted, injection
         # markers flagged or blocked) before it is stored, shown or sent to the model.
@@ -105,12 +107,12 @@ class Round:
         self._settle(
             call, Outcome.FAILED, {**value.as_dict(), "ends_run": ends}, error=value, ends=ends
         )
+        return ends
 
     async def failed(self, call: Call, error: ToolError, *, flush: bool = True) -> Next:
         """The call fails with `error` (committed at once when `flush`: a side effect's
         is); the run goes on unless the error ends it."""
-        ends = ends_run(self.state.tools[call.tool].spec, error)
-        self.fail(call, error, ends=ends)
+        ends = self.fail(call, error, ends=ends_run(self.state.tools[call.tool].spec, error))
         if flush:
             await self.flush()
         return Next.unless(ends)

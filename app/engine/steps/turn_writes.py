@@ -22,6 +22,7 @@ from app.domain.records import Call, Turn, add_cost
 from app.domain.run_patch import RunPatch
 from app.domain.status import CallStatus, TerminationReason
 from app.domain.steps import finish
+from app.engine import off_loop
 from app.engine.process.lease import Lease
 from app.engine.steps import guarding, routing
 from app.engine.steps.chat_call import Versions
@@ -295,7 +296,8 @@ async def _record_final(
         ending = finish(TerminationReason.POLICY_DENIED, rejection.code, rejection.message)
         await finish_run(lease, state, ending, before=change)
         return
-    output = {"text": checked.text, "citations": citations(checked.text, state.sources)}
+    cited = await off_loop.run(len(checked.text), citations, checked.text, state.sources)
+    output = {"text": checked.text, "citations": cited}
     if checked.typed:
         output["data"] = checked.data
     await finish_run(
