@@ -30,6 +30,9 @@ REPLAYED = "Idempotent-Replayed"
 KEPT_HEADERS = ("location", "content-type")
 
 Operation = Callable[[Claim | None], Awaitable[JSONResponse]]
+#: What a replay answers, made from the stored answer (a part the record does not keep
+#: read again from where it lives); it may refuse, as a `DomainError`.
+Replayed = Callable[[Replay], Awaitable[Replay]]
 
 _KEY_DOC = (
     '1–255 visible ASCII characters (the quoted form `"abc"` is the same key). A retry '
@@ -107,13 +110,16 @@ async def run_idempotent(
     creates: bool = False,
     validated: BaseModel | None = None,
     kept: Callable[[Any], Any] | None = None,
+    replayed: Replayed | None = None,
 ) -> Response:
     """`creates`: the operation creates its resource in one transaction that can bind a
     deferred claim, so a first request writes its key there and nowhere else.
     `validated`: the request's body as validated. The fingerprint is taken over it (defaults
     filled in, numbers by value), so that a client writing a default out, or `10.0` for
     `10`, sends the same request (SPEC §3.6). `kept`: what of the answer's body the key's
-    record stores, and a replay answers (a secret shown once is left out)."""
+    record stores, and a replay answers (a secret shown once is left out). `replayed`: what
+    a replay answers instead of the stored answer as it is (a secret left out of the
+    record, read again from its resource; or a refusal once it may no longer be shown)."""
     key = _key(request, required=required)
     if key is None:
         return await operation(None)
@@ -137,13 +143,13 @@ async def run_idempotent(
             )
             if earlier is None:
                 raise
-            return _answer(earlier)
+            return await _answer(earlier, replayed)
     outcome = await idempotency.begin(
         rt, tenant_id=principal.tenant_id, key=key, fingerprint=request_print
     )
     if isinstance(outcome, Claim):
         return await _run_claimed(rt, outcome, operation, request, kept)
-    return _answer(outcome)
+    return await _answer(outcome, replayed)
 
 
 async def _abandon(rt: Runtime, claim: Claim) -> None:
@@ -153,9 +159,11 @@ async def _abandon(rt: Runtime, claim: Claim) -> None:
         rt.deferred.owe(lambda: idempotency.abandon(rt, claim))
 
 
-def _answer(outcome: Replay | Verdict) -> Response:
+async def _answer(outcome: Replay | Verdict, replayed: Replayed | None = None) -> Response:
     """The answer a request gets from an earlier request's record of its key."""
     if isinstance(outcome, Replay):
+        if replayed is not None:
+            outcome = await replayed(outcome)
         return JSONResponse(
             outcome.body, status_code=outcome.status, headers={**outcome.headers, REPLAYED: "true"}
         )

@@ -55,7 +55,8 @@ class WebhookSecretOut(WebhookOut):
 
     secret: str | None = Field(
         description="`whsec_` + base64 of the HMAC key, shown only in this answer. A "
-        "rotation replayed for a repeated Idempotency-Key answers the same secret; a "
+        "rotation replayed for a repeated Idempotency-Key answers the same secret, read "
+        "again from the endpoint while no later rotation replaced it (then `409`); a "
         "registration replayed answers `null` (rotate to get a new one)."
     )
 

@@ -176,6 +176,31 @@ async def rotate(
     return None if found is None else _endpoint(found)
 
 
+@dataclass(frozen=True)
+class Signing:
+    """An endpoint's current secret, with the mark of the rotation that made it."""
+
+    secret: str
+    #: Set by each rotation (None until the first), and later than the one before it: a
+    #: rotation waits for the previous one's grace to end and sets now + its own grace.
+    #: So it names the endpoint's latest rotation, and equals one rotation's only while
+    #: `secret` is the secret that rotation made.
+    previous_secret_expires_at: datetime | None
+
+
+async def signing(session: AsyncSession, tenant_id: str, endpoint_id: str) -> Signing | None:
+    """The endpoint's current secret and the mark of its latest rotation, read together
+    (one row, one statement): for a rotation's replay only, never shown otherwise."""
+    w = webhook_endpoint.c
+    row = await session.execute(
+        select(w.secret, w.previous_secret_expires_at).where(
+            w.tenant_id == tenant_id, w.id == endpoint_id
+        )
+    )
+    found = row.one_or_none()
+    return None if found is None else Signing(found.secret, found.previous_secret_expires_at)
+
+
 def _attempts(log: Sequence[dict[str, Any]]) -> list[Attempt]:
     return [
         Attempt(

@@ -1,12 +1,14 @@
 """Webhook endpoints (SPEC §3.8), an admin's use cases: register (the secret is answered
 once; at most `webhooks.max_endpoints_per_tenant`), list, delete, rotate the secret (the
-old one signs 24 h more; the answer kept with its Idempotency-Key), read deliveries."""
+old one signs 24 h more; a replay of its Idempotency-Key reads the secret again from the
+endpoint, never from the key's record), read deliveries."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -178,9 +180,11 @@ async def rotate(
     answer: Callable[[WithSecret], Answered] | None = None,
 ) -> WithSecret:
     """A new secret; the current one also signs for `ROTATION_GRACE_S` more. Under an
-    Idempotency-Key (`claim`), the answer (`answer` renders it, the new secret in it) is
-    stored in the rotation's own transaction: a retry with the key is answered the same
-    secret whatever became of the first answer, and no rotation commits without it."""
+    Idempotency-Key (`claim`), the answer (`answer` renders it, *without* the secret) is
+    stored in the rotation's own transaction: a retry with the key is a replay whatever
+    became of the first answer (never a second rotation, never the grace's `409`), and
+    no rotation commits without it. The replay takes the secret from the endpoint's row
+    (`rotated_secret`): the key's record never holds a copy of it."""
     secret = new_secret()
     async with rt.sessions.begin() as session:
         endpoint = await webhooks_repo.rotate(
@@ -207,8 +211,8 @@ async def rotate(
 
 
 async def _keep_answer(rt: Runtime, session: AsyncSession, claim: Claim, made: Answered) -> None:
-    """The rotation's answer with its key, kept while the rotation refuses another (24 h
-    at least): whoever lost the answer gets it again, and is never locked out by it."""
+    """The rotation's answer (no secret in it) with its key, kept while the rotation
+    refuses another (24 h at least): a retry is replayed, and never locked out by it."""
     if not await idempotency_repo.answer(
         session,
         tenant_id=claim.tenant_id,
@@ -219,6 +223,30 @@ async def _keep_answer(rt: Runtime, session: AsyncSession, claim: Claim, made: A
         db_time=rt.db_time,
     ):
         raise ClaimLost(claim.key)  # another request holds the key: nothing is rotated
+
+
+async def rotated_secret(
+    rt: Runtime, *, principal: Principal, endpoint_id: str, rotation: datetime | None
+) -> str:
+    """For the replay of a rotation's Idempotency-Key: the secret that rotation made, read
+    from the endpoint's row, and only while it is the endpoint's latest rotation
+    (`rotation`: the `previous_secret_expires_at` the rotation answered, which no later
+    rotation repeats). Gone, the endpoint is `not-found`, as to any other request; rotated
+    again since (under another key, or none), `invalid-state`: the secret it holds now is
+    another rotation's, its own answer's to show, and the one this key made is no longer
+    the endpoint's (it signs only until that rotation's grace ends, if at all)."""
+    async with rt.reads() as session:
+        found = await webhooks_repo.signing(session, principal.tenant_id, endpoint_id)
+    if found is None:
+        raise _not_found()
+    if rotation is None or found.previous_secret_expires_at != rotation:
+        raise DomainError(
+            ErrorCode.INVALID_STATE,
+            "the endpoint was rotated again after the rotation made with this Idempotency-Key: "
+            "its secret is no longer the endpoint's and is not shown again (the current one "
+            "was shown to the later rotation; rotate once its grace ends for a new one)",
+        )
+    return found.secret
 
 
 def _delivery_position(delivery: Delivery) -> list[str]:

@@ -1,8 +1,9 @@
 """Webhook endpoints over HTTP (SPEC §3.8): admins only, per tenant (another tenant's
 endpoint is 404), the allowlist and the event types checked at registration (422 naming
 the field), the secret in the creation and rotation answers only (a replayed creation
-answers it as null; a replayed rotation answers the same secret, kept with its key in the
-rotation's own transaction), and paging."""
+answers it as null; a replayed rotation answers the same secret, read again from the
+endpoint while that rotation is its latest: the key's record, kept in the rotation's own
+transaction, holds no copy of it), and paging."""
 
 from __future__ import annotations
 
@@ -201,6 +202,7 @@ async def test_a_retried_rotation_answers_the_same_secret_and_rotates_once(harne
             text("SELECT secret, previous_secret FROM webhook_endpoint")
         )
         assert tuple(signing.one()) == (first.json()["secret"], hook["secret"])
+    await _assert_no_secret_kept(h, first.json()["secret"])
 
     # Another key is another rotation: refused while the first one's grace runs.
     other = {**admin, "Idempotency-Key": "rotate-2"}
@@ -237,6 +239,7 @@ async def test_a_rotation_whose_process_died_before_answering_is_answered_to_its
     assert retried.status_code == 200, retried.text
     assert retried.json()["secret"] == made.secret
     assert retried.headers["idempotent-replayed"] == "true"
+    await _assert_no_secret_kept(h, made.secret)
 
 
 async def test_a_rotations_key_is_kept_as_long_as_its_grace_runs(harness_factory) -> None:  # type: ignore[no-untyped-def]
@@ -280,3 +283,75 @@ async def test_a_kept_rotation_answer_shows_its_secret_to_no_one_else(
         caplog.text,
     ]
     assert all(secret.removeprefix("whsec_") not in t for t in seen)
+
+
+async def _assert_no_secret_kept(h: Harness, secret: str) -> None:
+    """The key's record answers the rotation without its secret (`null`), and holds it
+    nowhere: the endpoint's row is its only copy."""
+    async with h.runtime.sessions() as session:
+        rows = (
+            await session.execute(
+                text("SELECT response_body, to_jsonb(k)::text FROM idempotency_key k")
+            )
+        ).all()
+    assert rows
+    rotations = [body for body, _ in rows if body and "previous_secret_expires_at" in body]
+    assert rotations and all(body["secret"] is None for body in rotations)
+    assert all(secret.removeprefix("whsec_") not in whole for _, whole in rows)
+
+
+async def _long_kept_keys(harness_factory) -> Harness:  # type: ignore[no-untyped-def]
+    """Keys kept 3 days by the operator: a rotation's key outlives its grace."""
+    return await harness_factory(
+        config=make_config(webhooks={"allow": ["https://*"]}),
+        settings_override={"idempotency_ttl_s": 3 * 24 * 3600},
+    )
+
+
+async def test_a_rotations_replay_reads_its_secret_while_it_is_the_latest(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    """After the grace, the endpoint still signs with that rotation's secret: a replay
+    still answers it. Once another key rotated again, the first key's replay is `409`,
+    never the newer secret; the newer key's replay answers its own."""
+    h = await _long_kept_keys(harness_factory)
+    admin = await h.key(roles=ADMIN, subject="ops")
+    hook = (await _create(h, admin)).json()
+    rotate = f"/v1/webhooks/{hook['id']}/rotate"
+    first_key = {**admin, "Idempotency-Key": "rotate-1"}
+    first = (await h.client.post(rotate, headers=first_key)).json()
+
+    h.travel(24 * 3600 + 1)
+    late = await h.client.post(rotate, headers=first_key)
+    assert late.status_code == 200 and late.json() == first
+    assert late.headers["idempotent-replayed"] == "true"
+
+    second_key = {**admin, "Idempotency-Key": "rotate-2"}
+    second = await h.client.post(rotate, headers=second_key)
+    assert second.status_code == 200 and second.json()["secret"] != first["secret"]
+    superseded = await h.client.post(rotate, headers=first_key)
+    assert_problem(superseded, 409, "invalid-state")
+    assert second.json()["secret"].removeprefix("whsec_") not in superseded.text
+    assert first["secret"].removeprefix("whsec_") not in superseded.text
+    again = await h.client.post(rotate, headers=second_key)
+    assert again.status_code == 200 and again.json() == second.json()
+    await _assert_no_secret_kept(h, first["secret"])
+    await _assert_no_secret_kept(h, second.json()["secret"])
+
+    # Nor does a rotation without a key hand its secret to an older key's replay.
+    h.travel(24 * 3600 + 1)
+    unkeyed = await h.client.post(rotate, headers=admin)
+    assert unkeyed.status_code == 200
+    assert_problem(await h.client.post(rotate, headers=second_key), 409, "invalid-state")
+
+
+async def test_a_rotations_replay_once_its_endpoint_is_deleted_is_404(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    h = await _app(harness_factory)
+    admin = await h.key(roles=ADMIN, subject="ops")
+    hook = (await _create(h, admin)).json()
+    rotate = f"/v1/webhooks/{hook['id']}/rotate"
+    keyed = {**admin, "Idempotency-Key": "rotate-1"}
+    assert (await h.client.post(rotate, headers=keyed)).status_code == 200
+    deleted = await h.client.delete(f"/v1/webhooks/{hook['id']}", headers=admin)
+    assert deleted.status_code == 204
+    assert_problem(await h.client.post(rotate, headers=keyed), 404, "not-found")
+    # The key still names that rotation: a retry never registers nor rotates anything.
+    assert (await h.client.get("/v1/webhooks", headers=admin)).json()["items"] == []

@@ -3,7 +3,7 @@ and the deliveries with their attempts."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -22,8 +22,10 @@ from app.api.webhook_schemas import (
 )
 from app.db.idempotency_repo import Answered
 from app.db.webhooks_repo import Delivery, Endpoint
+from app.domain.tools import Principal
 from app.engine import webhooks
-from app.engine.idempotency import Claim
+from app.engine.idempotency import Claim, Replay
+from app.engine.process.runtime import Runtime
 from app.engine.webhooks import WithSecret
 
 router = APIRouter(prefix="/v1/webhooks", tags=["webhooks"])
@@ -105,8 +107,22 @@ async def delete_webhook(webhook_id: str, principal: AdminDep, rt: RuntimeDep) -
 
 
 def rotation_answer(made: WithSecret) -> Answered:
-    """A rotation's answer as its Idempotency-Key keeps it: the new secret in it."""
-    return answered(_with_secret(made, 200))
+    """A rotation's answer as its Idempotency-Key keeps it: without the new secret, which
+    a replay reads again from the endpoint (`rotation_replayed`)."""
+    return answered(_with_secret(WithSecret(made.endpoint, None), 200))
+
+
+async def rotation_replayed(rt: Runtime, principal: Principal, stored: Replay) -> Replay:
+    """A rotation's stored answer, its secret read again from the endpoint's row: only
+    while that rotation is the endpoint's latest (404 once the endpoint is gone, 409 once
+    it was rotated again). A stored refusal is replayed as it is."""
+    if stored.status != 200 or not isinstance(stored.body, dict):
+        return stored
+    kept = WebhookSecretOut.model_validate(stored.body)
+    secret = await webhooks.rotated_secret(
+        rt, principal=principal, endpoint_id=kept.id, rotation=kept.previous_secret_expires_at
+    )
+    return replace(stored, body={**stored.body, "secret": secret})
 
 
 @router.post(
@@ -123,9 +139,10 @@ async def rotate_webhook_secret(
 ) -> Any:
     """A new secret. The previous one keeps signing for 24 h (`webhook-signature` then
     carries both), so receivers can switch without a gap; another rotation within them is
-    `409`. With an `Idempotency-Key`, a retry is answered the same secret (the answer is
-    kept with the key, in the rotation's own transaction): send one, so that an answer
-    lost on the way never loses the secret."""
+    `409`. With an `Idempotency-Key`, a retry is answered the same secret, read again
+    from the endpoint, as long as no later rotation replaced it (then `409`; `404` once
+    the endpoint is deleted): send one, so that an answer lost on the way never loses
+    the secret."""
 
     async def operation(claim: Claim | None) -> JSONResponse:
         made = await webhooks.rotate(
@@ -133,7 +150,18 @@ async def rotate_webhook_secret(
         )
         return _with_secret(made, 200)
 
-    return await run_idempotent(request, rt, principal, operation, required=False)
+    async def replayed(stored: Replay) -> Replay:
+        return await rotation_replayed(rt, principal, stored)
+
+    return await run_idempotent(
+        request,
+        rt,
+        principal,
+        operation,
+        required=False,
+        kept=shown_once("secret"),
+        replayed=replayed,
+    )
 
 
 def _delivery(delivery: Delivery) -> dict[str, Any]:
