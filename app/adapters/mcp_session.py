@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -53,6 +53,10 @@ log = logging.getLogger(__name__)
 #: A tool list longer than this many pages is cut: a server that pages forever cannot
 #: hold a step.
 MAX_PAGES = 20
+
+#: Runs `work(*args)` off the event loop: the engine's check threads, as the composition
+#: root gives them (`engine.off_loop`), or a worker thread.
+OffLoop = Callable[..., Awaitable[Any]]
 
 
 class NotSent(Exception):
@@ -87,8 +91,10 @@ class McpServer:
         *,
         retry_s: float,
         pins: DeclarationPins,
+        off_loop: OffLoop = asyncio.to_thread,
     ) -> None:
         self.name = name
+        self.off_loop = off_loop
         self.retry_s = retry_s
         self.relist_s = config.relist_s
         self.timeout_s = config.timeout_s
@@ -376,9 +382,13 @@ async def _list(client: Client) -> dict[str, Tool]:
 
 
 def mcp_servers(
-    configs: Mapping[str, McpServerConfig], *, retry_s: float, pins: DeclarationPins
+    configs: Mapping[str, McpServerConfig],
+    *,
+    retry_s: float,
+    pins: DeclarationPins,
+    off_loop: OffLoop = asyncio.to_thread,
 ) -> dict[str, McpServer]:
     return {
-        name: McpServer(name, config, retry_s=retry_s, pins=pins)
+        name: McpServer(name, config, retry_s=retry_s, pins=pins, off_loop=off_loop)
         for name, config in configs.items()
     }

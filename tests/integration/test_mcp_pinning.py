@@ -9,6 +9,7 @@ loopback, with every app on the test's database."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 from sqlalchemy import text
 
 from app.db import mcp_declarations_repo
+from app.domain import patterns
 from app.domain.mcp_declarations import MAX_DESCRIPTION, MAX_SCHEMA_BYTES
 from tests.support.assertions import assert_problem
 from tests.support.factories import final, tool_calls
@@ -272,6 +274,34 @@ async def test_what_the_operator_declares_is_used_as_it_is(harness_factory, kb: 
     h = await kb_app(harness_factory, kb, lookup_doc=declared)
     assert (await one_lookup(h))["status"] == "succeeded"
     assert (await catalog(h))["description"] == declared["description"]
+
+
+async def test_a_servers_patterns_are_compiled_off_the_event_loop(
+    harness_factory, kb: FakeMcp, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    # Compiling costs by the program, not the length (a few KiB of wide classes: seconds):
+    # neither the checks at first sight nor the first check of an argument compile on the
+    # loop, in the process that pinned the declaration or in one that finds it pinned.
+    pattern = "^[a-z]{1,977}$"  # this test's own
+    kb.listed_as["lookup_doc"] = {"input_schema": _schema(pattern=pattern)}
+    on_the_loop: list[bool] = []
+    compiled = patterns.Linear
+
+    def recording(source: str) -> Any:
+        if source == pattern:
+            on_the_loop.append(threading.current_thread() is threading.main_thread())
+        return compiled(source)
+
+    monkeypatch.setattr(patterns, "Linear", recording)
+    patterns.compile.cache_clear()
+    first = await kb_app(harness_factory, kb)  # first sight: checked, pinned
+    assert (await one_lookup(first))["status"] == "succeeded"
+    assert on_the_loop == [False]
+    patterns.compile.cache_clear()  # as in a process started since
+    second = await kb_app(harness_factory, kb)  # pinned already: nothing checked at sight
+    assert (await one_lookup(second))["status"] == "succeeded"
+    assert on_the_loop == [False, False]
+    patterns.compile.cache_clear()
 
 
 def _lists(kb: FakeMcp) -> int:
