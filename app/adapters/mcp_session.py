@@ -43,16 +43,12 @@ from app.adapters.mcp_answers import (
     Limit,
     answer_limit,
 )
+from app.adapters.mcp_listing import declared_of, list_tools
 from app.config.tool_configs import McpServerConfig
-from app.domain.mcp_declarations import Listed, Pin, declaration, listed
+from app.domain.mcp_declarations import Listed, Pin
 from app.domain.ports import DeclarationPins
-from app.domain.tools import scan
 
 log = logging.getLogger(__name__)
-
-#: A tool list longer than this many pages is cut: a server that pages forever cannot
-#: hold a step.
-MAX_PAGES = 20
 
 #: Runs `work(*args)` off the event loop: the engine's check threads, as the composition
 #: root gives them (`engine.off_loop`), or a worker thread.
@@ -136,8 +132,7 @@ class McpServer:
             return
         self._wanted.add(tool)
         if self.tools is not None and tool in self.tools:
-            self.listed[tool] = _declared(self.tools[tool])
-            self._unsettled = True
+            self._unsettled = True  # its declaration is built, off the loop, then settled
 
     async def ready(self) -> None:
         """Reads the tool list if it was never read, is older than `relist_s` or a failure
@@ -173,7 +168,9 @@ class McpServer:
         self._limits[LIST] = Limit(MAX_LIST_BYTES)
         try:
             client = await self._session(self.timeout_s)
-            tools = await asyncio.wait_for(_list(client), self.timeout_s)
+            tools = await asyncio.wait_for(list_tools(client), self.timeout_s)
+            # Walked, encoded and hashed off the loop: a list may be megabytes.
+            listed = await self.off_loop(declared_of, tools, set(self._wanted))
         except Exception:
             self.drop()
             self._unreachable()
@@ -182,7 +179,7 @@ class McpServer:
             del self._limits[LIST]
         self.tools, self._stale, self._failed_at = tools, False, None
         self._listed_at = asyncio.get_running_loop().time()
-        self.listed = {name: _declared(tools[name]) for name in self._wanted if name in tools}
+        self.listed = listed
         self._unsettled = True
         self.version += 1
         if self.down:
@@ -191,6 +188,10 @@ class McpServer:
         return True
 
     async def _settle(self) -> None:
+        tools = self.tools or {}
+        missing = [name for name in self._wanted if name in tools and name not in self.listed]
+        if missing:  # wanted since the list was read
+            self.listed = {**self.listed, **await self.off_loop(declared_of, tools, missing)}
         known = {name: seen for name, seen in self.listed.items() if seen is not None}
         try:
             self.pins = {**self.pins, **await self._pin_store.settle(self.name, known)}
@@ -347,38 +348,6 @@ class McpServer:
 
 async def _answered(name: str, result: CallToolResult) -> None:
     """Takes a result as it came (see `_hold`)."""
-
-
-def _declared(tool: Tool) -> Listed | None:
-    """The tool's declaration as the model would see it (None when it is not JSON that
-    can be stored: a NaN, an infinity, a NUL or a lone surrogate somewhere in it)."""
-    annotations = (
-        None
-        if tool.annotations is None
-        else tool.annotations.model_dump(mode="json", by_alias=True, exclude_none=True)
-    )
-    declared = declaration(
-        tool.name, tool.description, tool.input_schema, tool.output_schema, annotations
-    )
-    _, nan, unstorable = scan(declared)
-    if nan or unstorable:
-        return None
-    try:
-        return listed(declared)
-    except (ValueError, RecursionError):
-        return None
-
-
-async def _list(client: Client) -> dict[str, Tool]:
-    tools: dict[str, Tool] = {}
-    cursor: str | None = None
-    for _ in range(MAX_PAGES):
-        page = await client.list_tools(cursor=cursor)
-        tools.update((tool.name, tool) for tool in page.tools)
-        cursor = page.next_cursor
-        if cursor is None:
-            break
-    return tools
 
 
 def mcp_servers(

@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import text
 
 from app.db import mcp_declarations_repo
-from app.domain import patterns
+from app.domain import mcp_declarations, patterns
 from app.domain.mcp_declarations import MAX_DESCRIPTION, MAX_SCHEMA_BYTES
 from tests.support.assertions import assert_problem
 from tests.support.factories import final, tool_calls
@@ -302,6 +302,25 @@ async def test_a_servers_patterns_are_compiled_off_the_event_loop(
     assert (await one_lookup(second))["status"] == "succeeded"
     assert on_the_loop == [False, False]
     patterns.compile.cache_clear()
+
+
+async def test_a_listing_is_walked_and_hashed_off_the_event_loop(
+    harness_factory, kb: FakeMcp, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    # A list of megabytes (within MAX_LIST_BYTES) took seconds of the loop to build.
+    on_the_loop: list[bool] = []
+    hashed = mcp_declarations.sha256_tag
+
+    def recording(text: str) -> str:
+        on_the_loop.append(threading.current_thread() is threading.main_thread())
+        return hashed(text)
+
+    monkeypatch.setattr(mcp_declarations, "sha256_tag", recording)
+    h = await kb_app(harness_factory, kb, relist_s=0.1)
+    assert (await one_lookup(h))["status"] == "succeeded"
+    await asyncio.sleep(0.15)
+    assert (await one_lookup(h))["status"] == "succeeded"  # read again
+    assert len(on_the_loop) >= 2 and not any(on_the_loop)
 
 
 def _lists(kb: FakeMcp) -> int:
