@@ -6,8 +6,9 @@ seconds and after a failure.
 Each listing of a tool the config uses is settled with the pinned declarations (SPEC §4
 "MCP declarations are pinned", `DeclarationPins`): `pins` says, per tool, what is pinned
 and what is pending, and a tool is served only while its server lists exactly its pinned
-declaration (`domain.mcp_declarations`). When another process changes a pin, the list is
-read again (at most every `retry_s`) and the pins settled again.
+declaration (`domain.mcp_declarations`). When another process changes a pin, the pins
+are read again at once and the list as soon as `retry_s` allows; a list read before the
+change changes no pin (it may be older than the declaration the change was about).
 
 The SDK keeps a session inside an anyio task group, which one task must enter and leave:
 a task of its own (`_hold`) holds each session open until it fails or is dropped, and
@@ -114,6 +115,12 @@ class McpServer:
         self._wanted: set[str] = set()
         self._stale = True
         self._unsettled = False
+        #: Announcements that a pin of this server changed elsewhere (or that some may
+        #: have been missed), and how many of them came before the list was last read: a
+        #: list read before the last one may be older than what it announced, and no pin
+        #: is changed from it (`_settle`).
+        self._notices = 0
+        self._listed_after = 0
         self._listed_at: float | None = None
         self._failed_at: float | None = None
         self._settle_failed_at: float | None = None
@@ -166,6 +173,7 @@ class McpServer:
         # One reading's pages share one limit (the listing lock makes readings one at a
         # time); a list past it is not read, as a server that cannot be reached.
         self._limits[LIST] = Limit(MAX_LIST_BYTES)
+        notices = self._notices
         try:
             client = await self._session(self.timeout_s)
             tools = await asyncio.wait_for(list_tools(client), self.timeout_s)
@@ -179,7 +187,7 @@ class McpServer:
             del self._limits[LIST]
         self.tools, self._stale, self._failed_at = tools, False, None
         self._listed_at = asyncio.get_running_loop().time()
-        self.listed = listed
+        self.listed, self._listed_after = listed, notices
         self._unsettled = True
         self.version += 1
         if self.down:
@@ -193,8 +201,13 @@ class McpServer:
         if missing:  # wanted since the list was read
             self.listed = {**self.listed, **await self.off_loop(declared_of, tools, missing)}
         known = {name: seen for name, seen in self.listed.items() if seen is not None}
+        # Read before a pin changed elsewhere, the list may be older than the declaration
+        # another replica just held, or an admin accepted: it changes no pin (it would
+        # clear the one or hold the other again) until it is read again.
+        stale = self._listed_after != self._notices
         try:
-            self.pins = {**self.pins, **await self._pin_store.settle(self.name, known)}
+            settled = await self._pin_store.settle(self.name, known, stale=stale)
+            self.pins = {**self.pins, **settled}
         except Exception:
             # Unsettled, the pins kept are compared with the new listing: a declaration
             # that changed is not served until it is settled.
@@ -206,10 +219,12 @@ class McpServer:
         self._unsettled, self._settle_failed_at = False, None
         self.version += 1
 
-    def _pins_changed(self, relist: bool) -> None:
+    def _pins_changed(self) -> None:
         """A pin of this server may have changed (another process saw a listing, an admin
-        accepted one): the pins are read again, and the list when `relist`."""
-        self._stale = self._stale or relist
+        accepted one, or the listener reconnected and may have missed either): the pins
+        are read again at the next need, and the list as soon as `retry_s` allows."""
+        self._notices += 1
+        self._stale = True
         self._unsettled = self.tools is not None
         self._settle_failed_at = None
 

@@ -37,14 +37,16 @@ async def kb() -> AsyncIterator[FakeMcp]:
         yield server
 
 
-async def kb_app(harness_factory, kb: FakeMcp, relist_s: float = 300, **tools: Any) -> Harness:  # type: ignore[no-untyped-def]
+async def kb_app(  # type: ignore[no-untyped-def]
+    harness_factory, kb: FakeMcp, relist_s: float = 300, retry_s: float = 0.2, **tools: Any
+) -> Harness:
     """An app (a process, as far as the database can tell) with the kb's tools."""
     tools = tools or {"lookup_doc": {}}
     specs = {n: {"kind": "mcp", "server": "kb", "timeout_s": 5, **f} for n, f in tools.items()}
     agent = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], *specs]}
     servers = {"kb": {"url": kb.url, "timeout_s": 5, "relist_s": relist_s}}
     config = make_config({"tech-radar": agent}, tools=specs, mcp_servers=servers)
-    return await harness_factory(config=config, settings_override={"mcp_retry_s": 0.2})
+    return await harness_factory(config=config, settings_override={"mcp_retry_s": retry_s})
 
 
 async def catalog(h: Harness, name: str = "lookup_doc") -> dict[str, Any]:
@@ -180,6 +182,46 @@ async def test_the_pin_holds_across_a_restart_and_on_every_replica(
     third = await kb_app(harness_factory, kb)
     assert (await catalog(third))["description"] == CHANGED
     assert (await one_lookup(third))["status"] == "succeeded"
+
+
+async def test_a_replica_changes_no_pin_from_a_list_older_than_what_it_was_told(
+    harness_factory, kb: FakeMcp
+) -> None:  # type: ignore[no-untyped-def]
+    # Each replica's list stays young (retry_s 60): told of a change, it may not read its
+    # list again yet, and the list it holds is older than the change.
+    first = await kb_app(harness_factory, kb, retry_s=60)
+    assert (await one_lookup(first))["status"] == "succeeded"  # pinned
+    kb.listed_as["lookup_doc"] = {"description": CHANGED}
+    second = await kb_app(harness_factory, kb, retry_s=60)
+    assert unavailable(await one_lookup(second))  # held and announced
+
+    async def stored() -> Any:
+        async with first.runtime.reads() as session:
+            return await mcp_declarations_repo.pin(session, "kb", "lookup_doc")
+
+    async def held_on_first() -> bool:
+        return (await catalog(first))["enabled"] is False
+
+    # Told, the first replica holds the tool too, and its list (the pinned declaration)
+    # does not clear what the second one holds.
+    await eventually(held_on_first)
+    assert unavailable(await one_lookup(first))
+    pending = await stored()
+    assert pending.pending is not None and pending.pending["description"] == CHANGED
+
+    # Accepted on the second: the first's list does not hold its old declaration again.
+    accepted = await accept(second, pending.pending_hash)
+    assert accepted.status_code == 200, accepted.text
+
+    async def pinned_on_first() -> bool:
+        return (await catalog(first))["description"] == CHANGED
+
+    await eventually(pinned_on_first)
+    await one_lookup(first)
+    now = await stored()
+    assert (now.pinned_hash, now.pending, now.version) == (pending.pending_hash, None, 3)
+    assert (await one_lookup(second))["status"] == "succeeded"
+    assert _lists(kb) == 2  # neither read its list again within retry_s
 
 
 async def test_a_server_going_back_to_the_pinned_declaration_clears_what_was_pending(
