@@ -5,6 +5,7 @@ declaration of one is built again under this code (`engine.pinned_config`)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ from app.config.files import AgentToolConfig, AppConfig, HttpToolConfig, McpTool
 from app.config.settings import Settings
 from app.domain.pinning import AGENT, MCP
 from app.domain.ports import Tool
+from app.engine import off_loop
 from app.engine.delegation import AgentTool, Delegation, agent_tools
 from app.engine.mcp_declarations import Declarations
 from app.engine.pinned_config import OperatorToolFactory
@@ -49,7 +51,11 @@ def outside(settings: Settings, config: AppConfig) -> Outside:
     # start-up nor any other tool. Declarations are pinned in the database, once the
     # runtime exists (`Declarations.attach`).
     declarations = Declarations()
-    servers = mcp_servers(config.mcp_servers, retry_s=settings.mcp_retry_s, pins=declarations)
+    # What a server lists is checked in the engine's check threads, whatever its size.
+    checks = functools.partial(off_loop.run, off_loop.THRESHOLD)
+    servers = mcp_servers(
+        config.mcp_servers, retry_s=settings.mcp_retry_s, pins=declarations, off_loop=checks
+    )
     return Outside(client, servers, declarations)
 
 

@@ -25,8 +25,10 @@ import httpx2
 #: envelope, maybe as SSE lines.
 OUTPUT_COPIES = 4
 ENVELOPE_BYTES = 64 * 1024
-#: One reading of the tool list, all its pages, is cut past this.
-MAX_LIST_BYTES = 16 * 1024 * 1024
+#: One reading of the tool list, all its pages, is cut past this: room for hundreds of
+#: tools at their declarations' caps, and little enough to parse and hash in well under a
+#: second (the SDK parses it on the loop).
+MAX_LIST_BYTES = 4 * 1024 * 1024
 #: Any other answer (initialize, a ping) is cut past this.
 MAX_OTHER_BYTES = 1024 * 1024
 #: The key a reading of the tool list registers its limit under.

@@ -6,8 +6,9 @@ seconds and after a failure.
 Each listing of a tool the config uses is settled with the pinned declarations (SPEC §4
 "MCP declarations are pinned", `DeclarationPins`): `pins` says, per tool, what is pinned
 and what is pending, and a tool is served only while its server lists exactly its pinned
-declaration (`domain.mcp_declarations`). When another process changes a pin, the list is
-read again (at most every `retry_s`) and the pins settled again.
+declaration (`domain.mcp_declarations`). When another process changes a pin, the pins
+are read again at once and the list as soon as `retry_s` allows; a list read before the
+change changes no pin (it may be older than the declaration the change was about).
 
 The SDK keeps a session inside an anyio task group, which one task must enter and leave:
 a task of its own (`_hold`) holds each session open until it fails or is dropped, and
@@ -24,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -43,16 +44,16 @@ from app.adapters.mcp_answers import (
     Limit,
     answer_limit,
 )
+from app.adapters.mcp_listing import declared_of, list_tools
 from app.config.tool_configs import McpServerConfig
-from app.domain.mcp_declarations import Listed, Pin, declaration, listed
+from app.domain.mcp_declarations import Listed, Pin
 from app.domain.ports import DeclarationPins
-from app.domain.tools import scan
 
 log = logging.getLogger(__name__)
 
-#: A tool list longer than this many pages is cut: a server that pages forever cannot
-#: hold a step.
-MAX_PAGES = 20
+#: Runs `work(*args)` off the event loop: the engine's check threads, as the composition
+#: root gives them (`engine.off_loop`), or a worker thread.
+OffLoop = Callable[..., Awaitable[Any]]
 
 
 class NotSent(Exception):
@@ -87,8 +88,10 @@ class McpServer:
         *,
         retry_s: float,
         pins: DeclarationPins,
+        off_loop: OffLoop = asyncio.to_thread,
     ) -> None:
         self.name = name
+        self.off_loop = off_loop
         self.retry_s = retry_s
         self.relist_s = config.relist_s
         self.timeout_s = config.timeout_s
@@ -112,6 +115,12 @@ class McpServer:
         self._wanted: set[str] = set()
         self._stale = True
         self._unsettled = False
+        #: Announcements that a pin of this server changed elsewhere (or that some may
+        #: have been missed), and how many of them came before the list was last read: a
+        #: list read before the last one may be older than what it announced, and no pin
+        #: is changed from it (`_settle`).
+        self._notices = 0
+        self._listed_after = 0
         self._listed_at: float | None = None
         self._failed_at: float | None = None
         self._settle_failed_at: float | None = None
@@ -130,8 +139,7 @@ class McpServer:
             return
         self._wanted.add(tool)
         if self.tools is not None and tool in self.tools:
-            self.listed[tool] = _declared(self.tools[tool])
-            self._unsettled = True
+            self._unsettled = True  # its declaration is built, off the loop, then settled
 
     async def ready(self) -> None:
         """Reads the tool list if it was never read, is older than `relist_s` or a failure
@@ -165,9 +173,12 @@ class McpServer:
         # One reading's pages share one limit (the listing lock makes readings one at a
         # time); a list past it is not read, as a server that cannot be reached.
         self._limits[LIST] = Limit(MAX_LIST_BYTES)
+        notices = self._notices
         try:
             client = await self._session(self.timeout_s)
-            tools = await asyncio.wait_for(_list(client), self.timeout_s)
+            tools = await asyncio.wait_for(list_tools(client), self.timeout_s)
+            # Walked, encoded and hashed off the loop: a list may be megabytes.
+            listed = await self.off_loop(declared_of, tools, set(self._wanted))
         except Exception:
             self.drop()
             self._unreachable()
@@ -176,7 +187,7 @@ class McpServer:
             del self._limits[LIST]
         self.tools, self._stale, self._failed_at = tools, False, None
         self._listed_at = asyncio.get_running_loop().time()
-        self.listed = {name: _declared(tools[name]) for name in self._wanted if name in tools}
+        self.listed, self._listed_after = listed, notices
         self._unsettled = True
         self.version += 1
         if self.down:
@@ -185,9 +196,18 @@ class McpServer:
         return True
 
     async def _settle(self) -> None:
+        tools = self.tools or {}
+        missing = [name for name in self._wanted if name in tools and name not in self.listed]
+        if missing:  # wanted since the list was read
+            self.listed = {**self.listed, **await self.off_loop(declared_of, tools, missing)}
         known = {name: seen for name, seen in self.listed.items() if seen is not None}
+        # Read before a pin changed elsewhere, the list may be older than the declaration
+        # another replica just held, or an admin accepted: it changes no pin (it would
+        # clear the one or hold the other again) until it is read again.
+        stale = self._listed_after != self._notices
         try:
-            self.pins = {**self.pins, **await self._pin_store.settle(self.name, known)}
+            settled = await self._pin_store.settle(self.name, known, stale=stale)
+            self.pins = {**self.pins, **settled}
         except Exception:
             # Unsettled, the pins kept are compared with the new listing: a declaration
             # that changed is not served until it is settled.
@@ -199,10 +219,12 @@ class McpServer:
         self._unsettled, self._settle_failed_at = False, None
         self.version += 1
 
-    def _pins_changed(self, relist: bool) -> None:
+    def _pins_changed(self) -> None:
         """A pin of this server may have changed (another process saw a listing, an admin
-        accepted one): the pins are read again, and the list when `relist`."""
-        self._stale = self._stale or relist
+        accepted one, or the listener reconnected and may have missed either): the pins
+        are read again at the next need, and the list as soon as `retry_s` allows."""
+        self._notices += 1
+        self._stale = True
         self._unsettled = self.tools is not None
         self._settle_failed_at = None
 
@@ -343,42 +365,14 @@ async def _answered(name: str, result: CallToolResult) -> None:
     """Takes a result as it came (see `_hold`)."""
 
 
-def _declared(tool: Tool) -> Listed | None:
-    """The tool's declaration as the model would see it (None when it is not JSON that
-    can be stored: a NaN, an infinity, a NUL or a lone surrogate somewhere in it)."""
-    annotations = (
-        None
-        if tool.annotations is None
-        else tool.annotations.model_dump(mode="json", by_alias=True, exclude_none=True)
-    )
-    declared = declaration(
-        tool.name, tool.description, tool.input_schema, tool.output_schema, annotations
-    )
-    _, nan, unstorable = scan(declared)
-    if nan or unstorable:
-        return None
-    try:
-        return listed(declared)
-    except (ValueError, RecursionError):
-        return None
-
-
-async def _list(client: Client) -> dict[str, Tool]:
-    tools: dict[str, Tool] = {}
-    cursor: str | None = None
-    for _ in range(MAX_PAGES):
-        page = await client.list_tools(cursor=cursor)
-        tools.update((tool.name, tool) for tool in page.tools)
-        cursor = page.next_cursor
-        if cursor is None:
-            break
-    return tools
-
-
 def mcp_servers(
-    configs: Mapping[str, McpServerConfig], *, retry_s: float, pins: DeclarationPins
+    configs: Mapping[str, McpServerConfig],
+    *,
+    retry_s: float,
+    pins: DeclarationPins,
+    off_loop: OffLoop = asyncio.to_thread,
 ) -> dict[str, McpServer]:
     return {
-        name: McpServer(name, config, retry_s=retry_s, pins=pins)
+        name: McpServer(name, config, retry_s=retry_s, pins=pins, off_loop=off_loop)
         for name, config in configs.items()
     }

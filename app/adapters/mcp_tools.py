@@ -29,6 +29,7 @@ from app.domain.tools import (
     ToolResult,
     ToolSpec,
     canonical_json,
+    prepare_checks,
     surely_valid,
     validator_for,
 )
@@ -44,6 +45,8 @@ class McpTool:
         self._config = config
         self._remote = config.mcp_tool or name
         self._built: tuple[int, ToolSpec, dict[str, Any]] | None = None
+        #: The server's version whose schemas' checks were last prepared.
+        self._prepared: int | None = None
         server.want(self._remote)
 
     @property
@@ -106,8 +109,14 @@ class McpTool:
         return tools is not None and self._remote not in tools
 
     async def ready(self) -> None:
-        """Reads the server's tool list when it was never read or is stale."""
+        """Reads the server's tool list when it was never read or is stale, and prepares
+        the checks of the schemas it makes the tool's off the event loop: a server's
+        patterns can take seconds to compile, and they are compiled on first use."""
         await self.server.ready()
+        version, spec, served = self._current()
+        if self._prepared != version:
+            await self.server.off_loop(_prepare, spec, served)
+            self._prepared = version
 
     def check(self, arguments: Mapping[str, Any]) -> str | None:
         """A declared input schema narrows the server's: the server's must hold too."""
@@ -150,6 +159,11 @@ class McpTool:
                 f"the tool's answer is larger than {spec.max_output_bytes} bytes",
             ) from None
         return _result(result)
+
+
+def _prepare(spec: ToolSpec, served: Mapping[str, Any]) -> None:
+    for schema in (spec.input_schema, spec.output_schema, served):
+        prepare_checks(schema)
 
 
 def _closed(schema: Mapping[str, Any]) -> dict[str, Any]:

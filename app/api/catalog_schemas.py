@@ -25,7 +25,8 @@ class PendingDeclarationOut(BaseModel):
     annotations: dict[str, Any] | None
     held_for: list[str] = Field(
         description="Why it is held: `changed` (differs from the pinned declaration), "
-        "`description_too_long`, `schema_too_large`, `injection_suspected`, "
+        "`description_too_long`, `schema_too_large`, `annotations_too_large`, "
+        "`injection_suspected`, "
         "`invalid_schema` (cannot be accepted)."
     )
     seen_at: datetime | None

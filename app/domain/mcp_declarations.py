@@ -5,7 +5,9 @@ description, input and output schemas, annotations. The first declaration seen o
 (per server and the server's name for the tool, for every tenant: the servers and their
 tools are the operator's) is pinned with its `declaration_hash`, unless it is refused:
 a description over `MAX_DESCRIPTION` characters, a schema over `MAX_SCHEMA_BYTES` of
-canonical JSON, an injection marker in the description or the schemas' strings, or a
+canonical JSON, annotations with a title over `MAX_TITLE` characters or over
+`MAX_ANNOTATIONS_BYTES` in all, an injection marker in the description or in a string of
+the schemas or the annotations, or a
 schema that cannot be used to check untrusted values (not a Draft 2020-12 schema, a
 pattern RE2 does not take). A refused or a different declaration is held as *pending*:
 the tool is unavailable until an admin accepts exactly that hash. A listing equal to the
@@ -31,6 +33,10 @@ from app.domain.tools import canonical_json, sha256_tag
 MAX_DESCRIPTION = 2000
 #: A schema whose canonical JSON is longer than this many bytes (UTF-8) is held.
 MAX_SCHEMA_BYTES = 16 * 1024
+#: Annotations whose title is longer than this many characters are held.
+MAX_TITLE = 200
+#: Annotations whose canonical JSON is longer than this many bytes (UTF-8) are held.
+MAX_ANNOTATIONS_BYTES = 4 * 1024
 
 
 class Held(StrEnum):
@@ -40,6 +46,7 @@ class Held(StrEnum):
     CHANGED = "changed"
     DESCRIPTION_TOO_LONG = "description_too_long"
     SCHEMA_TOO_LARGE = "schema_too_large"
+    ANNOTATIONS_TOO_LARGE = "annotations_too_large"
     INJECTION_SUSPECTED = "injection_suspected"
     #: Its schemas cannot check untrusted values here: it cannot be accepted either.
     INVALID_SCHEMA = "invalid_schema"
@@ -100,7 +107,11 @@ def refusals(declared: Mapping[str, Any]) -> list[Held]:
     if any(len(canonical_json(s).encode()) > MAX_SCHEMA_BYTES for s in schemas):
         held.append(Held.SCHEMA_TOO_LARGE)
         schemas = []
-    texts = [description, *(text_of(s) for s in schemas if s is not None)]
+    annotations = declared.get("annotations")
+    if annotations is not None and _too_large(annotations):
+        held.append(Held.ANNOTATIONS_TOO_LARGE)
+        annotations = None
+    texts = [description, *(text_of(s) for s in [*schemas, annotations] if s is not None)]
     if any(markers_in(text) for text in texts if text):
         held.append(Held.INJECTION_SUSPECTED)
     if Held.SCHEMA_TOO_LARGE not in held and any(
@@ -108,6 +119,17 @@ def refusals(declared: Mapping[str, Any]) -> list[Held]:
     ):
         held.append(Held.INVALID_SCHEMA)
     return held
+
+
+def _too_large(annotations: Any) -> bool:
+    """Annotations the model or a person would read more of than a tool's hints: not an
+    object, a title over `MAX_TITLE` characters, over `MAX_ANNOTATIONS_BYTES` in all."""
+    if not isinstance(annotations, Mapping):
+        return True
+    title = annotations.get("title")
+    if title is not None and (not isinstance(title, str) or len(title) > MAX_TITLE):
+        return True
+    return len(canonical_json(annotations).encode()) > MAX_ANNOTATIONS_BYTES
 
 
 def schema_problem(schema: Any) -> str | None:

@@ -98,13 +98,17 @@ class DeclarationPins(Protocol):
     """Where MCP servers' declarations are pinned (SPEC §4 "MCP declarations are pinned"),
     shared by every replica."""
 
-    async def settle(self, server: str, listed: Mapping[str, Listed]) -> dict[str, Pin]:
-        """The pins of `listed` (the server's name for a tool → its declaration as just
+    async def settle(
+        self, server: str, listed: Mapping[str, Listed], *, stale: bool = False
+    ) -> dict[str, Pin]:
+        """The pins of `listed` (the server's name for a tool → its declaration as
         listed): first sights pinned or held, changes held, what the server went back to
-        cleared. Raises when they cannot be read or written now."""
+        cleared. `stale`: the listing may be older than a pin changed elsewhere, so only
+        first sights are written (an insert never overwrites a row) and the other pins are
+        read as they stand. Raises when they cannot be read or written now."""
         ...
 
-    def watch(self, server: str, on_change: Callable[[bool], None]) -> None:
-        """`on_change(relist)` is called when a pin of `server` may have changed: its pins
-        are to be read again, and its list too when `relist`."""
+    def watch(self, server: str, on_change: Callable[[], None]) -> None:
+        """`on_change()` is called when a pin of `server` may have changed: its pins are
+        to be read again, and its list."""
         ...

@@ -341,3 +341,21 @@ def surely_valid(schema: Mapping[str, Any], value: Any) -> bool:
     why not."""
     check = _fast_check(schema)
     return check is not None and check(value)
+
+
+def prepare_checks(schema: Any) -> None:
+    """Builds now what checking values against `schema` needs: its fast check, its
+    validator and every pattern it holds, compiled (`patterns.compile` keeps them). For a
+    server's schema, whose patterns can take seconds to compile: called off the event
+    loop, so that the first check on the loop compiles nothing."""
+    from app.domain import patterns
+
+    if not isinstance(schema, Mapping):
+        return
+    try:
+        _fast_check(schema)
+        validator_for(schema)
+        for _, pattern in patterns.schema_patterns(schema):
+            patterns.problem(pattern)  # compiled and kept, or refused (then never valid)
+    except RecursionError:
+        return  # nested too deeply to compile here: the check says so where it runs
