@@ -157,16 +157,21 @@ def _holds(text: str, groups: tuple[tuple[str, ...], ...]) -> bool:
 _SECRET_CHECKS = tuple((kind, _SECRET_NEEDLES[kind], pattern) for kind, pattern in SECRETS)
 
 
-def secrets_in(text: str) -> list[str]:
-    """The kinds of secret `text` holds, in the order of `SECRETS`."""
+def _found(text: str, checks: tuple[tuple[str, Any, Pattern], ...]) -> list[str]:
+    """The names of `checks` whose needles `text` holds and whose pattern matches it."""
     data: bytes | None = None  # encoded once, for the first pattern whose needles it holds
     found = []
-    for kind, needles, pattern in _SECRET_CHECKS:
+    for name, needles, pattern in checks:
         if _holds(text, needles):
             data = utf8(text) if data is None else data
             if pattern.search(data):
-                found.append(kind)
+                found.append(name)
     return found
+
+
+def secrets_in(text: str) -> list[str]:
+    """The kinds of secret `text` holds, in the order of `SECRETS`."""
+    return _found(text, _SECRET_CHECKS)
 
 
 def _holds_pii(data: bytes, pattern: Pattern, keep: Callable[[Match], bool] | None) -> bool:
@@ -186,15 +191,7 @@ _MARKER_CHECKS = tuple(
 
 
 def markers_in(text: str) -> list[str]:
-    lowered = folded(text)
-    data: bytes | None = None
-    found = []
-    for name, needles, pattern in _MARKER_CHECKS:
-        if _holds(lowered, needles):
-            data = utf8(lowered) if data is None else data
-            if pattern.search(data):
-                found.append(name)
-    return found
+    return _found(folded(text), _MARKER_CHECKS)
 
 
 _REDACTED = REDACTED.encode()

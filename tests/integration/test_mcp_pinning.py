@@ -9,7 +9,8 @@ loopback, with every app on the test's database."""
 from __future__ import annotations
 
 import asyncio
-import threading
+import secrets
+import sys
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -19,11 +20,12 @@ from mcp_types import ToolAnnotations
 from sqlalchemy import text
 
 from app.db import mcp_declarations_repo
-from app.domain import mcp_declarations, patterns
+from app.domain import patterns
 from app.domain.mcp_declarations import MAX_DESCRIPTION, MAX_SCHEMA_BYTES
 from tests.support.assertions import assert_problem
 from tests.support.factories import final, tool_calls
 from tests.support.harness import DEFAULT_AGENT, Harness, make_config
+from tests.support.loop_lag import loop_lag
 from tests.support.mcp_server import FakeMcp, up
 from tests.support.runs import calls_of, create
 
@@ -326,51 +328,67 @@ async def test_what_the_operator_declares_is_used_as_it_is(harness_factory, kb: 
     assert (await catalog(h))["description"] == declared["description"]
 
 
+#: Longest the loop may go without running a task while a hostile declaration is read
+#: (held on the loop, the work below takes well over a second).
+MAX_LAG_S = 0.6
+
+
+def _heavy_schema(offset: int, count: int = 60) -> dict[str, Any]:
+    """A schema of `count` patterns near RE2's memory budget: about 0.7 s of compiling
+    for 60 (the cost is the program, not the text: 15 KiB). `offset` makes this test's
+    patterns its own (compiled patterns are cached for the process)."""
+    chars = "".join(chr(0x4E00 + offset + i * 37) for i in range(64))
+    props = {
+        f"p{i}": {"type": "string", "pattern": f"^[{chars}]{{{480 - i}}}$"} for i in range(count)
+    }
+    return {"type": "object", "properties": {"query": {"type": "string"}, **props}}
+
+
 async def test_a_servers_patterns_are_compiled_off_the_event_loop(
-    harness_factory, kb: FakeMcp, monkeypatch: pytest.MonkeyPatch
+    harness_factory, kb: FakeMcp
 ) -> None:  # type: ignore[no-untyped-def]
-    # Compiling costs by the program, not the length (a few KiB of wide classes: seconds):
-    # neither the checks at first sight nor the first check of an argument compile on the
+    # Neither the checks at first sight nor the first check of an argument compile on the
     # loop, in the process that pinned the declaration or in one that finds it pinned.
-    pattern = "^[a-z]{1,977}$"  # this test's own
-    kb.listed_as["lookup_doc"] = {"input_schema": _schema(pattern=pattern)}
-    on_the_loop: list[bool] = []
-    compiled = patterns.Linear
-
-    def recording(source: str) -> Any:
-        if source == pattern:
-            on_the_loop.append(threading.current_thread() is threading.main_thread())
-        return compiled(source)
-
-    monkeypatch.setattr(patterns, "Linear", recording)
-    patterns.compile.cache_clear()
-    first = await kb_app(harness_factory, kb)  # first sight: checked, pinned
-    assert (await one_lookup(first))["status"] == "succeeded"
-    assert on_the_loop == [False]
+    offset = secrets.randbelow(18_000)
+    kb.listed_as["lookup_doc"] = {
+        "input_schema": _heavy_schema(offset),
+        "output_schema": _heavy_schema(offset + 1),
+    }
+    first = await kb_app(harness_factory, kb)
+    async with loop_lag() as gaps:  # first sight: checked, pinned
+        assert (await one_lookup(first))["status"] == "succeeded"
+    assert max(gaps) < MAX_LAG_S, sorted(gaps)[-3:]
     patterns.compile.cache_clear()  # as in a process started since
-    second = await kb_app(harness_factory, kb)  # pinned already: nothing checked at sight
-    assert (await one_lookup(second))["status"] == "succeeded"
-    assert on_the_loop == [False, False]
-    patterns.compile.cache_clear()
+    second = await kb_app(harness_factory, kb)
+    async with loop_lag() as gaps:  # pinned already: nothing checked at sight, all warmed
+        assert (await one_lookup(second))["status"] == "succeeded"
+    assert max(gaps) < MAX_LAG_S, sorted(gaps)[-3:]
 
 
 async def test_a_listing_is_walked_and_hashed_off_the_event_loop(
-    harness_factory, kb: FakeMcp, monkeypatch: pytest.MonkeyPatch
+    harness_factory, kb: FakeMcp
 ) -> None:  # type: ignore[no-untyped-def]
-    # A list of megabytes (within MAX_LIST_BYTES) took seconds of the loop to build.
-    on_the_loop: list[bool] = []
-    hashed = mcp_declarations.sha256_tag
+    # A list of megabytes (within MAX_LIST_BYTES) took seconds of the loop to walk, encode
+    # and hash. The SDK's own parse stays on the loop, so the loop's lag cannot tell the
+    # two apart: a profile of the loop's thread says whether a declaration is built there.
+    many = {"type": "integer", "enum": [0] * 100_000}
+    kb.listed_as["lookup_doc"] = {"input_schema": {"type": "object", "properties": {"n": many}}}
+    h = await kb_app(harness_factory, kb)
+    on_the_loop: list[str] = []
 
-    def recording(text: str) -> str:
-        on_the_loop.append(threading.current_thread() is threading.main_thread())
-        return hashed(text)
+    def profile(frame: Any, event: str, _arg: Any) -> None:
+        code = frame.f_code
+        if event == "call" and code.co_filename.endswith("mcp_listing.py"):
+            on_the_loop.append(code.co_name)
 
-    monkeypatch.setattr(mcp_declarations, "sha256_tag", recording)
-    h = await kb_app(harness_factory, kb, relist_s=0.1)
-    assert (await one_lookup(h))["status"] == "succeeded"
-    await asyncio.sleep(0.15)
-    assert (await one_lookup(h))["status"] == "succeeded"  # read again
-    assert len(on_the_loop) >= 2 and not any(on_the_loop)
+    sys.setprofile(profile)
+    try:
+        held = await one_lookup(h)  # over the size cap: held, once its declaration is built
+    finally:
+        sys.setprofile(None)
+    assert unavailable(held)
+    assert "list_tools" in on_the_loop  # the profile sees this thread's calls of the module
+    assert "declared" not in on_the_loop and "declared_of" not in on_the_loop
 
 
 def _lists(kb: FakeMcp) -> int:
