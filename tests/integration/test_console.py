@@ -796,6 +796,10 @@ async def test_an_expired_preview_says_so_and_what_happens_next(
     async with opened(console) as (_, page, _seen):
         await sign_in(page, console, console.approver, f"/console/previews/{preview_id}")
         await expect(page.locator("#preview-status")).to_have_text("pending", timeout=WAIT_MS)
+        # The page is whole once its heading has the focus (after its timeline is read):
+        # a key pressed before that could land on the heading instead of the button.
+        heading = page.get_by_role("heading", name="Preview", exact=True)
+        await expect(heading).to_be_focused(timeout=WAIT_MS)
         async with console.h.runtime.sessions.begin() as session:  # its time runs out
             await session.execute(
                 update(preview_table)
