@@ -70,9 +70,10 @@ class Born:
     read_snapshot: str | None
 
 
-def ctes(param: str) -> list[str]:
-    """The births' CTEs, reading the JSON array `param`: `b` (one row a birth), the key
-    bindings that took hold (`bound`), the runs (`born`) and their scripts. Their events
+def ctes(rows: str) -> list[str]:
+    """The births' CTEs, reading `rows` (a FROM item of JSON objects, for a column list to
+    follow): `b` (one row a birth), the key bindings that took hold (`bound`), the runs
+    (`born`) and their scripts. Their events
     are inserted with the steps' (`appended`), so that the event table's statement trigger
     fires once a batch."""
     keys = idempotency_key.name
@@ -87,7 +88,7 @@ def ctes(param: str) -> list[str]:
         for n in _RUN_FIELDS
     )
     return [
-        f"b AS (SELECT * FROM jsonb_to_recordset({param}::text::jsonb) AS b(i integer, "
+        f"b AS (SELECT b.* FROM {rows} AS b(i integer, "
         "tenant_id text, run_id text, run jsonb, events jsonb, script jsonb, lease_s float8, "
         "snapshot boolean, bkind text, b_tenant text, b_key text, b_token text, "
         "b_fingerprint text, b_lock_s float8, b_ttl_s float8, b_created timestamptz))",
