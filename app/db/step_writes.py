@@ -29,18 +29,17 @@ the patch leaves out keeps its value), so it is built once and prepared once.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
-import orjson
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.db import births, column_types
 from app.db.births import Birth, Born
+from app.db.json_rows import each, encode
 from app.db.runs_repo import StaleWrite, event_items
 from app.db.session import alone
 from app.db.tables import idempotency_key, preview, tool_call, turn
@@ -188,30 +187,6 @@ class Unencodable(Exception):
     """A write of the batch cannot be encoded as JSON: nothing was sent."""
 
 
-def _json_default(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if hasattr(value, "as_dict"):
-        return value.as_dict()
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, tuple | frozenset | set):
-        return list(value)
-    raise TypeError(f"not JSON: {type(value).__name__}")
-
-
-def encode(item: Any) -> str:
-    """An item of the batch as JSON text: orjson (a step's write is a few kilobytes), or the
-    standard library for what orjson refuses (an integer wider than 64 bits, which a
-    tool's output may hold)."""
-    try:
-        return orjson.dumps(
-            item, default=_json_default, option=orjson.OPT_PASSTHROUGH_DATACLASS
-        ).decode()
-    except TypeError:
-        return json.dumps(item, default=_json_default)
-
-
 async def apply_batch(
     connection: AsyncEngine | AsyncConnection,
     writes: Sequence[StepWrite],
@@ -285,15 +260,6 @@ def _updated(cte: str, table: Any, key: str, names: Sequence[str]) -> str:
         f"WHERE {table.name}.tenant_id = x.w_tenant AND {table.name}.id = x.id "
         f"AND {table.name}.run_id = x.w_run)"
     )
-
-
-def each(param: str) -> str:
-    """The rows of `param`, an array of JSON objects, for a column list to follow. Through
-    `unnest`, whose row estimate the planner takes from the array itself (or guesses at
-    10 in a plan kept for any array), where `jsonb_to_recordset` is always guessed at 100
-    rows: at 100 the planner chose to walk every active run for each batch rather than
-    look its few runs up by key."""
-    return f"unnest({param}::jsonb[]) AS item, jsonb_to_record(item)"
 
 
 def _answered() -> str:

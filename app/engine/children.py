@@ -15,7 +15,8 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import lineage_repo, runs_repo
+from app.db import births, lineage_repo, runs_repo
+from app.db.births import Birth
 from app.db.idempotency_repo import Binding
 from app.domain import lineage
 from app.domain.budget import Limits
@@ -98,12 +99,10 @@ async def create_child(
                 grant=lineage.reservation(granted),
             )
             if held:
-                created = await runs_repo.create(
-                    session, creation, db_time=rt.db_time, binding=binding
-                )
-                if created is None:
+                born = await births.create(session, Birth(creation, binding, rt.db_time.offset_s))
+                if born is None:
                     raise Unbound()  # rolls the reservation back with it
-                return created
+                return creation.born(born.lease_expires_at, born.read_snapshot)
     raise DomainError(ErrorCode.INVALID_STATE, "the parent run is too busy taking children")
 
 
