@@ -172,10 +172,9 @@ def problem(schema: Any) -> str | None:
     why = patterns.schema_problem(schema)
     if why is not None:
         return why
-    try:
-        _build(schema)
-    except (ValueError, patterns.error) as exc:
-        return f"not a schema this service can check: {_first_line(exc)}"
+    compiled = validator(schema)  # kept: the values it checks come next
+    if isinstance(compiled, _Unusable):
+        return f"not a schema this service can check: {compiled.why}"
     return None
 
 
