@@ -116,7 +116,7 @@ def _compiled(schema: Any) -> Any:
         return found
     try:
         made: Any = _build(schema)
-    except (ValueError, patterns.error) as exc:  # the library's ValidationError is one
+    except (ValueError, patterns.error, jsonschema_rs.ReferencingError) as exc:
         made = _Unusable(_first_line(exc))
     if text is not None:
         _keep(text, made)
