@@ -12,9 +12,6 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from app.domain.fast_schema import compile_check
-from app.domain.memo import by_identity
-
 
 class Risk(StrEnum):
     LOW = "low"
@@ -321,41 +318,3 @@ def exposed_tools(
             continue
         result.append(name)
     return result
-
-
-def _validator(schema: Mapping[str, Any]) -> Any:
-    from app.domain.schema_validator import LinearValidator
-
-    return LinearValidator(schema)  # Draft 2020-12, its patterns on RE2
-
-
-#: A JSON Schema validator, built once per schema object (tool specs live as long as the
-#: process): building one costs more than validating with it.
-validator_for: Callable[[Mapping[str, Any]], Any] = by_identity(_validator)
-_fast_check = by_identity(compile_check)
-
-
-def surely_valid(schema: Mapping[str, Any], value: Any) -> bool:
-    """True when `value` certainly satisfies `schema` (`fast_schema`'s compiled check, for
-    the schemas it compiles); False means: ask `validator_for(schema)`, which also says
-    why not."""
-    check = _fast_check(schema)
-    return check is not None and check(value)
-
-
-def prepare_checks(schema: Any) -> None:
-    """Builds now what checking values against `schema` needs: its fast check, its
-    validator and every pattern it holds, compiled (`patterns.compile` keeps them). For a
-    server's schema, whose patterns can take seconds to compile: called off the event
-    loop, so that the first check on the loop compiles nothing."""
-    from app.domain import patterns
-
-    if not isinstance(schema, Mapping):
-        return
-    try:
-        _fast_check(schema)
-        validator_for(schema)
-        for _, pattern in patterns.schema_patterns(schema):
-            patterns.problem(pattern)  # compiled and kept, or refused (then never valid)
-    except RecursionError:
-        return  # nested too deeply to compile here: the check says so where it runs

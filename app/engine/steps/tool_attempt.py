@@ -11,7 +11,7 @@ from typing import Any
 
 from opentelemetry.trace import Status, StatusCode
 
-from app.domain import settle
+from app.domain import schema_validator, settle
 from app.domain.approvals import PreviewRef
 from app.domain.budget import seconds_left
 from app.domain.ports import StatusLookup, Tool, ToolContext
@@ -24,8 +24,6 @@ from app.domain.tools import (
     ToolError,
     ToolResult,
     scan,
-    surely_valid,
-    validator_for,
 )
 from app.engine import off_loop
 from app.engine.process.lease import Interrupted, Lease
@@ -219,9 +217,5 @@ def _check_output(tool: Tool, output: Any, text: str | None) -> None:
             f"the tool's output is larger than {tool.spec.max_output_bytes} bytes",
         )
     schema = tool.spec.output_schema
-    if schema is not None and not surely_valid(schema, output):
-        error = next(iter(validator_for(schema).iter_errors(output)), None)
-        if error is not None:
-            raise OutputRefused(
-                "invalid_output", "the tool's output does not match its output schema"
-            )
+    if schema is not None and not schema_validator.fits(schema, output):
+        raise OutputRefused("invalid_output", "the tool's output does not match its output schema")
