@@ -31,6 +31,7 @@ from app.config.models import (
     WebhooksConfig,
 )
 from app.config.tool_configs import AgentToolConfig, HttpToolConfig, McpToolConfig
+from app.domain.errors import ToolgateError
 from app.domain.paging import READ_RESULT
 from app.domain.tools import ToolSpec
 
@@ -78,7 +79,7 @@ _PATTERN_MESSAGES = {
 }
 
 
-class ConfigError(Exception):
+class ConfigError(ToolgateError):
     """A config problem. `path` is a dotted key path ("" when it concerns the whole file)."""
 
     def __init__(self, path: str, message: str, *, issues: Sequence[Issue] = ()) -> None:

@@ -26,6 +26,8 @@ from collections.abc import Awaitable, Callable
 
 import asyncpg
 
+from app.domain.errors import ToolgateError
+
 Connect = Callable[[], Awaitable[asyncpg.Connection]]
 #: How long closing one connection may wait for its cancelled statement and goodbye.
 CLOSE_TIMEOUT_S = 5.0
@@ -34,7 +36,7 @@ CLOSE_TIMEOUT_S = 5.0
 MAX_IDLE_S = 300.0
 
 
-class PoolClosed(Exception):
+class PoolClosed(ToolgateError):
     """The pool was closed (the service is stopping)."""
 
 

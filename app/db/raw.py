@@ -28,6 +28,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.db.hot_pool import HotPool
+from app.domain.errors import ToolgateError
 
 Observer = Callable[[str, Sequence[Any]], None]
 #: Observers by connection pool (an engine and its `execution_options` copies share one)
@@ -163,7 +164,7 @@ async def fetch(target: AsyncEngine | AsyncConnection, sql: str, *args: Any) -> 
 _NEVER_RAN = (asyncpg.AdminShutdownError, BrokenPipeError)
 
 
-class _NeverRan(Exception):
+class _NeverRan(ToolgateError):
     """The statement did not run (its cause says why): it may be sent again."""
 
 

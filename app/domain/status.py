@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from app.domain.errors import ToolgateError
+
 
 class RunStatus(StrEnum):
     QUEUED = "queued"
@@ -46,7 +48,7 @@ class PreviewStatus(StrEnum):
     COMMITTED = "committed"
 
 
-class InvalidTransition(Exception):
+class InvalidTransition(ToolgateError):
     """A state change the table does not allow: a bug in the caller, or a lost race."""
 
     def __init__(self, kind: str, current: str, target: str) -> None:
