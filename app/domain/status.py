@@ -124,21 +124,9 @@ SETTLED_CALL_STATUSES = frozenset(
 ACTIVE_RUN_STATUSES = frozenset({RunStatus.QUEUED, RunStatus.RUNNING})
 
 
-def check_run_transition(current: RunStatus, target: RunStatus) -> RunStatus:
-    if target not in RUN_TRANSITIONS[current]:
-        raise InvalidTransition("run", current, target)
-    return target
-
-
 def check_preview_transition(current: PreviewStatus, target: PreviewStatus) -> PreviewStatus:
     if target not in PREVIEW_TRANSITIONS[current]:
         raise InvalidTransition("preview", current, target)
-    return target
-
-
-def check_call_transition(current: CallStatus, target: CallStatus) -> CallStatus:
-    if target not in CALL_TRANSITIONS[current]:
-        raise InvalidTransition("call", current, target)
     return target
 
 
