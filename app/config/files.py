@@ -58,8 +58,6 @@ __all__ = [
 
 DEMO_CONFIG_PATH: Path = Path(__file__).parents[1] / "resources" / "demo.yaml"
 
-NOT_SUPPORTED = "not supported by this build yet"
-
 Issue = tuple[str, str]  # (dotted key path, message)
 _Target = Callable[[str, str], Iterator[Issue]]  # checks one route a router refers to
 

@@ -256,12 +256,6 @@ def unstorable_path(value: Any) -> tuple[str, str] | None:
     return _dotted(where), unstorable_char(culprits[-1]) or "an unstorable character"
 
 
-def nul_path(value: Any) -> str | None:
-    """The dotted path of the first string (or key) holding U+0000, or None."""
-    where = first_path(value, lambda item: isinstance(item, str) and "\x00" in item)
-    return None if where is None else _dotted(where)
-
-
 #: What a hash's text starts with: `sha256:` and 64 hex digits.
 SHA256_TAG = "sha256:"
 

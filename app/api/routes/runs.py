@@ -133,10 +133,14 @@ async def _start(
 ) -> Run:
     """Creates the run already leased to this process when it has room to advance it (no
     claim of its own needed), else queued for any driver; then waits up to `wait_s`."""
-    lease = driver.free_slots > 0
-    started = await runs.start_run(
-        rt, principal=principal, request=create, claim=claim, lease=lease
-    )
+    lease = driver.reserve()
+    try:
+        started = await runs.start_run(
+            rt, principal=principal, request=create, claim=claim, lease=lease
+        )
+    finally:
+        if lease:
+            driver.unreserve()
     record = started.run
     if started.lease is not None and started.state is not None:
         driver.adopt(started.lease, started.state)
