@@ -11,7 +11,7 @@ import yaml
 from app.adapters.builtin_tools.tech_radar import SPECS
 from app.config.files import DEMO_CONFIG_PATH
 from app.config.models import AppConfig
-from tests.support.doc_blocks import ROOT, blocks, documents
+from tests.support.doc_blocks import ROOT, SHELL, blocks, documents
 
 DEMO = yaml.safe_load(DEMO_CONFIG_PATH.read_text())
 
@@ -53,3 +53,29 @@ def test_the_config_page_lists_every_section() -> None:
     sections = set(AppConfig.model_fields)
     assert {s for s in sections if f"`{s}`" not in listing} == set()
     assert count is not None and words.get(count[1]) == len(sections)
+
+
+def test_a_doc_showing_a_config_fragment_says_the_config_file_replaces_the_demo_s() -> None:
+    """A fragment is read as something to add; the file `TOOLGATE_CONFIG` names is the whole
+    config, so a reader who writes the fragment alone loses the demo's agents."""
+    silent = [
+        str(document.relative_to(ROOT))
+        for document in documents()
+        if any(b.kind == "config-fragment" for b in blocks(document))
+        and not re.search(r"replaces\**\s+the\s+demo\s+config", document.read_text())
+    ]
+    assert silent == []
+
+
+def test_a_doc_starting_a_server_where_make_run_listens_says_to_stop_it_first() -> None:
+    """`make run` serves on 127.0.0.1:8000; a second server there fails to bind, or a
+    reader's commands reach the first one."""
+    silent = [
+        f"{block.doc}:{block.line}"
+        for document in documents()
+        for block in blocks(document)
+        if block.lang in SHELL
+        and re.search(r"-m app serve\b(?![^\n]*--host)[^\n]*--port 8000\b", block.text)
+        and not re.search(r"stop\s+a\s+`make\s+run`", document.read_text())
+    ]
+    assert silent == []
