@@ -17,7 +17,13 @@ from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 
-from app.adapters.mcp_session import McpServer, NotSent, Refused, TooLarge, Unanswered
+from app.adapters.mcp_session import (
+    McpServer,
+    NotSent,
+    ServerRefused,
+    ServerUnanswered,
+    TooLarge,
+)
 from app.config.tool_configs import McpToolConfig
 from app.domain import schema_validator
 from app.domain.approvals import MAX_SUMMARY, PreviewBody
@@ -142,9 +148,9 @@ class McpTool:
             raise ToolError(
                 "unavailable", "the tool's server could not be reached", retryable=True
             ) from None
-        except Unanswered:
+        except ServerUnanswered:
             raise SentUnanswered() from None
-        except Refused:
+        except ServerRefused:
             # Its words may be the SDK's, not the server's: a fixed message, never text
             # that could carry an address or an answer.
             raise ToolError("tool_error", "the tool's server refused the call") from None

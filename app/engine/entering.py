@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from app.config.files import AgentConfig
-from app.domain.errors import DomainError, ErrorCode, ErrorValue, FieldError
+from app.domain.errors import DomainError, ErrorCode, ErrorValue, FieldError, ToolgateError
 from app.domain.events import Event
 from app.domain.evolve import evolve
 from app.engine.steps import guarding
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from app.engine.runs import CreateRun
 
 
-class InputBlocked(Exception):
+class InputBlocked(ToolgateError):
     """A delegated run's input was blocked by its agent's guardrails: no child is made,
     and the delegating call fails with `error`."""
 

@@ -136,10 +136,10 @@ def _position(endpoint: Endpoint) -> list[str]:
 async def list_endpoints(
     rt: Runtime, *, principal: Principal, limit: int, cursor: str | None
 ) -> tuple[list[Endpoint], str | None]:
-    after = created_position(cursor) if cursor else None
+    before = created_position(cursor) if cursor else None
     async with rt.reads() as session:
         rows = await webhooks_repo.list_endpoints(
-            session, principal.tenant_id, limit=limit + 1, after=after
+            session, principal.tenant_id, limit=limit + 1, before=before
         )
     return page_of(rows, limit, _position)
 

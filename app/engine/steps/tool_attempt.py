@@ -14,6 +14,7 @@ from opentelemetry.trace import Status, StatusCode
 from app.domain import schema_validator, settle
 from app.domain.approvals import PreviewRef
 from app.domain.budget import seconds_left
+from app.domain.errors import ToolgateError
 from app.domain.ports import StatusLookup, Tool, ToolContext
 from app.domain.records import Call
 from app.domain.status import CallStatus
@@ -36,7 +37,7 @@ MAX_OUTPUT_DEPTH = 64
 OUTCOME_UNKNOWN = ToolError(settle.OUTCOME_UNKNOWN, settle.UNKNOWN_MESSAGE, fatal=True)
 
 
-class DeadlineReached(Exception):
+class DeadlineReached(ToolgateError):
     pass
 
 
