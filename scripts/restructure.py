@@ -33,6 +33,7 @@ import io
 import re
 import subprocess
 import sys
+import textwrap
 import tokenize
 from pathlib import Path
 
@@ -280,6 +281,7 @@ LAYERS = ("domain", "db", "engine", "api", "adapters")
 DOC = Path("docs/architecture.md")
 CONTRACTS = Path("scripts/importlinter.toml")
 THIS = Path("scripts/restructure.py")
+LINE = 100
 
 # --- names --------------------------------------------------------------------------------
 
@@ -565,8 +567,54 @@ def _make_packages(directory: Path) -> None:
             d.mkdir(exist_ok=True)
             dotted = ".".join(d.parts)
             doc = PACKAGE_DOCS.get(dotted, f"The {d.name} of `{'.'.join(d.parts[1:-1])}`.")
-            init.write_text(f'"""{doc}"""\n', encoding="utf-8")
+            init.write_text(docstring(doc), encoding="utf-8")
             git("add", str(init))
+
+
+def docstring(doc: str) -> str:
+    return '"""' + "\n".join(textwrap.wrap(doc, LINE - 4)) + '"""\n'
+
+
+def wrap_long_lines(paths: list[Path]) -> None:
+    """Comment and docstring lines that a longer name pushed past the line length, cut at
+    their last space before it (code is left to `ruff format`)."""
+    for path in paths:
+        if path.suffix != ".py" or not path.exists():
+            continue
+        source = path.read_text(encoding="utf-8")
+        prose = _prose_lines(source)
+        lines = source.split("\n")
+        out = []
+        for number, line in enumerate(lines, 1):
+            while len(line) > LINE and number in prose:
+                cut = line.rfind(" ", 0, LINE + 1)
+                indent = line[: len(line) - len(line.lstrip())]
+                lead = re.match(r"\s*(#:? )?", line)
+                prefix = indent + ((lead.group(1) or "") if lead else "")
+                if cut <= len(prefix):
+                    break
+                out.append(line[:cut])
+                line = prefix + line[cut + 1 :]
+            out.append(line)
+        if out != lines:
+            path.write_text("\n".join(out), encoding="utf-8")
+
+
+def _prose_lines(source: str) -> set[int]:
+    """Line numbers of comments and of strings standing alone (docstrings)."""
+    found: set[int] = set()
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return found
+    for i, tok in enumerate(tokens):
+        if tok.type == tokenize.COMMENT and tok.line.strip().startswith("#"):
+            found.add(tok.start[0])
+        elif tok.type == tokenize.STRING and tok.string.endswith('"""'):
+            before = tokens[i - 1].type if i else tokenize.NEWLINE
+            if before in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.NL):
+                found.update(range(tok.start[0], tok.end[0] + 1))
+    return found
 
 
 def rewrite_docstrings() -> None:
@@ -574,7 +622,7 @@ def rewrite_docstrings() -> None:
     for dotted, doc in PACKAGE_DOCS.items():
         init = Path(*dotted.split(".")) / "__init__.py"
         if init.exists():
-            init.write_text(f'"""{doc}"""\n', encoding="utf-8")
+            init.write_text(docstring(doc), encoding="utf-8")
 
 
 def files() -> list[Path]:
@@ -759,6 +807,8 @@ def main() -> int:
     targets = ["app", "tests", "migrations", "bench"]
     subprocess.run([*ruff, "check", "--fix", "--quiet", *targets], check=False)
     subprocess.run([*ruff, "format", "--quiet", *targets], check=False)
+    wrap_long_lines(changed + [Path(f) for f in git("diff", "--name-only", "HEAD").split()])
+    subprocess.run([*ruff, "check", "--quiet", *targets], check=False)
     print(f"{len(moves)} moved, {len(changed)} files rewritten; now: make lint, the tests, commit")
     return 0
 
