@@ -585,17 +585,22 @@ def wrap_long_lines(paths: list[Path]) -> None:
         prose = _prose_lines(source)
         lines = source.split("\n")
         out = []
+        carried = carried_prefix = ""
         for number, line in enumerate(lines, 1):
-            while len(line) > LINE and number in prose:
+            lead = re.match(r"(\s*)(#:? )?", line)
+            prefix = lead.group(1) + (lead.group(2) or "") if lead else ""
+            if carried and number in prose and line.strip() not in ("", '"""', "#", "#:"):
+                line = prefix + carried + " " + line[len(prefix) :]
+            elif carried:
+                out.append(carried_prefix + carried)
+            carried = ""
+            if len(line) > LINE and number in prose:
                 cut = line.rfind(" ", 0, LINE + 1)
-                indent = line[: len(line) - len(line.lstrip())]
-                lead = re.match(r"\s*(#:? )?", line)
-                prefix = indent + ((lead.group(1) or "") if lead else "")
-                if cut <= len(prefix):
-                    break
-                out.append(line[:cut])
-                line = prefix + line[cut + 1 :]
+                if cut > len(prefix):
+                    line, carried, carried_prefix = line[:cut], line[cut + 1 :], prefix
             out.append(line)
+        if carried:
+            out.append(carried_prefix + carried)
         if out != lines:
             path.write_text("\n".join(out), encoding="utf-8")
 
@@ -696,7 +701,10 @@ def regroup_doc(text: str) -> str:
         new_package = renamed(package) or package
         order.append(new_package)
         new_key = _heading_key(new_package)
-        head = [head[0].replace(f"`{key}/`", f"`{new_key}/`", 1), *head[1:]]
+        title = head[0].replace(f"`{key}/`", f"`{new_key}/`", 1)
+        if new_package in PACKAGE_DOCS:  # a package whose role changed says its new one
+            title = f"### `{new_key}/` — {_lower(_title(new_package))}"
+        head = [title, *head[1:]]
         heads[new_package] = [rewrite_text(h) if i else h for i, h in enumerate(head)]
     for key, _, section_rows in sections:
         package = _package_of_heading(key)
@@ -705,8 +713,7 @@ def regroup_doc(text: str) -> str:
                 rows.setdefault(target, []).append(row_text)
     placed: dict[str, int] = {}
     for package in sorted((p for p in rows if p not in heads), key=_layout_index):
-        doc = PACKAGE_DOCS.get(package, "").split(":")[0].rstrip(".")
-        heads[package] = [f"### `{_heading_key(package)}/` — {_lower(doc)}", ""]
+        heads[package] = [f"### `{_heading_key(package)}/` — {_lower(_title(package))}", ""]
         layer = package.rsplit(".", 1)[0]
         at = order.index(layer) + 1 + placed.get(layer, 0)
         placed[layer] = placed.get(layer, 0) + 1
@@ -722,13 +729,18 @@ def regroup_doc(text: str) -> str:
     return "\n".join([*before, *out, *after])
 
 
+def _title(package: str) -> str:
+    return PACKAGE_DOCS.get(package, package).split(":")[0].rstrip(".")
+
+
 def _layout_index(package: str) -> int:
     names = [f"{layer}.{p}" for layer, packages in LAYOUT.items() for p in packages]
     return names.index(package) if package in names else len(names)
 
 
 def _lower(text: str) -> str:
-    return text[:1].lower() + text[1:]
+    """The first letter small, unless the word is an acronym (`API keys`)."""
+    return text if text[1:2].isupper() else text[:1].lower() + text[1:]
 
 
 def _package_of_heading(key: str) -> str:
