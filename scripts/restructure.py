@@ -35,6 +35,7 @@ import subprocess
 import sys
 import textwrap
 import tokenize
+from collections.abc import Container, Iterator
 from pathlib import Path
 
 # --- what goes where ---------------------------------------------------------------------
@@ -439,9 +440,11 @@ def _import_from(
     )
 
 
-def _only_attributes(tokens: list[tokenize.TokenInfo], name: str) -> bool:
-    """Whether every use of `name` outside import statements is `name.attribute`: only
-    then is the name safe to change throughout the file."""
+def _names_outside_imports(
+    tokens: list[tokenize.TokenInfo], names: Container[str]
+) -> Iterator[int]:
+    """Indexes of the tokens that are one of `names`, outside import statements and not
+    after a dot (someone else's attribute of that name)."""
     in_import = False
     for i, tok in enumerate(tokens):
         if (
@@ -450,17 +453,21 @@ def _only_attributes(tokens: list[tokenize.TokenInfo], name: str) -> bool:
             and _starts_line(tokens, i)
         ):
             in_import = True
-        elif tok.type in (tokenize.NEWLINE,):
+        elif tok.type == tokenize.NEWLINE:
             in_import = False
-        if in_import or tok.type != tokenize.NAME or tok.string != name:
+        if in_import or tok.type != tokenize.NAME or tok.string not in names:
             continue
-        before = tokens[i - 1] if i else None
-        after = tokens[i + 1] if i + 1 < len(tokens) else None
-        if before is not None and before.string == ".":
-            continue  # someone else's attribute of that name
-        if after is None or after.string != ".":
-            return False
-    return True
+        if not (i and tokens[i - 1].string == "."):
+            yield i
+
+
+def _only_attributes(tokens: list[tokenize.TokenInfo], name: str) -> bool:
+    """Whether every use of `name` outside import statements is `name.attribute`: only
+    then is the name safe to change throughout the file."""
+    return all(
+        i + 1 < len(tokens) and tokens[i + 1].string == "."
+        for i in _names_outside_imports(tokens, {name})
+    )
 
 
 def _starts_line(tokens: list[tokenize.TokenInfo], i: int) -> bool:
@@ -475,23 +482,10 @@ def _apply_renames(source: str, renames: dict[str, str]) -> str:
     in strings or comments, not after a dot, not inside import statements)."""
     tokens = _name_tokens(source)
     lines = source.splitlines(keepends=True)
-    edits: list[tuple[int, int, int, str]] = []
-    in_import = False
-    for i, tok in enumerate(tokens):
-        if (
-            tok.type == tokenize.NAME
-            and tok.string in ("import", "from")
-            and _starts_line(tokens, i)
-        ):
-            in_import = True
-        elif tok.type == tokenize.NEWLINE:
-            in_import = False
-        if in_import or tok.type != tokenize.NAME or tok.string not in renames:
-            continue
-        if i and tokens[i - 1].string == ".":
-            continue
-        (row, col), (_, end) = tok.start, tok.end
-        edits.append((row, col, end, renames[tok.string]))
+    edits = []
+    for i in _names_outside_imports(tokens, renames):
+        (row, col), (_, end) = tokens[i].start, tokens[i].end
+        edits.append((row, col, end, renames[tokens[i].string]))
     for row, col, end, new in sorted(edits, reverse=True):
         text = lines[row - 1]
         lines[row - 1] = text[:col] + new + text[end:]
@@ -514,7 +508,15 @@ def git(*args: str) -> str:
 
 
 def planned() -> list[tuple[str, str]]:
-    return [(old, new) for old, new in MAP.items() if exists(old)]
+    return [(old, new) for old, new in MAP.items() if _unmoved(old)]
+
+
+def _unmoved(old: str) -> bool:
+    """Whether `old` is still there: a module named as a package the moves make
+    (`domain/tools.py`, not the `domain/tools/` it became)."""
+    if any(new.startswith(old + ".") for new in MAP.values()):
+        return Path(*old.split(".")).with_suffix(".py").is_file()
+    return exists(old)
 
 
 def unplaced() -> list[str]:
