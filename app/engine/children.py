@@ -24,7 +24,7 @@ from app.domain.errors import DomainError, ErrorCode, ToolgateError
 from app.domain.records import Run
 from app.domain.run_changes import CancelRequest, Creation
 from app.domain.status import RunStatus
-from app.engine.process.runtime import Runtime
+from app.engine.runner import Runtime
 
 #: Reservations lost to concurrent ones before a creation gives up (each loss means
 #: another child took room, so the parent's room shrinks every time).

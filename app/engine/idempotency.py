@@ -13,13 +13,15 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.db import idempotency_repo
 from app.db.step_writes import Answer
 from app.domain.errors import ToolgateError
 from app.domain.idempotency import StoredKey, Verdict, judge
-from app.engine.process.runtime import Runtime
+
+if TYPE_CHECKING:
+    from app.engine.runner import Runtime
 
 
 class ClaimLost(ToolgateError):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.adapters.builtin_tools.demo_data import seed
 from app.db import replay_repo, turns_repo
@@ -27,8 +27,10 @@ from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
 from app.domain.text import unstorable_char
 from app.domain.tools import Principal
 from app.engine import approvals, runs
-from app.engine.process.driver import Driver
-from app.engine.process.runtime import Runtime
+from app.engine.runner import Runtime
+
+if TYPE_CHECKING:
+    from app.engine.runner import Driver
 
 #: How long one wait on the replayed run lasts before the replay looks again.
 WAIT_S = 30.0

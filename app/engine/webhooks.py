@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -32,8 +33,10 @@ from app.domain.webhooks import (
 )
 from app.engine import idempotency
 from app.engine.idempotency import Claim, ClaimLost
-from app.engine.process.runtime import Runtime
 from app.engine.runs import created_position, page_of
+
+if TYPE_CHECKING:
+    from app.engine.runner import Runtime
 
 #: How long a rotated-out secret still signs (SPEC §3.8: 24 h).
 ROTATION_GRACE_S = 24 * 3600.0
