@@ -4,12 +4,11 @@ fields set, and nothing else."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import Enum
 from typing import Any
 
-from app.domain.evolve import evolve
 from app.domain.status import RunStatus
 
 
@@ -58,4 +57,4 @@ class RunPatch:
 
     def then(self, later: RunPatch) -> RunPatch:
         """This patch with what `later` sets written over it."""
-        return evolve(self, **later.values())
+        return replace(self, **later.values())
