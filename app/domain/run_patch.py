@@ -4,7 +4,7 @@ fields set, and nothing else."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 from typing import Any
@@ -56,5 +56,6 @@ class RunPatch:
         return getattr(self, name) is not KEEP
 
     def then(self, later: RunPatch) -> RunPatch:
-        """This patch with what `later` sets written over it."""
-        return replace(self, **later.values())
+        """This patch with what `later` sets written over it (made from the columns either
+        sets: `replace` would walk every field, a few times a step)."""
+        return RunPatch(**{**self.values(), **later.values()})

@@ -63,31 +63,31 @@ class Held:
         state.owed = state.owed or self.owed
 
 
-def _charged(patch: RunPatch, run: Run, spend: Spend) -> RunPatch:
+def _charged(patch: RunPatch, run: Run, spend: Spend) -> dict[str, Any]:
     """The run's usage columns with `spend` added to what this write sets (or to the
     run's, when it sets none of them)."""
 
     def now(name: str) -> Any:
         return getattr(patch, name) if patch.sets(name) else getattr(run.usage, name)
 
-    return replace(
-        patch,
-        input_tokens=now("input_tokens") + spend.input_tokens,
-        output_tokens=now("output_tokens") + spend.output_tokens,
-        cost_usd=add_cost(now("cost_usd"), spend.cost_usd),
-    )
+    return {
+        "input_tokens": now("input_tokens") + spend.input_tokens,
+        "output_tokens": now("output_tokens") + spend.output_tokens,
+        "cost_usd": add_cost(now("cost_usd"), spend.cost_usd),
+    }
 
 
 def _with_owed(patch: RunPatch, state: RunState) -> RunPatch:
     """The patch with what every write of the holder owes: the trace context the next
     segment links to, the end of a failure streak, a classifier call's charge."""
+    owed: dict[str, Any] = {}
     if state.trace_context_owed:
-        patch = replace(patch, trace_context=state.trace_context_owed)
+        owed["trace_context"] = state.trace_context_owed
     if state.run.step_failures and not patch.sets("step_failures"):
-        patch = replace(patch, step_failures=0)  # a step went through: the streak is over
+        owed["step_failures"] = 0  # a step went through: the streak is over
     if state.owed is not None:
-        patch = _charged(patch, state.run, state.owed[1])
-    return patch
+        owed.update(_charged(patch, state.run, state.owed[1]))
+    return replace(patch, **owed) if owed else patch
 
 
 def hold(lease: Lease, state: RunState, change: Change) -> Run:
