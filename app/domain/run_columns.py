@@ -4,7 +4,7 @@ in: its usage, its lease, its reservations and its children's usage. Rows and pa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import Any
 
@@ -13,7 +13,7 @@ from app.domain.records import Run, RunLease
 
 #: Each nested column: the `Run` field that holds it, and its name there.
 NESTED: dict[str, tuple[str, str]] = {
-    **{name: ("usage", name) for name in (f.name for f in fields(Usage))},
+    **{f.name: ("usage", f.name) for f in fields(Usage)},
     "lease_owner": ("lease", "owner"),
     "lease_token": ("lease", "token"),
     "lease_expires_at": ("lease", "expires_at"),
@@ -83,11 +83,11 @@ def with_columns(run: Run, columns: Mapping[str, Any]) -> Run:
     return replace(run, **top)
 
 
-def columns_of(run: Run, names: Iterable[str] = COLUMNS) -> dict[str, Any]:
-    """The run's columns `names` (all of them unless told), as its row holds them."""
+def columns_of(run: Run) -> dict[str, Any]:
+    """The run's columns, as its row holds them."""
     lease = run.lease
     row: dict[str, Any] = {}
-    for name in names:
+    for name in COLUMNS:
         place = NESTED.get(name)
         if place is None:
             row[name] = getattr(run, name)
