@@ -27,6 +27,7 @@ from sqlalchemy.types import String
 from app.db.guards import status_in
 from app.db.tables import event, run, run_script
 from app.domain.budget import Limits
+from app.domain.errors import ToolgateError
 from app.domain.events import Event
 from app.domain.records import EventRecord, Run
 from app.domain.run_changes import CancelRequest, ScriptItem
@@ -37,7 +38,7 @@ from app.domain.status import RunStatus
 CANCEL_CHANNEL = "toolgate_cancel"
 
 
-class StaleWrite(Exception):
+class StaleWrite(ToolgateError):
     """The run changed under us: the lease was lost or the run left `running`."""
 
 

@@ -43,6 +43,7 @@ from app.db.json_rows import each, encode
 from app.db.runs_repo import StaleWrite, event_items
 from app.db.session import alone
 from app.db.tables import idempotency_key, preview, tool_call, turn
+from app.domain.errors import ToolgateError
 from app.domain.events import Event
 from app.domain.moves import RUN_STEP
 from app.domain.records import Call, Preview, Turn
@@ -183,7 +184,7 @@ def _turn_item(record: Turn) -> dict[str, Any]:
     return item
 
 
-class Unencodable(Exception):
+class Unencodable(ToolgateError):
     """A write of the batch cannot be encoded as JSON: nothing was sent."""
 
 

@@ -20,18 +20,18 @@ from app.db.births import Birth
 from app.db.idempotency_repo import Binding
 from app.domain import lineage
 from app.domain.budget import Limits
-from app.domain.errors import DomainError, ErrorCode
+from app.domain.errors import DomainError, ErrorCode, ToolgateError
 from app.domain.records import Run
 from app.domain.run_changes import CancelRequest, Creation
 from app.domain.status import RunStatus
-from app.engine.process.runtime import Runtime
+from app.engine.runner import Runtime
 
 #: Reservations lost to concurrent ones before a creation gives up (each loss means
 #: another child took room, so the parent's room shrinks every time).
 MAX_TRIES = 50
 
 
-class Unbound(Exception):
+class Unbound(ToolgateError):
     """The request's key binding did not take hold: the transaction made nothing."""
 
 
