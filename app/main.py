@@ -198,7 +198,8 @@ def _lifespan(
         url = database_url(settings)
         engine = make_engine(
             url,
-            pool_size=settings.pool_size,
+            # One more, which the commit batcher holds (`engine.process.commit_batcher`).
+            pool_size=settings.pool_size + 1,
             pool_timeout_s=settings.db_pool_timeout_s,
             cache_statements=settings.cache_statements,
         )
@@ -228,6 +229,7 @@ def _lifespan(
             restore_signals()
             streams.close_all()
             await driver.stop()
+            await runtime.commits.close()
             await out.close()
             await engine.dispose()
             otel.shutdown()

@@ -73,11 +73,8 @@ class Settings(BaseSettings):
     #: generation (CPython's default is 700); raised, never lowered, at start-up.
     gc_gen0_threshold: int = Field(default=50_000, ge=700)
     #: Step writes of different runs one statement commits at most (`engine.process.
-    #: step_writer`); 1 commits every step alone.
+    #: commit_batcher`, one batch in flight); 1 commits every step alone.
     commit_batch_max: int = Field(default=64, ge=1)
-    #: The longest a step's write waits for others to join its batch while another batch
-    #: is in flight, in milliseconds. A write finding no batch in flight goes at once.
-    commit_batch_wait_ms: float = Field(default=5.0, ge=0, le=100)
     #: How long a turn whose accepted calls are all read-only waits for their outcomes,
     #: to be committed with them in one write, in milliseconds; past it the turn is
     #: committed alone while they run. 0 commits every turn before its calls run.

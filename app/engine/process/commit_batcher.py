@@ -2,11 +2,13 @@
 the Idempotency-Key answers of its finished requests go to Postgres together as one
 statement (`db.step_writes`), so that many steps cost one round trip and one commit.
 
-A write that finds no batch in flight is sent on the event loop's next turn, with any
-others that became ready on this one: a lone run waits for nothing. While a batch is in
-flight, writes collect in the open batch, which is sent when it holds `commit_batch_max`
-writes, when the batches in flight have all come back, or `commit_batch_wait_ms` after its
-first write arrived, whichever comes first.
+One batch is in flight at a time, on a connection the batcher holds (checked out of the
+engine's pool once, in autocommit, taken again only when it was found broken): no
+checkout a batch, and the statement is prepared and planned once. A write that finds no
+batch in flight is sent on the event loop's next turn, with any others that became ready
+on this one: a lone run waits for nothing. While a batch is in flight, writes collect in
+the open batch, which is sent as soon as the batch in flight comes back (in statements of
+at most `commit_batch_max` writes).
 
 Each write stays conditional on its own run's lease (an answer on its key's claim, a new
 run on its key's binding): one whose lease is gone gets StaleWrite alone, a birth whose
@@ -20,13 +22,14 @@ batch gets the error, and its stepper hands its run back or reads it afresh.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import exc as sa_exc
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.db import step_writes
 from app.db.step_writes import Answer, Applied, Birth, Born, StaleWrite, StepWrite
@@ -60,17 +63,18 @@ class _Batch:
 
 
 class CommitBatcher:
-    def __init__(
-        self, engine: AsyncEngine, metrics: Metrics, *, max_size: int = 64, wait_s: float = 0.001
-    ) -> None:
+    def __init__(self, engine: AsyncEngine, metrics: Metrics, *, max_size: int = 64) -> None:
         self._engine = engine
         self._metrics = metrics
         self._max = max_size
-        self._wait_s = wait_s
         self._open = _Batch()
-        self._timer: asyncio.TimerHandle | asyncio.Handle | None = None
-        self._in_flight = 0
-        self._tasks: set[asyncio.Task[None]] = set()
+        #: Batches closed (full, or holding a run the next write is of), sent in order.
+        self._ready: collections.deque[_Batch] = collections.deque()
+        #: The task sending batches one after another, while there are any.
+        self._sender: asyncio.Task[None] | None = None
+        self._connection: AsyncConnection | None = None
+        #: The driver's connection under it, which knows when the server has closed it.
+        self._driver: Any = None
 
     async def write(self, write: StepWrite) -> Applied:
         """Commits a step's `write` (with whatever others join its batch); StaleWrite when
@@ -88,33 +92,51 @@ class CommitBatcher:
         """Keeps an Idempotency-Key's answer, if its request still holds the key's claim."""
         await self._enqueue(answer)
 
+    async def close(self) -> None:
+        """Stops sending (writers still waiting get CancelledError) and gives the held
+        connection back."""
+        if self._sender is not None:
+            self._sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sender
+        await self._let_go()
+
     def _enqueue(self, write: Write) -> asyncio.Future[Any]:
         loop = asyncio.get_running_loop()
         if self._open.holds(write):
-            self._send()  # never two writes of one run in one statement
+            self._close_open()  # never two writes of one run in one statement
         done: asyncio.Future[Any] = loop.create_future()
         self._open.add(_Pending(write, done, loop.time()))
         if len(self._open.items) >= self._max:
-            self._send()
-        elif self._timer is None:
-            # Nothing in flight: on the loop's next turn, with what else is ready by then.
-            delay = self._wait_s if self._in_flight else 0.0
-            self._timer = (
-                loop.call_later(delay, self._send) if delay else loop.call_soon(self._send)
-            )
+            self._close_open()
+        if self._sender is None:
+            # Runs from the loop's next turn, with what else is ready by then.
+            self._sender = loop.create_task(self._send_all())
         return done
 
-    def _send(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        batch, self._open = self._open, _Batch()
-        if not batch.items:
-            return
-        self._in_flight += 1
-        task = asyncio.get_running_loop().create_task(self._commit(batch.items))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def _close_open(self) -> None:
+        if self._open.items:
+            self._ready.append(self._open)
+            self._open = _Batch()
+
+    async def _send_all(self) -> None:
+        try:
+            while True:
+                if self._ready:
+                    batch = self._ready.popleft()
+                elif self._open.items:
+                    batch, self._open = self._open, _Batch()
+                else:
+                    return
+                await self._commit(batch.items)
+        finally:
+            self._sender = None
+            # Cancelled (a shutdown): no writer is left waiting for an answer.
+            for batch in [*self._ready, self._open]:
+                for item in batch.items:
+                    item.done.cancel()
+            self._ready.clear()
+            self._open = _Batch()
 
     async def _commit(self, items: list[_Pending]) -> None:
         loop = asyncio.get_running_loop()
@@ -122,12 +144,36 @@ class CommitBatcher:
             self._metrics.commit_batch(len(items), loop.time() - items[0].since)
             await self._apply(items)
         finally:
-            # Cancelled midway (a shutdown): no writer is left waiting for an answer.
             for item in items:
                 item.done.cancel()  # nothing if it was settled
-            self._in_flight -= 1
-            if self._open.items and not self._in_flight:
-                self._send()
+
+    async def _held(self) -> AsyncConnection:
+        """The batcher's connection, taken from the engine's pool when it has none, or
+        when the one it holds was closed while idle (the server restarted, or ended it):
+        a statement is never sent on a connection known to be gone."""
+        if self._connection is not None and self._driver_closed():
+            await self._let_go(broken=True)
+        if self._connection is None:
+            connection = await self._engine.connect()
+            try:
+                await connection.execution_options(isolation_level="AUTOCOMMIT")
+            except BaseException:
+                await connection.close()
+                raise
+            self._connection = connection
+            self._driver = (await connection.get_raw_connection()).driver_connection
+        return self._connection
+
+    def _driver_closed(self) -> bool:
+        return bool(getattr(self._driver, "is_closed", lambda: False)())
+
+    async def _let_go(self, *, broken: bool = False) -> None:
+        """Gives the held connection back; `broken` (it may be mid-statement): closed
+        for good, never handed out again."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                await (connection.invalidate() if broken else connection.close())
 
     async def _apply(self, items: list[_Pending]) -> None:
         writes = [i for i in items if isinstance(i.write, StepWrite)]
@@ -135,7 +181,7 @@ class CommitBatcher:
         answers = [i.write for i in items if isinstance(i.write, Answer)]
         try:
             found, born = await step_writes.apply_batch(
-                self._engine,
+                await self._held(),
                 [i.write for i in writes],  # type: ignore[misc]
                 answers,
                 [i.write for i in births],  # type: ignore[misc]
@@ -145,6 +191,8 @@ class CommitBatcher:
             # Anything else, raised after the statement may have committed, is an unknown
             # outcome for every write: none is sent again.
             invalidated = getattr(exc, "connection_invalidated", False)
+            if invalidated:
+                await self._let_go()  # the next batch goes on a fresh connection
             if len(items) == 1 or invalidated:
                 _fail(items, exc)
                 return
@@ -155,9 +203,11 @@ class CommitBatcher:
             return
         except asyncio.CancelledError as exc:
             _fail(items, exc)
+            await self._let_go(broken=True)  # it may be mid-statement
             raise
         except Exception as exc:  # a pool timeout, an outage: each writer decides
             _fail(items, exc)
+            await self._let_go(broken=True)
             return
         for item, applied in zip(writes, found, strict=True):
             if applied is None:

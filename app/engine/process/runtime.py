@@ -84,7 +84,6 @@ class Runtime:
             self.single,
             self.metrics,
             max_size=self.settings.commit_batch_max,
-            wait_s=self.settings.commit_batch_wait_ms / 1000,
         )
 
     @property
