@@ -1,4 +1,5 @@
-"""Fakes at the ports: a clock the test moves, and tools whose behaviour the test sets."""
+"""Fakes at the ports: a clock the test moves, tools whose behaviour the test sets, and a
+model that answers when the test says."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from app.adapters.scripted_model import ScriptedModel
+from app.domain.model import ModelReply, ModelRequest
 from app.domain.ports import ToolContext
 from app.domain.tools import ToolError, ToolResult, ToolSpec
 
@@ -62,3 +65,18 @@ def probe_spec(name: str = "probe", **overrides: Any) -> ToolSpec:
     }
     values.update(overrides)
     return ToolSpec(**values)
+
+
+@dataclass
+class HeldModel:
+    """The scripted model, each call held until `gate` is set: a model call in flight for
+    as long as the test needs (to crash its process, or take its run over), and none
+    that makes the test wait a fixed time. Given as `models={"scripted": held}`."""
+
+    gate: asyncio.Event = field(default_factory=asyncio.Event)
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        self.started.set()
+        await self.gate.wait()
+        return await ScriptedModel().complete(request)
