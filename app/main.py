@@ -230,7 +230,7 @@ def _lifespan(
         )
         otel.instrument_engine(engine)
         await _attach_hot_path(engine, settings, otel)
-        out = outside(settings, config)
+        out = outside(settings, config, clock)
         otel.instrument_client(out.http)
         runtime, delegation = _runtime(
             settings, config, clock, tools, db_time, otel, engine, out, models

@@ -4,6 +4,7 @@ model that answers when the test says."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -23,6 +24,9 @@ class FakeClock:
 
     def now(self) -> datetime:
         return datetime.now(UTC) + self.offset
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.offset.total_seconds()
 
     def advance(self, seconds: float) -> None:
         self.offset += timedelta(seconds=seconds)
