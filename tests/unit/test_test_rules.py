@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.source import ROOT, bindings, dotted, module_name, parse
+from tests.support.source import ROOT, assigned, bindings, dotted, module_name, parse
 
 TESTS = ROOT / "tests"
 SOURCES = sorted(TESTS.rglob("*.py"))
@@ -82,14 +82,7 @@ def private_rebindings(tree: ast.Module) -> list[str]:
     """Each assignment, deletion or `setattr` of another object's private attribute."""
     found: list[str] = []
     for node in ast.walk(tree):
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = list(node.targets)
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            targets = [node.target]
-        elif isinstance(node, ast.Delete):
-            targets = list(node.targets)
-        elif (
+        if (
             isinstance(node, ast.Call)
             and getattr(node.func, "id", getattr(node.func, "attr", None)) in {"setattr", "delattr"}
             and len(node.args) >= 2
@@ -102,16 +95,8 @@ def private_rebindings(tree: ast.Module) -> list[str]:
             if name.startswith("_") and not name.startswith("__") and not own:
                 found.append(f"line {node.lineno}: sets {name}")
             continue
-        flat: list[ast.expr] = []
-        while targets:
-            target = targets.pop()
-            if isinstance(target, (ast.Tuple, ast.List)):
-                targets.extend(target.elts)
-            elif isinstance(target, ast.Starred):
-                targets.append(target.value)
-            else:
-                flat.append(target)
-        found.extend(f"line {node.lineno}: sets {ast.unparse(t)}" for t in flat if _private(t))
+        targets = assigned(node)
+        found.extend(f"line {node.lineno}: sets {ast.unparse(t)}" for t in targets if _private(t))
     return found
 
 
