@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 TEST_WORKERS ?= 2
 TSC := node_modules/.bin/tsc
 
-.PHONY: run test lint typecheck openapi bench bench-profile bench-dbos clean
+.PHONY: run test system-packages lint typecheck openapi bench bench-profile bench-dbos clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,12 +25,17 @@ $(TSC): package.json package-lock.json
 run: $(STAMP)
 	$(BIN)/python -m app quickstart --port 8000
 
-## The console's type check, then the whole suite against a real Postgres (see
-## tests/support/dbserver.py for where it comes from).
-test: $(STAMP) $(TSC)
+## The system packages the tests drive (Chromium, PgBouncer), the console's type check,
+## then the whole suite against a real Postgres (see tests/support/dbserver.py for where it
+## comes from).
+test: system-packages $(STAMP) $(TSC)
 	$(TSC) --noEmit --allowJs --checkJs --project tsconfig.json
 	$(BIN)/ruff check app tests migrations bench
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+
+## Installs Debian's chromium and pgbouncer when missing, or says in one line what to run.
+system-packages:
+	scripts/system-packages
 
 ## The console's plain ES modules, type-checked from their JSDoc (nothing is emitted).
 typecheck: $(TSC)

@@ -1,0 +1,1 @@
+"""Toolgate: an HTTP service that runs agents' tool calls under approval, budgets and guardrails."""

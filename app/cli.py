@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from app import cli_args
 from app.config.settings import Settings
+from app.domain.errors import ToolgateError
 from app.domain.replay import SCRATCH_PREFIX, is_scratch
 from app.observability import logs
 
@@ -36,7 +37,7 @@ def _resolve_database(settings: Settings) -> tuple[Settings, Any]:
     return settings.model_copy(update={"database_url": SecretStr(url)}), server
 
 
-class SchemaBehind(Exception):
+class SchemaBehind(ToolgateError):
     """The database answers, but its schema is not at the newest migration."""
 
 

@@ -33,11 +33,13 @@ from typing import Any
 
 import httpx
 
+from app.domain.errors import ToolgateError
+
 #: How long one trial may take before it counts as failed (a run that never finishes).
 TRIAL_TIMEOUT_S = 180.0
 
 
-class DatasetError(ValueError):
+class DatasetError(ToolgateError, ValueError):
     pass
 
 

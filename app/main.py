@@ -52,9 +52,8 @@ from app.config.files import (
     load_config,
 )
 from app.config.settings import Settings
-from app.db import raw
 from app.db.clock import DbTime
-from app.db.session import driver_connect_args, make_engine, make_sessionmaker
+from app.db.session import make_engine, make_sessionmaker
 from app.domain.ports import Clock, ModelProvider, Tool
 from app.engine.delegation import Delegation
 from app.engine.pinned_config import Versions
@@ -176,33 +175,12 @@ def create_app(
     return app
 
 
-#: The most connections of a process's hot-path pool (`db.raw`).
-RAW_POOL_MAX = 16
-
-
 def _tune_gc(settings: Settings) -> None:
     """A step makes thousands of short-lived containers, almost none of them in a cycle:
     at CPython's default (a collection every 700) the collector took an eighth of a step's
     CPU (docs/performance.md)."""
     gen0, gen1, gen2 = gc.get_threshold()
     gc.set_threshold(max(gen0, settings.gc_gen0_threshold), gen1, gen2)
-
-
-async def _attach_hot_path(engine: AsyncEngine, settings: Settings, otel: Telemetry) -> None:
-    """The hot path's statements on a pool of asyncpg connections of their own (`db.raw`); with
-    statement tracing on they stay on the engine, where the tracer sees them."""
-    if otel.traces_statements:
-        return
-    await raw.attach(
-        engine,
-        # Short statements, each on its own: a few connections serve many runs, and a
-        # statement that finds them all busy waits for one (not for Postgres to refuse
-        # one more connection than `max_connections`).
-        max_size=max(4, min(RAW_POOL_MAX, settings.pool_size // 2)),
-        connect_args=driver_connect_args(cache_statements=settings.cache_statements),
-        plan_once=settings.database_pooler == "none",
-        acquire_timeout_s=settings.db_pool_timeout_s,
-    )
 
 
 def _lifespan(
@@ -229,7 +207,6 @@ def _lifespan(
             cache_statements=settings.cache_statements,
         )
         otel.instrument_engine(engine)
-        await _attach_hot_path(engine, settings, otel)
         out = outside(settings, config, clock)
         otel.instrument_client(out.http)
         runtime, delegation = _runtime(
@@ -258,7 +235,6 @@ def _lifespan(
             streams.close_all()
             await driver.stop()
             await out.close()
-            await raw.detach(engine)
             await engine.dispose()
             otel.shutdown()
 

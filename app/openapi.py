@@ -3,25 +3,118 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from app.api.problems import PROBLEM_JSON
+from app.api.problems import PROBLEM_JSON, PROBLEM_TYPES, problem_body
 from app.api.schemas import Problem
 from app.config.files import parse_config
+from app.domain.errors import FieldError
+
+#: What each problem type's example says: a message the service gives (or one like it).
+_EXAMPLE_DETAILS = {
+    "bad-request": "the body is not valid JSON",
+    "idempotency-key-missing": "this operation requires an Idempotency-Key header",
+    "unauthenticated": "the API key is not valid",
+    "forbidden": "this operation needs the role approver",
+    "not-found": "no such run",
+    "method-not-allowed": "Method Not Allowed",
+    "invalid-state": "only a finished run can be continued",
+    "idempotency-key-in-flight": "a request with this Idempotency-Key is still in progress",
+    "preview-mismatch": "the content hash is not the preview's as stored",
+    "preview-not-approved": "the preview is not approved yet",
+    "version-conflict": "the resource changed since the preview; a new preview awaits approval",
+    "preview-expired": "the preview expired",
+    "payload-too-large": "the body is larger than 1048576 bytes",
+    "unsupported-media-type": "send the body as application/json",
+    "validation-error": "some fields are invalid",
+    "idempotency-key-reused": "this Idempotency-Key was used for a different request",
+    "rate-limited": "too many requests; try again shortly.",
+    "quota-exceeded": "the tenant's runs quota is used up; try again later",
+    "internal": "an unexpected error; see the trace id",
+    "unavailable": "the database is unreachable",
+}
+_EXAMPLE_EXTRA: dict[str, dict[str, Any]] = {
+    "version-conflict": {"new_preview_id": "prv_9e107d9d372bb6826bd81d3542a419d6"},
+}
+#: Example values of the path parameters, for an example's `instance`.
+_PATH_EXAMPLES = {
+    "run_id": "run_5d41402abc4b2a76b9719d911017c592",
+    "preview_id": "prv_7d793037a0760186574b0282f2f435e7",
+    "key_id": "key_e4d909c290d0fb1ca068ffaddf22cbd0",
+    "webhook_id": "wh_45c48cce2e2d7fbdea1afc51c7c6ad26",
+    "name": "search_technologies",
+    "slug": "not-found",
+}
+#: The problem types of a decision on a preview, by decision (the path's last segment);
+#: no other operation answers them.
+_DECISION_SLUGS = {
+    "approve": {"preview-mismatch", "preview-expired"},
+    "reject": {"preview-expired"},
+    "commit": {"preview-not-approved", "version-conflict", "preview-expired"},
+}
+_PREVIEW_SLUGS = frozenset().union(*_DECISION_SLUGS.values())
+_EXAMPLE_ERRORS = {
+    "validation-error": [
+        FieldError("limits.max_steps", "Input should be greater than or equal to 1")
+    ],
+}
+#: The problem type an error status shows first; its other types follow.
+_FIRST = {400: "bad-request", 409: "invalid-state", 422: "validation-error", 429: "rate-limited"}
+
+
+def _slugs(status: int, path: str, operation: dict[str, Any]) -> list[str]:
+    """The problem types of `status` this operation may answer, the usual one first."""
+    keyed = any(p.get("name") == "Idempotency-Key" for p in operation.get("parameters", []))
+    decision = _DECISION_SLUGS.get(path.rsplit("/", 1)[-1], set())
+    every = [p.slug for p in PROBLEM_TYPES.values() if p.status == status]
+    slugs = [
+        s
+        for s in every
+        if (keyed or not s.startswith("idempotency-key"))
+        and (s in decision or s not in _PREVIEW_SLUGS)
+    ]
+    return sorted(slugs or every, key=lambda slug: (slug != _FIRST.get(status), slug))
+
+
+def _problem_examples(slugs: list[str], path: str) -> dict[str, Any]:
+    """One example per problem type, named by its slug."""
+    instance = re.sub(r"\{(\w+)\}", lambda m: _PATH_EXAMPLES.get(m[1], m[0]), path)
+    return {
+        slug: {
+            "summary": PROBLEM_TYPES[slug].title,
+            "value": problem_body(
+                slug,
+                _EXAMPLE_DETAILS[slug],
+                base_url="https://toolgate.example",
+                instance=instance,
+                trace_id="4bf92f3577b34da6a3ce929d0e0e4736",
+                errors=_EXAMPLE_ERRORS.get(slug, ()),
+                extra=_EXAMPLE_EXTRA.get(slug),
+            ),
+        }
+        for slug in slugs
+    }
 
 
 def _problem_responses_only(document: dict[str, Any]) -> None:
     """Error responses are problem+json, never FastAPI's default JSON or its
-    HTTPValidationError."""
-    for operations in document.get("paths", {}).values():
+    HTTPValidationError; each status shows examples of its own problem types."""
+    for path, operations in document.get("paths", {}).items():
         for operation in operations.values():
             for status, response in operation.get("responses", {}).items():
                 if status[0] in "45":
+                    slugs = _slugs(int(status), path, operation)
+                    title = response.get("description", "").split(" (")[0]
+                    response["description"] = f"{title} ({', '.join(slugs)})"
                     response["content"] = {
-                        PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}
+                        PROBLEM_JSON: {
+                            "schema": {"$ref": "#/components/schemas/Problem"},
+                            "examples": _problem_examples(slugs, path),
+                        }
                     }
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     schemas.pop("HTTPValidationError", None)

@@ -60,7 +60,7 @@ async def _replay(app: Any, run_id: str, tenant: str | None, side_effects: bool)
             recorded = await replay.load(
                 rt, run_id=run_id, tenant_id=tenant, side_effects=side_effects
             )
-        except replay.Refused as exc:
+        except replay.NotReplayable as exc:
             return f"replay error: {exc}", 2
         done = await replay.replay(rt, driver, recorded)
     where = f"replayed as run {done.run_id}" if done.run_id else "no run was created"

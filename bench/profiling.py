@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     (
         "validation",
-        ("jsonschema", "pydantic", "referencing/", "app/domain/validation", "app/domain/schemas"),
+        ("jsonschema", "pydantic", "referencing/", "app/domain/schema_validator"),
     ),
     (
         "driver round trips",

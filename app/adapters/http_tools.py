@@ -18,6 +18,7 @@ import httpx
 from app.config.tool_configs import HttpToolConfig
 from app.domain.approvals import MAX_SUMMARY, PreviewBody
 from app.domain.ports import OperationStatus, ToolContext
+from app.domain.text import unstorable_char
 from app.domain.tools import (
     OutputRefused,
     SentUnanswered,
@@ -25,7 +26,6 @@ from app.domain.tools import (
     ToolResult,
     ToolSpec,
     rfc3339,
-    unstorable_char,
     unstorable_path,
 )
 

@@ -20,6 +20,8 @@ from typing import Any
 
 import httpx2
 
+from app.domain.errors import ToolgateError
+
 #: Room around a call's output on the wire: MCP carries a structured result twice
 #: (`structuredContent`, and its JSON as text content, escaped again), in a JSON-RPC
 #: envelope, maybe as SSE lines.
@@ -52,7 +54,7 @@ class Limit:
     exceeded: bool = False
 
 
-class AnswerTooLarge(httpx2.StreamError):
+class AnswerTooLarge(httpx2.StreamError, ToolgateError):
     """An answer went past its limit; the rest of it is not read. A `StreamError`, which
     the SDK turns into an error answer of the request instead of failing the session."""
 

@@ -47,6 +47,7 @@ from app.adapters.mcp_answers import (
 )
 from app.adapters.mcp_listing import declared_of, list_tools
 from app.config.tool_configs import McpServerConfig
+from app.domain.errors import ToolgateError
 from app.domain.mcp_declarations import Listed, Pin
 from app.domain.ports import DeclarationPins
 
@@ -57,19 +58,19 @@ log = logging.getLogger(__name__)
 OffLoop = Callable[..., Awaitable[Any]]
 
 
-class NotSent(Exception):
+class NotSent(ToolgateError):
     """No session could be opened (or the server is waited out): the call never left."""
 
 
-class Unanswered(Exception):
+class ServerUnanswered(ToolgateError):
     """The call may have reached the server, and no answer it could be judged by came."""
 
 
-class Refused(Exception):
+class ServerRefused(ToolgateError):
     """The server refused the call before acting on it (unknown tool, invalid params)."""
 
 
-class TooLarge(Exception):
+class TooLarge(ToolgateError):
     """The server answered past the call's limit; the rest of the answer was not read."""
 
 
@@ -241,7 +242,7 @@ class McpServer:
         max_output_bytes: int,
     ) -> CallToolResult:
         """One `tools/call`, its operation id in `_meta`, its answer read up to the limit
-        of an output of `max_output_bytes`. Raises NotSent, Unanswered, Refused or
+        of an output of `max_output_bytes`. Raises NotSent, ServerUnanswered, ServerRefused or
         TooLarge.
 
         Only a session that is gone is dropped: every call in flight shares it, and one
@@ -259,25 +260,25 @@ class McpServer:
             async with asyncio.timeout(timeout_s):
                 result = await client.call_tool(tool, dict(arguments), meta=meta)  # type: ignore[arg-type]
         except TimeoutError:
-            raise Unanswered() from None
+            raise ServerUnanswered() from None
         except MCPError as error:
             if limit.exceeded:
                 raise TooLarge() from None  # the session is whole: only this answer was cut
             self._stale = True  # the list may be what changed: read it again
             if error.code in _REFUSALS:
-                raise Refused() from None
+                raise ServerRefused() from None
             if error.code in _SESSION_GONE:
                 self._lost(client)
-            raise Unanswered() from None  # an error the SDK made may follow a processed call
+            raise ServerUnanswered() from None  # an error the SDK made may follow a processed call
         except _BROKEN:
             self._stale = True
             self._lost(client)
-            raise Unanswered() from None
+            raise ServerUnanswered() from None
         except Exception:  # an answer the SDK could not read
             if limit.exceeded:
                 raise TooLarge() from None
             self._stale = True
-            raise Unanswered() from None
+            raise ServerUnanswered() from None
         finally:
             if self._limits.get(operation_id) is limit:
                 del self._limits[operation_id]

@@ -17,8 +17,15 @@ from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 
-from app.adapters.mcp_session import McpServer, NotSent, Refused, TooLarge, Unanswered
+from app.adapters.mcp_session import (
+    McpServer,
+    NotSent,
+    ServerRefused,
+    ServerUnanswered,
+    TooLarge,
+)
 from app.config.tool_configs import McpToolConfig
+from app.domain import schema_validator
 from app.domain.approvals import MAX_SUMMARY, PreviewBody
 from app.domain.errors import MAX_MESSAGE
 from app.domain.ports import ToolContext
@@ -29,9 +36,6 @@ from app.domain.tools import (
     ToolResult,
     ToolSpec,
     canonical_json,
-    prepare_checks,
-    surely_valid,
-    validator_for,
 )
 
 #: A tool whose server's list is unknown: nothing is valid until the list is read.
@@ -123,10 +127,9 @@ class McpTool:
         _, spec, served = self._current()
         if self._config.input_schema is None or not spec.listed:
             return None
-        if surely_valid(served, arguments):
+        if schema_validator.fits(served, dict(arguments)):
             return None
-        error = next(iter(validator_for(served).iter_errors(dict(arguments))), None)
-        return None if error is None else "the arguments do not fit the tool's server"
+        return "the arguments do not fit the tool's server"
 
     async def preview(self, arguments: Mapping[str, Any], context: ToolContext) -> PreviewBody:
         """Made by the service itself: the tool and its arguments (no impact, no
@@ -145,9 +148,9 @@ class McpTool:
             raise ToolError(
                 "unavailable", "the tool's server could not be reached", retryable=True
             ) from None
-        except Unanswered:
+        except ServerUnanswered:
             raise SentUnanswered() from None
-        except Refused:
+        except ServerRefused:
             # Its words may be the SDK's, not the server's: a fixed message, never text
             # that could carry an address or an answer.
             raise ToolError("tool_error", "the tool's server refused the call") from None
@@ -163,7 +166,7 @@ class McpTool:
 
 def _prepare(spec: ToolSpec, served: Mapping[str, Any]) -> None:
     for schema in (spec.input_schema, spec.output_schema, served):
-        prepare_checks(schema)
+        schema_validator.prepare(schema)
 
 
 def _closed(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import aiodns
 import pycares
 
+from app.domain.errors import ToolgateError
 from app.domain.webhooks import Destination, IpAddress, ip_literal
 
 #: What says that our own resolver did not answer, rather than that the name has no
@@ -33,7 +34,7 @@ _LOCAL_FAILURES = frozenset(
 _TRIES = 2
 
 
-class ResolverUnavailable(Exception):
+class ResolverUnavailable(ToolgateError):
     """Our resolver gave no answer (timeout, unreachable): nothing is known of the name,
     and the destination is not to blame. The message is safe to show."""
 

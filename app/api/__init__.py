@@ -1,0 +1,1 @@
+"""HTTP: routes, wire schemas, problem+json errors, middleware."""

@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.api import hygiene
 from app.api.problems import problem_response
 from app.db.errors import is_unavailable
+from app.domain.errors import ToolgateError
 from app.engine.process.outage import outage
 from app.observability import logs
 
@@ -77,7 +78,7 @@ def body_refusal(
     return None
 
 
-class PayloadTooLarge(HTTPException):
+class PayloadTooLarge(HTTPException, ToolgateError):
     """Raised from `receive` once a body grows past the limit; FastAPI re-raises HTTP
     exceptions met while reading, so the 413 handler renders it."""
 

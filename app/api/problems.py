@@ -10,7 +10,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from app.domain.errors import DomainError, ErrorCode, FieldError
+from app.domain.errors import DomainError, ErrorCode, FieldError, ToolgateError
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -188,7 +188,7 @@ _BY_CODE: dict[ErrorCode, str] = {
 }
 
 
-class ProblemError(Exception):
+class ProblemError(ToolgateError):
     """Raised by the API layer for refusals that are about HTTP itself."""
 
     def __init__(

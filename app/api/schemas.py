@@ -353,27 +353,8 @@ class FieldErrorOut(BaseModel):
 
 
 class Problem(BaseModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "type": "https://toolgate.example/problems/validation-error",
-                    "title": "Validation error",
-                    "status": 422,
-                    "detail": "some fields are invalid",
-                    "instance": "/v1/runs",
-                    "code": "validation-error",
-                    "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
-                    "errors": [
-                        {
-                            "path": "limits.max_steps",
-                            "message": "Input should be greater than or equal to 1",
-                        }
-                    ],
-                }
-            ]
-        }
-    )
+    """RFC 9457 problem details; each error response in the document shows examples of its
+    own problem types."""
 
     type: str
     title: str

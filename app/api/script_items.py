@@ -45,9 +45,9 @@ class ScriptFinal(StrictIn):
     # Before `text`, whose check reads it: an error then names `text`, a field sent.
     data: Any = Field(
         default=None,
-        description="For an agent with an `output_schema`: the answer as a JSON value, "
-        "which the scripted model sends as its JSON text (checked like any answer). Give "
-        "it or `text`, not both.",
+        description="The answer as a JSON value, which the scripted model sends as its JSON "
+        "text, checked like any answer: for an agent with an `output_schema`, its document "
+        "(`output.data`); for another agent, the answer's text. Give it or `text`, not both.",
     )
     text: str | None = Field(
         default=None,
@@ -62,7 +62,7 @@ class ScriptFinal(StrictIn):
     def _text_or_data(cls, text: str | None, info: ValidationInfo) -> str | None:
         given = info.data.get("data") is not None
         if text is None and not given:
-            raise ValueError("required (or `data`, for an agent with an output_schema)")
+            raise ValueError("required: the answer as `text`, or as a JSON value in `data`")
         if text is not None and given:
             raise ValueError("give `text` or `data`, not both")
         return text

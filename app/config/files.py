@@ -31,6 +31,7 @@ from app.config.models import (
     WebhooksConfig,
 )
 from app.config.tool_configs import AgentToolConfig, HttpToolConfig, McpToolConfig
+from app.domain.errors import ToolgateError
 from app.domain.paging import READ_RESULT
 from app.domain.tools import ToolSpec
 
@@ -57,8 +58,6 @@ __all__ = [
 
 DEMO_CONFIG_PATH: Path = Path(__file__).parents[1] / "resources" / "demo.yaml"
 
-NOT_SUPPORTED = "not supported by this build yet"
-
 Issue = tuple[str, str]  # (dotted key path, message)
 _Target = Callable[[str, str], Iterator[Issue]]  # checks one route a router refers to
 
@@ -78,7 +77,7 @@ _PATTERN_MESSAGES = {
 }
 
 
-class ConfigError(Exception):
+class ConfigError(ToolgateError):
     """A config problem. `path` is a dotted key path ("" when it concerns the whole file)."""
 
     def __init__(self, path: str, message: str, *, issues: Sequence[Issue] = ()) -> None:

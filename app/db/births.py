@@ -1,23 +1,27 @@
-"""New runs in the batch statement (`db.step_writes`): a run made by a request on the hot
-path travels as one JSON item with its first events, its script and its request key's
-binding, and the batch inserts it beside other runs' steps — one round trip and one commit
-for all, as for the steps.
+"""How every run is made: one JSON item with its first events, its script and its request
+key's binding, inserted by the CTEs built here. A request's run travels in the batch
+statement (`db.step_writes`) beside other runs' steps — one round trip and one commit for
+all; a child's goes on its own (`create`) in the transaction of its parent's reservation.
 
-Each birth stays conditional on its own binding, exactly as when it was a statement of its
-own (`runs_repo.create`): `insert` a claim of the key that nobody holds yet, or `bind` the
-claim its request holds; when the binding does not take hold, nothing of that run is
-written, and it alone learns so (None). A run is created leased on the database's clock,
-and a snapshot run keeps the snapshot of the batch statement itself.
+Each birth is conditional on its own binding: `insert` a claim of the key that nobody
+holds yet, or `bind` the claim its request holds; when the binding does not take hold,
+nothing of that run is written, and it alone learns so (None). A run is created leased on
+the database's clock, and a snapshot run keeps the snapshot of the statement itself.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from app.db.idempotency_repo import Binding
+from app.db.json_rows import each, encode
 from app.db.runs_repo import event_items, run_row
+from app.db.session import alone
 from app.db.tables import idempotency_key
 from app.domain.records import SNAPSHOT, Run
 from app.domain.run_changes import Creation
@@ -70,9 +74,10 @@ class Born:
     read_snapshot: str | None
 
 
-def ctes(param: str) -> list[str]:
-    """The births' CTEs, reading the JSON array `param`: `b` (one row a birth), the key
-    bindings that took hold (`bound`), the runs (`born`) and their scripts. Their events
+def ctes(rows: str) -> list[str]:
+    """The births' CTEs, reading `rows` (a FROM item of JSON objects, for a column list to
+    follow): `b` (one row a birth), the key bindings that took hold (`bound`), the runs
+    (`born`) and their scripts. Their events
     are inserted with the steps' (`appended`), so that the event table's statement trigger
     fires once a batch."""
     keys = idempotency_key.name
@@ -87,7 +92,7 @@ def ctes(param: str) -> list[str]:
         for n in _RUN_FIELDS
     )
     return [
-        f"b AS (SELECT * FROM jsonb_to_recordset({param}::text::jsonb) AS b(i integer, "
+        f"b AS (SELECT b.* FROM {rows} AS b(i integer, "
         "tenant_id text, run_id text, run jsonb, events jsonb, script jsonb, lease_s float8, "
         "snapshot boolean, bkind text, b_tenant text, b_key text, b_token text, "
         "b_fingerprint text, b_lock_s float8, b_ttl_s float8, b_created timestamptz))",
@@ -135,3 +140,23 @@ def answer(step_columns: int) -> str:
         f"SELECT 'b', nb.i, {pad}, born.lease_expires_at, born.read_snapshot FROM born "
         "JOIN bound AS nb ON nb.tenant_id = born.tenant_id AND nb.run_id = born.id"
     )
+
+
+@functools.cache
+def statement() -> str:
+    """The births of the array `$1` on their own: the CTEs of the batch, their events
+    inserted by themselves."""
+    appended = (
+        f"appended AS (INSERT INTO event (tenant_id, run_id, seq, last_seq, at, events) {EVENTS})"
+    )
+    return (
+        "WITH " + ",\n".join([*ctes(each("$1")), appended]) + "\n"
+        "SELECT born.lease_expires_at, born.read_snapshot FROM born"
+    )
+
+
+async def create(session: AsyncSession, birth: Birth) -> Born | None:
+    """One run made in `session`'s transaction (a child's, beside its parent's
+    reservation); None when its binding did not take hold (nothing was made)."""
+    rows = await alone(session, statement(), ([encode(birth.item(0))],))
+    return Born(rows[0][0], rows[0][1]) if rows else None

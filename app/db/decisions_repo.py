@@ -18,6 +18,7 @@ from app.db.previews_repo import to_preview
 from app.db.runs_repo import insert_events, to_run
 from app.db.tables import preview, run, tool_call
 from app.domain.decisions import CallChange, Decision, PreviewChange
+from app.domain.errors import ToolgateError
 from app.domain.events import Event
 from app.domain.moves import RUN_PARKED, RUN_WAKE
 from app.domain.records import Preview, Run
@@ -153,6 +154,6 @@ async def _move_call(
         raise DecisionLost()
 
 
-class DecisionLost(Exception):
+class DecisionLost(ToolgateError):
     """The decision's conditions no longer held (another decision, the run moved on): its
     transaction is rolled back; the caller reads the preview to say why."""

@@ -11,9 +11,8 @@ from typing import Any
 from sqlalchemy import and_, bindparam, insert, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
-from app.db import raw
 from app.db.clock import DbTime
-from app.db.session import target_of
+from app.db.session import alone
 from app.db.tables import api_key
 
 
@@ -97,9 +96,9 @@ async def get_by_hash(
     """The key's owner. Its `last_used_at` is written only when it is older than
     `touch_every_s` (on the database's clock), so a busy key costs a write once a
     minute, not once a request; a row another request is touching is skipped, never
-    waited for. The lookup, sent by every request, goes on the driver (`db.raw`)."""
+    waited for. The lookup, sent by every request, stands alone on an engine (`alone`)."""
     params = {"key_hash": key_hash, "touch": db_time.interval(-touch_every_s)}
-    rows = await raw.execute(await target_of(session), _by_hash(), params)
+    rows = await alone(session, _by_hash(), params)
     if not rows:
         return None
     tenant_id, key_id, subject, roles, scopes, is_stale = rows[0]

@@ -153,17 +153,6 @@ async def record_acceptance(
     )
 
 
-async def acceptances(session: AsyncSession, tenant_id: str) -> list[dict[str, Any]]:
-    """The tenant's acceptances, oldest first."""
-    a = mcp_declaration_acceptance.c
-    result = await session.execute(
-        select(mcp_declaration_acceptance)
-        .where(a.tenant_id == tenant_id)
-        .order_by(a.accepted_at, a.id)
-    )
-    return [dict(row._mapping) for row in result]
-
-
 async def announce(session: AsyncSession, server: str, origin: str) -> None:
     payload = literal(f"{server}\n{origin}", String())
     await session.execute(select(func.pg_notify(CHANNEL, payload)))

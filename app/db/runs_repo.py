@@ -5,8 +5,6 @@ always compared with the database's clock (`DbTime`)."""
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from datetime import datetime
@@ -14,9 +12,7 @@ from typing import Any
 
 from sqlalchemy import (
     and_,
-    bindparam,
     case,
-    cast,
     exists,
     func,
     literal,
@@ -26,25 +22,23 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy import insert as sa_insert
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.types import String, Text
+from sqlalchemy.types import String
 
-from app.db.clock import DbTime
 from app.db.guards import status_in
-from app.db.idempotency_repo import Binding, binding_cte, binding_params
 from app.db.tables import event, run, run_script
 from app.domain.budget import Limits
+from app.domain.errors import ToolgateError
 from app.domain.events import Event
-from app.domain.records import SNAPSHOT, EventRecord, Run
-from app.domain.run_changes import CancelRequest, Creation, ScriptItem
+from app.domain.records import EventRecord, Run
+from app.domain.run_changes import CancelRequest, ScriptItem
 from app.domain.status import RunStatus
 
 #: The channel a cancel request is announced on; the payload is "tenant_id run_id".
 CANCEL_CHANNEL = "toolgate_cancel"
 
 
-class StaleWrite(Exception):
+class StaleWrite(ToolgateError):
     """The run changed under us: the lease was lost or the run left `running`."""
 
 
@@ -108,92 +102,6 @@ async def insert_events(
     reserved them), in one statement."""
     if events:
         await session.execute(INSERT_EVENT, event_row(tenant_id, run_id, last_seq, events, now))
-
-
-async def create(
-    session: AsyncSession,
-    creation: Creation,
-    *,
-    db_time: DbTime,
-    binding: Binding | None = None,
-) -> Run | None:
-    """A new run with its first events, its script (if scripted) and its request's key
-    binding, in one statement of the session's transaction (a child's, beside its parent's
-    reservation; a request's own run goes with the batch, `db.births`); a leased creation's
-    lease expires on the database's clock. None when the binding did not take hold:
-    nothing was made."""
-    record, events = creation.run, creation.events
-    params = {f"r_{name}": value for name, value in run_row(record).items()}
-    params["r_event_seq"] = len(events)
-    params["r_events"] = events_param(events)
-    if creation.lease_s is not None:
-        params["r_lease"] = db_time.interval(creation.lease_s)
-    if creation.script is not None:
-        params["r_script"] = list(creation.script)
-    if binding is not None:
-        params.update(binding_params(binding, db_time))
-    statement = _create_statement(
-        None if binding is None else binding.kind,
-        creation.lease_s is not None,
-        creation.script is not None,
-        record.consistency == SNAPSHOT,
-    )
-    rows = (await session.execute(statement, params)).all()
-    if not rows:
-        return None
-    return creation.born(rows[0][0], rows[0][1])
-
-
-@functools.lru_cache(maxsize=32)
-def _create_statement(binding: str | None, leased: bool, scripted: bool, snapshot: bool) -> Any:
-    """WITH bound AS (<the key's binding>), created AS (INSERT INTO run SELECT ... FROM
-    bound), scripted AS (...), appended AS (...) SELECT lease_expires_at FROM created.
-    A snapshot run keeps the snapshot of this very statement: what it reads is what the
-    database held when the run came to be, writes in flight then excluded."""
-    run_id = bindparam("r_id", type_=String())
-    tenant = bindparam("r_tenant_id", type_=String())
-    guard = (
-        select(literal(1).label("ok")).cte("bound")
-        if binding is None
-        else binding_cte(binding, run_id)
-    )
-    names = [*_RUN_FIELDS]
-    values = [bindparam(f"r_{n}", type_=run.c[n].type) for n in names]
-    if leased:
-        values[names.index("lease_expires_at")] = DbTime.after_param("r_lease")
-    if snapshot:
-        values[names.index("read_snapshot")] = cast(func.pg_current_snapshot(), Text())
-    created = (
-        sa_insert(run)
-        .from_select(names, select(*values).select_from(guard))
-        .returning(run.c.lease_expires_at, run.c.read_snapshot)
-        .cte("created")
-    )
-    answer = select(created.c.lease_expires_at, created.c.read_snapshot)
-    if scripted:
-        rows = select(tenant, run_id, bindparam("r_script", type_=JSONB())).select_from(guard)
-        columns = ["tenant_id", "run_id", "script"]
-        answer = answer.add_cte(sa_insert(run_script).from_select(columns, rows).cte("scripted"))
-    at = bindparam("r_created_at", type_=event.c.at.type)
-    return answer.add_cte(
-        appended_events(guard, tenant=tenant, run_id=run_id, at=at, param="r_events")
-    )
-
-
-def events_param(events: Sequence[Event]) -> str:
-    """Events as the one JSON parameter `appended_events` reads: [[type, data], ...]."""
-    return json.dumps(event_items(events))
-
-
-def appended_events(source: Any, *, tenant: Any, run_id: Any, at: Any, param: str) -> Any:
-    """INSERT INTO event SELECT ... FROM source, as a CTE: a new run's first events (the
-    JSON parameter `param`) as their one row, seqs from 1; nothing when `source` has no
-    row or there are none."""
-    items = cast(bindparam(param, type_=String()), JSONB)
-    count = func.jsonb_array_length(items)
-    rows = select(tenant, run_id, literal(1), count, at, items).select_from(source).where(count > 0)
-    columns = ["tenant_id", "run_id", "seq", "last_seq", "at", "events"]
-    return sa_insert(event).from_select(columns, rows).cte("appended")
 
 
 async def script_of(session: AsyncSession, tenant_id: str, run_id: str) -> list[ScriptItem] | None:

@@ -9,9 +9,10 @@ is unknown, and the lease-conditional writes decide).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
+from sqlalchemy import Row
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
@@ -64,8 +65,7 @@ def make_engine(
 
 
 def driver_connect_args(*, cache_statements: bool) -> dict[str, Any]:
-    """asyncpg's connection settings, for the engine's connections and the hot path's pool
-    (`db.raw`) alike."""
+    """asyncpg's connection settings of the engine's connections."""
     return {
         "timeout": 5,
         "command_timeout": 30,
@@ -106,8 +106,8 @@ async def retrying(
 async def retrying_alone(
     single: AsyncEngine, work: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any
 ) -> T:
-    """`retrying` for work of statements that each stand alone (on an AUTOCOMMIT engine,
-    or the hot path's pool attached to it: `db.raw`): `work(single, ...)`, once more when
+    """`retrying` for work of statements that each stand alone (on an AUTOCOMMIT engine:
+    `alone`): `work(single, ...)`, once more when
     the connection it got turned out to be dropped."""
     for attempt in (1, 2):
         try:
@@ -119,7 +119,21 @@ async def retrying_alone(
     raise AssertionError("unreachable")
 
 
-async def target_of(session: AsyncSession | AsyncConnection | AsyncEngine) -> Any:
-    """Where a raw statement (`db.raw`) of `session` goes: its connection, or the engine or
-    connection itself."""
-    return await session.connection() if isinstance(session, AsyncSession) else session
+async def alone(
+    target: AsyncSession | AsyncConnection | AsyncEngine, statement: Any, params: Any
+) -> Sequence[Row[Any]]:
+    """The rows of `statement` (SQL text with positional `params`, or a Core statement with
+    a mapping of them). On an engine it stands alone, on a pooled connection in autocommit:
+    one round trip, no BEGIN or COMMIT (the hot path's statements: a batch of step writes,
+    a request's key lookup). On a session or connection it joins their transaction."""
+    if isinstance(target, AsyncEngine):
+        async with target.connect() as connection:
+            await connection.execution_options(isolation_level="AUTOCOMMIT")
+            return await alone(connection, statement, params)
+    if isinstance(target, AsyncSession):
+        target = await target.connection()
+    if isinstance(statement, str):
+        result = await target.exec_driver_sql(statement, tuple(params))
+    else:
+        result = await target.execute(statement, params)
+    return result.all() if result.returns_rows else []

@@ -6,7 +6,7 @@ decisions — travels as one JSON item, and a batch of items (one per run) is a 
 statement of data-modifying CTEs, each joined to the runs whose update matched (and, in
 the same statement, the Idempotency-Key answers of requests that have finished):
 
-    WITH w        AS (SELECT ... FROM jsonb_to_recordset($1)),            -- one row a run
+    WITH w        AS (SELECT ... FROM unnest($1)),                        -- one row a run
          changed  AS (UPDATE run SET ... FROM w WHERE <w's run> AND lease_token = w.token
                       AND lease_expires_at > now() AND status = 'running' RETURNING ...),
          appended AS (INSERT INTO event     SELECT ... FROM changed, <its events>),
@@ -29,20 +29,21 @@ the patch leaves out keeps its value), so it is built once and prepared once.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
-import orjson
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.db import births, column_types, raw
+from app.db import births, column_types
 from app.db.births import Birth, Born
+from app.db.json_rows import each, encode
 from app.db.runs_repo import StaleWrite, event_items
+from app.db.session import alone
 from app.db.tables import idempotency_key, preview, tool_call, turn
+from app.domain.errors import ToolgateError
 from app.domain.events import Event
 from app.domain.moves import RUN_STEP
 from app.domain.records import Call, Preview, Turn
@@ -183,32 +184,8 @@ def _turn_item(record: Turn) -> dict[str, Any]:
     return item
 
 
-class Unencodable(Exception):
+class Unencodable(ToolgateError):
     """A write of the batch cannot be encoded as JSON: nothing was sent."""
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if hasattr(value, "as_dict"):
-        return value.as_dict()
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, tuple | frozenset | set):
-        return list(value)
-    raise TypeError(f"not JSON: {type(value).__name__}")
-
-
-def encode(items: Sequence[Any]) -> str:
-    """The batch as JSON text: orjson (a step's write is a few kilobytes of JSON), or the
-    standard library for what orjson refuses (an integer wider than 64 bits, which a
-    tool's output may hold)."""
-    try:
-        return orjson.dumps(
-            items, default=_json_default, option=orjson.OPT_PASSTHROUGH_DATACLASS
-        ).decode()
-    except TypeError:
-        return json.dumps(items, default=_json_default)
 
 
 async def apply_batch(
@@ -223,12 +200,12 @@ async def apply_batch(
     for each birth, what it learned, or None when its binding did not take hold (nothing
     of it made). The runs must be distinct."""
     try:
-        steps = encode([w.item(i) for i, w in enumerate(writes)])
-        kept = encode([a.item() for a in answers])
-        made = encode([b.item(i) for i, b in enumerate(births)])
+        steps = [encode(w.item(i)) for i, w in enumerate(writes)]
+        kept = [encode(a.item()) for a in answers]
+        made = [encode(b.item(i)) for i, b in enumerate(births)]
     except (TypeError, ValueError) as exc:
         raise Unencodable(str(exc)) from exc
-    rows = await raw.fetch(connection, statement(), steps, kept, made)
+    rows = await alone(connection, statement(), (steps, kept, made))
     found: list[Applied | None] = [None] * len(writes)
     born: list[Born | None] = [None] * len(births)
     for row in rows:
@@ -292,7 +269,7 @@ def _answered() -> str:
     return (
         f"answered AS (UPDATE {table} SET state = 'done', response_status = a.status, "
         "response_headers = a.headers, response_body = a.body::json "
-        "FROM jsonb_to_recordset($2::text::jsonb) "
+        f"FROM {each('$2')} "
         "AS a(tenant_id text, key text, token text, status integer, headers jsonb, body text) "
         f"WHERE {table}.tenant_id = a.tenant_id AND {table}.key = a.key "
         f"AND {table}.claim_token = a.token)"
@@ -313,12 +290,7 @@ def statement() -> str:
         # A lease past its expiry (on the database's clock) writes nothing, even before
         # another process takes it: nothing is started on a lapsed lease.
         "AND run.lease_expires_at > now() + w.clock_s * interval '1 second' "
-        # The guard reads as a condition of the join, not of the run alone (`run.status`
-        # is never NULL). Alone, it matched the partial index of active runs, and with the
-        # batch guessed at 100 rows the planner chose to walk that index (every active run,
-        # and the entries of finished ones not yet vacuumed) for each batch, instead of
-        # looking each run up by its key (docs/performance.md).
-        f"AND coalesce(run.status, w.token) IN ({guard}) "
+        f"AND run.status IN ({guard}) "
         "RETURNING w.i, run.tenant_id, run.id, run.version, run.event_seq, "
         f"run.cancel_requested_at, {_listed(SHARED, 'run.')}, w.now, w.events, "
         "w.turns, w.new_calls, w.outcomes, w.new_previews, w.decisions)"
@@ -331,11 +303,11 @@ def statement() -> str:
         f"WHERE jsonb_array_length(changed.events) > 0 UNION ALL {births.EVENTS})"
     )
     parts = [
-        "w AS (SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS w(i integer, "
+        f"w AS (SELECT w.* FROM {each('$1')} AS w(i integer, "
         "tenant_id text, run_id text, token text, now timestamptz, clock_s float8, "
         f"patch jsonb, events jsonb, turns jsonb, {keys}))",
         changed,
-        *births.ctes("$3"),
+        *births.ctes(each("$3")),
         appended,
         _inserted("turned", turn, "turns", _TURN_FIELDS),
         _inserted("proposed", tool_call, "new_calls", _CALL_FIELDS),

@@ -11,8 +11,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
-from app.db import raw
-from app.db.session import target_of
+from app.db.session import alone
 from app.db.tables import technology, technology_operation
 
 #: What a move of a ring did, as its ledger keeps it: {id, name, ring, version}.
@@ -75,7 +74,7 @@ async def search(
     params = {"tenant_id": tenant_id, "needle": query, "limit": limit}
     if ring:
         params["ring"] = ring
-    rows = await raw.execute(await target_of(session), _SEARCH[bool(ring)], params)
+    rows = await alone(session, _SEARCH[bool(ring)], params)
     return [Technology(*row[:-1]) for row in rows], int(rows[0][-1]) if rows else 0
 
 

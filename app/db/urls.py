@@ -10,6 +10,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.domain.errors import ToolgateError
+
 DRIVER = "postgresql+asyncpg"
 #: Schemes that name a Postgres server without a driver, as managed offerings and libpq
 #: tools hand them out; this build always talks to it through asyncpg.
@@ -17,11 +19,11 @@ _PLAIN = ("postgresql", "postgres")
 EXAMPLE = "postgresql://user:password@host:5432/database"
 
 
-class UnusableUrl(ValueError):
+class UnusableUrl(ToolgateError, ValueError):
     """The URL cannot be used; the message never holds the URL (it may hold a password)."""
 
 
-class Unreachable(Exception):
+class Unreachable(ToolgateError):
     """A connection to the database could not be made; the message says where and why."""
 
 

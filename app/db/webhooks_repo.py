@@ -125,13 +125,15 @@ async def get_endpoint(session: AsyncSession, tenant_id: str, endpoint_id: str) 
 
 
 async def list_endpoints(
-    session: AsyncSession, tenant_id: str, *, limit: int, after: tuple[datetime, str] | None
+    session: AsyncSession, tenant_id: str, *, limit: int, before: tuple[datetime, str] | None
 ) -> list[Endpoint]:
-    """Oldest first, after the (created_at, id) of the previous page."""
-    query = select(*_SHOWN).where(webhook_endpoint.c.tenant_id == tenant_id)
-    if after is not None:
-        query = query.where(tuple_(webhook_endpoint.c.created_at, webhook_endpoint.c.id) > after)
-    query = query.order_by(webhook_endpoint.c.created_at, webhook_endpoint.c.id).limit(limit)
+    """Newest first (as keys and previews), before the (created_at, id) of the previous
+    page."""
+    e = webhook_endpoint.c
+    query = select(*_SHOWN).where(e.tenant_id == tenant_id)
+    if before is not None:
+        query = query.where(tuple_(e.created_at, e.id) < before)
+    query = query.order_by(e.created_at.desc(), e.id.desc()).limit(limit)
     return [_endpoint(r) for r in (await session.execute(query)).mappings()]
 
 

@@ -253,13 +253,3 @@ def turn_messages(
             {"role": "tool", "call_id": r["call_id"], "content": canonical_json(content)}
         )
     return messages
-
-
-def build_messages(
-    *, instructions: str, user_input: str, turns: Sequence[TurnRecord]
-) -> list[dict[str, Any]]:
-    """Neutral chat messages that every provider adapter can translate."""
-    messages = opening_messages(instructions=instructions, user_input=user_input)
-    for turn in turns:
-        messages.extend(turn_messages(turn))
-    return messages

@@ -80,13 +80,6 @@ def schema_of(spec: ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.description, "parameters": spec.input_schema}
 
 
-def estimate_tokens(
-    messages: Sequence[Mapping[str, Any]], schemas: Sequence[Mapping[str, Any]]
-) -> int:
-    """The tokens a request of these messages and tool schemas is counted as."""
-    return _ceil_tokens(2 + sum(message_chars(m) for m in messages) + tool_chars(schemas))
-
-
 @dataclass(frozen=True)
 class _Entry:
     whole: tuple[dict[str, Any], ...]

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from app.domain import moves
-from app.domain.errors import ErrorValue
+from app.domain.errors import ErrorValue, ToolgateError
 from app.domain.events import Event, EventType, preview_event
 from app.domain.records import Preview
 from app.domain.settle import Settlement
@@ -52,7 +52,7 @@ class Decision:
     leased: bool = False
 
 
-class NotOpen(Exception):
+class NotOpen(ToolgateError):
     """The preview as read can no longer take this decision."""
 
 

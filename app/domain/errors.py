@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from app.domain.tools import storable
+from app.domain.text import storable
 
 
 class ErrorCode(StrEnum):
@@ -24,6 +24,10 @@ class ErrorCode(StrEnum):
     QUOTA_EXCEEDED = "quota_exceeded"
 
 
+class ToolgateError(Exception):
+    """The root of every exception the application defines: one tree to catch and read."""
+
+
 @dataclass
 class FieldError:
     path: str
@@ -31,7 +35,7 @@ class FieldError:
 
 
 @dataclass
-class DomainError(Exception):
+class DomainError(ToolgateError):
     """A refusal the client can act on. `message` is safe to show."""
 
     code: ErrorCode

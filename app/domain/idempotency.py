@@ -9,12 +9,13 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from app.domain.errors import ToolgateError
 from app.domain.tools import canonical_json
 
 MAX_KEY_LENGTH = 255
 
 
-class KeySyntaxError(ValueError):
+class KeySyntaxError(ToolgateError, ValueError):
     pass
 
 

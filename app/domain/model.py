@@ -11,7 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.domain.tools import ToolSpec, storable, unstorable_char, unstorable_path
+from app.domain.errors import ToolgateError
+from app.domain.text import storable, unstorable_char
+from app.domain.tools import ToolSpec, unstorable_path
 from app.domain.typed_output import OutputSchema
 
 #: The longest call id taken. Providers' ids are 9 to about 40 characters; this leaves
@@ -62,7 +64,7 @@ ModelReply = FinalAnswer | ToolCallsProposal
 
 
 @dataclass(frozen=True)
-class ModelError(Exception):
+class ModelError(ToolgateError):
     """A failed model call; the executor, not the model, decides whether to retry."""
 
     code: str

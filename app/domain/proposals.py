@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.domain import schema_validator
 from app.domain.errors import MAX_MESSAGE, ErrorValue, ObservationCode
 from app.domain.gates import NOT_OFFERED, gate_refusal
 from app.domain.model import ProposedCall, bounded_tool_name, clean_text
@@ -20,9 +21,7 @@ from app.domain.tools import (
     args_hash,
     canonical_json,
     json_depth,
-    surely_valid,
     unstorable_path,
-    validator_for,
 )
 
 #: How much of an unparseable argument string is kept on the record.
@@ -81,12 +80,13 @@ def _kept(text: str | None, problem: str) -> tuple[Any, ErrorValue]:
 
 
 def _schema_problem(schema: Mapping[str, Any], arguments: Any) -> str | None:
-    if surely_valid(schema, arguments):
+    if schema_validator.fits(schema, arguments):
         return None
-    errors = sorted(validator_for(schema).iter_errors(arguments), key=lambda e: list(e.path))
+    errors = schema_validator.errors(schema, arguments)
     if not errors:
         return None
-    first = errors[0]
+    # The first by path, the root's own errors first (ints before names: never compared).
+    first = min(errors, key=lambda e: [(isinstance(p, str), p) for p in e.path])
     where = "/".join(str(p) for p in first.path) or "(root)"
     return f"{where}: {first.message}"[:MAX_MESSAGE]
 

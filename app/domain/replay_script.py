@@ -21,11 +21,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from app.domain.errors import ToolgateError
 from app.domain.events import EventType
 from app.domain.records import Call, Turn
 
 
-class NotRecorded(Exception):
+class NotRecorded(ToolgateError):
     """The run's records lack something the script needs (e.g. purged events)."""
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from app.domain import patterns
+from app.domain.errors import ToolgateError
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class Routed:
     reason: str
 
 
-class NoRoute(Exception):
+class NoRoute(ToolgateError):
     """No candidate meets the policy: the run cannot go on here."""
 
 

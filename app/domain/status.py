@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from app.domain.errors import ToolgateError
+
 
 class RunStatus(StrEnum):
     QUEUED = "queued"
@@ -46,7 +48,7 @@ class PreviewStatus(StrEnum):
     COMMITTED = "committed"
 
 
-class InvalidTransition(Exception):
+class InvalidTransition(ToolgateError):
     """A state change the table does not allow: a bug in the caller, or a lost race."""
 
     def __init__(self, kind: str, current: str, target: str) -> None:
@@ -122,21 +124,9 @@ SETTLED_CALL_STATUSES = frozenset(
 ACTIVE_RUN_STATUSES = frozenset({RunStatus.QUEUED, RunStatus.RUNNING})
 
 
-def check_run_transition(current: RunStatus, target: RunStatus) -> RunStatus:
-    if target not in RUN_TRANSITIONS[current]:
-        raise InvalidTransition("run", current, target)
-    return target
-
-
 def check_preview_transition(current: PreviewStatus, target: PreviewStatus) -> PreviewStatus:
     if target not in PREVIEW_TRANSITIONS[current]:
         raise InvalidTransition("preview", current, target)
-    return target
-
-
-def check_call_transition(current: CallStatus, target: CallStatus) -> CallStatus:
-    if target not in CALL_TRANSITIONS[current]:
-        raise InvalidTransition("call", current, target)
     return target
 
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from app.domain.fast_schema import compile_check
-from app.domain.memo import by_identity
+from app.domain.errors import ToolgateError
+from app.domain.text import UNSTORABLE_TEXT, unstorable_char
 
 
 class Risk(StrEnum):
@@ -68,7 +67,7 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
-class ToolError(Exception):
+class ToolError(ToolgateError):
     """A tool's own failure, as the wire format describes it. `message` is safe text."""
 
     code: str
@@ -87,7 +86,7 @@ class OutputRefused(ToolError):
     succeeds with its output withheld (`ToolResult.withheld`)."""
 
 
-class SentUnanswered(Exception):
+class SentUnanswered(ToolgateError):
     """A tool's request may have reached its backend and no answer came (a timeout or a
     connection lost after sending). For a side effect, its outcome is unknown."""
 
@@ -155,29 +154,11 @@ def json_depth(value: Any) -> int:
     return deepest
 
 
-# U+0000 fits neither text nor jsonb; a lone surrogate has no UTF-8 form at all.
-_UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
-
-
-def unstorable_char(text: str) -> str | None:
-    """What in `text` Postgres cannot store ("a NUL character", "an unpaired
-    surrogate"), or None."""
-    found = _UNSTORABLE_TEXT.search(text)
-    if found is None:
-        return None
-    return "a NUL character" if found.group() == "\x00" else "an unpaired surrogate"
-
-
-def storable(text: str) -> str:
-    """`text` without what Postgres cannot store."""
-    return _UNSTORABLE_TEXT.sub("", text)
-
-
 def unstorable(item: Any) -> bool:
     """A string Postgres cannot store (U+0000, a lone surrogate), or a number JSON has no
     spelling for (NaN, an infinity: Python's parser accepts them, jsonb does not)."""
     if isinstance(item, str):
-        return _UNSTORABLE_TEXT.search(item) is not None
+        return UNSTORABLE_TEXT.search(item) is not None
     return isinstance(item, float) and not math.isfinite(item)
 
 
@@ -207,7 +188,7 @@ def scan(value: Any) -> tuple[int, bool, bool]:
             elif isinstance(item, float) and not math.isfinite(item):
                 nan = nan or math.isnan(item)
                 infinite = infinite or not math.isnan(item)
-    bad = infinite or _UNSTORABLE_TEXT.search("".join(texts)) is not None
+    bad = infinite or UNSTORABLE_TEXT.search("".join(texts)) is not None
     return deepest, nan, bad
 
 
@@ -273,12 +254,6 @@ def unstorable_path(value: Any) -> tuple[str, str] | None:
     return _dotted(where), unstorable_char(culprits[-1]) or "an unstorable character"
 
 
-def nul_path(value: Any) -> str | None:
-    """The dotted path of the first string (or key) holding U+0000, or None."""
-    where = first_path(value, lambda item: isinstance(item, str) and "\x00" in item)
-    return None if where is None else _dotted(where)
-
-
 #: What a hash's text starts with: `sha256:` and 64 hex digits.
 SHA256_TAG = "sha256:"
 
@@ -321,41 +296,3 @@ def exposed_tools(
             continue
         result.append(name)
     return result
-
-
-def _validator(schema: Mapping[str, Any]) -> Any:
-    from app.domain.schema_validator import LinearValidator
-
-    return LinearValidator(schema)  # Draft 2020-12, its patterns on RE2
-
-
-#: A JSON Schema validator, built once per schema object (tool specs live as long as the
-#: process): building one costs more than validating with it.
-validator_for: Callable[[Mapping[str, Any]], Any] = by_identity(_validator)
-_fast_check = by_identity(compile_check)
-
-
-def surely_valid(schema: Mapping[str, Any], value: Any) -> bool:
-    """True when `value` certainly satisfies `schema` (`fast_schema`'s compiled check, for
-    the schemas it compiles); False means: ask `validator_for(schema)`, which also says
-    why not."""
-    check = _fast_check(schema)
-    return check is not None and check(value)
-
-
-def prepare_checks(schema: Any) -> None:
-    """Builds now what checking values against `schema` needs: its fast check, its
-    validator and every pattern it holds, compiled (`patterns.compile` keeps them). For a
-    server's schema, whose patterns can take seconds to compile: called off the event
-    loop, so that the first check on the loop compiles nothing."""
-    from app.domain import patterns
-
-    if not isinstance(schema, Mapping):
-        return
-    try:
-        _fast_check(schema)
-        validator_for(schema)
-        for _, pattern in patterns.schema_patterns(schema):
-            patterns.problem(pattern)  # compiled and kept, or refused (then never valid)
-    except RecursionError:
-        return  # nested too deeply to compile here: the check says so where it runs

@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema.exceptions import ValidationError
-
-from app.domain.tools import scan, validator_for
+from app.domain import schema_validator
+from app.domain.tools import scan
 
 #: The error code of a final answer that is not a document valid against the schema.
 INVALID_OUTPUT = "invalid_output"
@@ -67,10 +66,6 @@ def _cut(text: str) -> str:
     return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
 
 
-def _pointer(error: ValidationError) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in error.absolute_path)
-
-
 def check(text: str, schema: Mapping[str, Any]) -> Typed:
     """`text` parsed as JSON and validated against `schema` (checked at config load)."""
     try:
@@ -84,10 +79,10 @@ def check(text: str, schema: Mapping[str, Any]) -> Typed:
         # Kept as `output.data` (jsonb): a NUL, a lone surrogate or a NaN cannot be.
         message = f"a document nested at most {MAX_DEPTH} deep, without NUL characters"
         return Typed(errors=(OutputError("", message),))
-    found = sorted(validator_for(schema).iter_errors(data), key=lambda e: (_pointer(e), e.message))
-    if not found:
+    if schema_validator.fits(schema, data):
         return Typed(data)
-    errors = tuple(OutputError(_pointer(e), _cut(e.message)) for e in found[:MAX_ERRORS])
+    found = sorted(schema_validator.errors(schema, data), key=lambda e: (e.pointer, e.message))
+    errors = tuple(OutputError(e.pointer, _cut(e.message)) for e in found[:MAX_ERRORS])
     return Typed(errors=errors)
 
 

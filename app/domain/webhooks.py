@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import urlsplit
 
+from app.domain.errors import ToolgateError
+
 DEFAULT_PORTS = {"http": 80, "https": 443}
 MAX_URL = 2000
 ANY = "*"
@@ -28,7 +30,7 @@ def ip_literal(host: str) -> IpAddress | None:
         return None
 
 
-class BadDestination(ValueError):
+class BadDestination(ToolgateError, ValueError):
     """A URL or pattern that is not `http(s)://host[:port][/path]`; the message is safe."""
 
 

@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -26,12 +27,17 @@ from app.domain.settle import Found, Outcome, settle
 from app.domain.status import CallStatus, PreviewStatus, RunStatus
 from app.domain.tools import Principal
 from app.engine import offered
-from app.engine.process.driver import POLL_FLOOR_S, Driver
-from app.engine.process.lease import hand_back, released_if_unanswered
-from app.engine.process.runtime import Runtime
+from app.engine.runner import (
+    Runtime,
+    adopt,
+    handed_back_if_unanswered,
+    new_lease_token,
+)
 from app.engine.runs import by_created, created_position, page_of
-from app.engine.steps.stepper import lease_for, load_state, new_lease_token
 from app.engine.tool_gates import refusal_in
+
+if TYPE_CHECKING:
+    from app.engine.runner import Driver
 
 
 @dataclass(frozen=True)
@@ -206,9 +212,7 @@ async def _claim(
     # An MCP tool's server list, read before the transaction, never inside it.
     await offered.ready(t for t in (rt.tools.get(record.tool),) if t is not None)
     # Unanswered, the claim may have committed: a driver then executes the call at once.
-    with released_if_unanswered(
-        rt, lambda: hand_back(rt, record.tenant_id, record.run_id, lease.token)
-    ):
+    with handed_back_if_unanswered(rt, record.tenant_id, record.run_id, lease.token):
         return await _claimed(rt, record, key, by, lease)
 
 
@@ -235,9 +239,7 @@ async def _claimed(
 async def _adopt(rt: Runtime, driver: Driver, run: Run, sent: float) -> None:
     """This process took the run's lease in the decision's transaction: it advances it."""
     rt.events.committed(run.tenant_id, run.id)
-    lease = lease_for(rt, run, sent)
-    state = await load_state(rt, run)
-    driver.adopt(lease, state)
+    await adopt(rt, driver, run, sent)
 
 
 async def _gate_refusal(rt: Runtime, session: AsyncSession, record: Preview) -> ErrorValue | None:
@@ -275,7 +277,7 @@ async def _outcome(rt: Runtime, driver: Driver, record: Preview, wait_s: float) 
             if not executing or run.status is RunStatus.FINISHED or left <= 0:
                 break
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(min(left, POLL_FLOOR_S)):
+                async with asyncio.timeout(min(left, driver.poll_floor_s)):
                     await stepped.wait()
     preview = await retrying(rt.reads, previews_repo.get, tenant_id=tenant, preview_id=record.id)
     assert preview is not None

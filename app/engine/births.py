@@ -10,8 +10,7 @@ from app.db.idempotency_repo import Binding
 from app.db.step_writes import Birth
 from app.domain.records import Run
 from app.domain.run_changes import Creation
-from app.engine.process.lease import hand_back, released_if_unanswered
-from app.engine.process.runtime import Runtime
+from app.engine.runner import Runtime, handed_back_if_unanswered
 
 
 async def born(rt: Runtime, made: Creation, binding: Binding | None) -> Run | None:
@@ -22,7 +21,7 @@ async def born(rt: Runtime, made: Creation, binding: Binding | None) -> Run | No
     unanswered = (
         contextlib.nullcontext()
         if token is None
-        else released_if_unanswered(rt, lambda: hand_back(rt, run.tenant_id, run.id, token))
+        else handed_back_if_unanswered(rt, run.tenant_id, run.id, token)
     )
     with unanswered:
         answer = await rt.commits.create(Birth(made, binding, rt.db_time.offset_s))

@@ -15,22 +15,23 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import lineage_repo, runs_repo
+from app.db import births, lineage_repo, runs_repo
+from app.db.births import Birth
 from app.db.idempotency_repo import Binding
 from app.domain import lineage
 from app.domain.budget import Limits
-from app.domain.errors import DomainError, ErrorCode
+from app.domain.errors import DomainError, ErrorCode, ToolgateError
 from app.domain.records import Run
 from app.domain.run_changes import CancelRequest, Creation
 from app.domain.status import RunStatus
-from app.engine.process.runtime import Runtime
+from app.engine.runner import Runtime
 
 #: Reservations lost to concurrent ones before a creation gives up (each loss means
 #: another child took room, so the parent's room shrinks every time).
 MAX_TRIES = 50
 
 
-class Unbound(Exception):
+class Unbound(ToolgateError):
     """The request's key binding did not take hold: the transaction made nothing."""
 
 
@@ -98,12 +99,10 @@ async def create_child(
                 grant=lineage.reservation(granted),
             )
             if held:
-                created = await runs_repo.create(
-                    session, creation, db_time=rt.db_time, binding=binding
-                )
-                if created is None:
+                born = await births.create(session, Birth(creation, binding, rt.db_time.offset_s))
+                if born is None:
                     raise Unbound()  # rolls the reservation back with it
-                return created
+                return creation.born(born.lease_expires_at, born.read_snapshot)
     raise DomainError(ErrorCode.INVALID_STATE, "the parent run is too busy taking children")
 
 

@@ -13,7 +13,7 @@ from app.domain.errors import DomainError, ErrorCode
 from app.domain.paging import READ_RESULT
 from app.domain.status import RunStatus
 from app.domain.tools import Principal
-from app.engine.process.runtime import Runtime
+from app.engine.runner import Runtime
 
 
 async def continued(

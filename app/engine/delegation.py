@@ -30,8 +30,7 @@ from app.domain.status import RunStatus
 from app.domain.tools import ToolError, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
-    from app.engine.process.driver import Driver
-    from app.engine.process.runtime import Runtime
+    from app.engine.runner import Driver, Runtime
 
 #: How often a waiting parent looks at a child parked or advanced by another process.
 LOOK_EVERY_S = 0.5

@@ -5,7 +5,7 @@ from __future__ import annotations
 from app.db import diagnosis_repo
 from app.domain.diagnosis import Diagnosis, diagnose
 from app.domain.tools import Principal
-from app.engine.process.runtime import Runtime
+from app.engine.runner import Runtime
 from app.engine.runs import not_found
 
 

@@ -9,16 +9,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from app.config.files import AgentConfig
-from app.domain.errors import DomainError, ErrorCode, ErrorValue, FieldError
+from app.domain.errors import DomainError, ErrorCode, ErrorValue, FieldError, ToolgateError
 from app.domain.events import Event
 from app.domain.evolve import evolve
-from app.engine.steps import guarding
+from app.engine.runner import text_entering
 
 if TYPE_CHECKING:
     from app.engine.runs import CreateRun
 
 
-class InputBlocked(Exception):
+class InputBlocked(ToolgateError):
     """A delegated run's input was blocked by its agent's guardrails: no child is made,
     and the delegating call fails with `error`."""
 
@@ -38,14 +38,14 @@ async def checked(
     policy = agent.guardrails.policy()
     events: list[Event] = []
     if request.delegated and request.input is not None:
-        text = await guarding.entering(
+        text = await text_entering(
             policy, request.input, on="input", about="the delegated run's input"
         )
         if text.blocked is not None:
             raise InputBlocked(text.blocked)
         request, events = evolve(request, input=text.value), text.events
     if carry_over is not None:
-        text = await guarding.entering(
+        text = await text_entering(
             policy, carry_over, on="carry_over", about="what the continued run carries over"
         )
         if text.blocked is not None:

@@ -13,19 +13,22 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.db import idempotency_repo
 from app.db.step_writes import Answer
+from app.domain.errors import ToolgateError
 from app.domain.idempotency import StoredKey, Verdict, judge
-from app.engine.process.runtime import Runtime
+
+if TYPE_CHECKING:
+    from app.engine.runner import Runtime
 
 
-class ClaimLost(Exception):
+class ClaimLost(ToolgateError):
     """Another request took the key over (this one outlived its lock); nothing was made."""
 
 
-class KeyTaken(Exception):
+class KeyTaken(ToolgateError):
     """A deferred claim met a record of the key: the creating transaction rolled back."""
 
 

@@ -27,7 +27,7 @@ from app.engine.idempotency import Claim
 from app.engine.runs import created_position, page_of
 
 if TYPE_CHECKING:
-    from app.engine.process.runtime import Runtime
+    from app.engine.runner import Runtime
 
 ROLES = frozenset(Role)
 KEY_PREFIX = "tg_"

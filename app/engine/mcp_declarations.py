@@ -36,7 +36,7 @@ from app.domain.tools import Principal
 from app.engine import off_loop
 
 if TYPE_CHECKING:
-    from app.engine.process.runtime import Runtime
+    from app.engine.runner import Runtime
 
 #: Tries of one tool's write against other replicas' before the listing is given up on
 #: (read again at the next need).

@@ -12,7 +12,7 @@ from app.domain.quotas import (
     over_daily_cost,
     until_tomorrow,
 )
-from app.engine.process.runtime import Runtime
+from app.engine.runner import Runtime
 
 
 def quotas_of(rt: Runtime) -> Quotas:

@@ -15,19 +15,22 @@ from __future__ import annotations
 import asyncio
 import secrets
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.adapters.builtin_tools.demo_data import seed
 from app.db import replay_repo, turns_repo
-from app.domain.errors import DomainError, ErrorCode
+from app.domain.errors import DomainError, ErrorCode, ToolgateError
 from app.domain.records import Preview, Run
 from app.domain.replay import SCRATCH_PREFIX, Decision, decision_for
 from app.domain.replay_script import NotRecorded, rebuild_script
 from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
-from app.domain.tools import Principal, unstorable_char
+from app.domain.text import unstorable_char
+from app.domain.tools import Principal
 from app.engine import approvals, runs
-from app.engine.process.driver import Driver
-from app.engine.process.runtime import Runtime
+from app.engine.runner import Runtime
+
+if TYPE_CHECKING:
+    from app.engine.runner import Driver
 
 #: How long one wait on the replayed run lasts before the replay looks again.
 WAIT_S = 30.0
@@ -35,7 +38,7 @@ WAIT_S = 30.0
 GRACE_S = 60.0
 
 
-class Refused(Exception):
+class NotReplayable(ToolgateError):
     """Why the run cannot be replayed: the operator's to fix (exit 2)."""
 
 
@@ -59,21 +62,23 @@ class Replayed:
 
 
 async def load(rt: Runtime, *, run_id: str, tenant_id: str | None, side_effects: bool) -> Recorded:
-    """The recorded run and what its replay needs; Refused when it cannot be replayed."""
+    """The recorded run and what its replay needs; NotReplayable when it cannot be replayed."""
     if any(unstorable_char(v) for v in (run_id, tenant_id or "")):
-        raise Refused(f"no run {run_id!r}: not an id this service gives out")
+        raise NotReplayable(f"no run {run_id!r}: not an id this service gives out")
     async with rt.reads() as session:
         found = await replay_repo.runs_by_id(session, run_id=run_id, tenant_id=tenant_id)
         if len(found) != 1:
             where = f" in tenant {tenant_id!r}" if tenant_id is not None else ""
-            raise Refused(
+            raise NotReplayable(
                 f"no run {run_id!r}{where}"
                 if not found
                 else f"run id {run_id!r} is in several tenants: name one with --tenant"
             )
         record = found[0]
         if record.status is not RunStatus.FINISHED:
-            raise Refused(f"run {run_id!r} is {record.status.value}: only a finished run replays")
+            raise NotReplayable(
+                f"run {run_id!r} is {record.status.value}: only a finished run replays"
+            )
         keys = {"tenant_id": record.tenant_id, "run_id": record.id}
         events = [e.as_item() for e in await replay_repo.all_events(session, **keys)]
         turns = await turns_repo.turns(session, **keys)
@@ -81,14 +86,16 @@ async def load(rt: Runtime, *, run_id: str, tenant_id: str | None, side_effects:
         previews = await replay_repo.previews_of(session, **keys)
         radar = await replay_repo.technology_ids(session, tenant_id=record.tenant_id)
     if not events:
-        raise Refused(f"run {run_id!r} has no events left (retention removed them)")
+        raise NotReplayable(f"run {run_id!r} has no events left (retention removed them)")
     agent = rt.agent(record.agent)
     if agent is not None and rt.route(agent.model).provider == "router":
-        raise Refused(f"agent {record.agent!r} is on a router route, which replay cannot script")
+        raise NotReplayable(
+            f"agent {record.agent!r} is on a router route, which replay cannot script"
+        )
     try:
         script = rebuild_script(events, turns, calls)
     except NotRecorded as exc:
-        raise Refused(f"run {run_id!r} cannot be rebuilt: {exc}") from None
+        raise NotReplayable(f"run {run_id!r} cannot be rebuilt: {exc}") from None
     named = {str(c["name"]) for item in script for c in item.get("calls", [])}
     _check_side_effects(rt, named, allowed=side_effects)
     return Recorded(record, events, script, previews, radar)
@@ -102,7 +109,7 @@ def _check_side_effects(rt: Runtime, named: set[str], *, allowed: bool) -> None:
         if n in rt.config.tools and n in rt.tools and not rt.tools[n].spec.read_only
     )
     if acting and not allowed:
-        raise Refused(
+        raise NotReplayable(
             f"the run called {', '.join(acting)}, which act on their backends: a replay would "
             "call them again; pass --side-effects to allow it"
         )

@@ -8,13 +8,16 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import retention_repo
 from app.db.clock import DbTime
 from app.domain.retention import Kind, Retention
-from app.engine.process.runtime import Runtime
+
+if TYPE_CHECKING:
+    from app.engine.runner import Runtime
 
 
 @dataclass

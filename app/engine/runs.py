@@ -25,11 +25,8 @@ from app.domain.tools import Principal, exposed_tools, first_path, unstorable
 from app.engine import births, children, entering, idempotency, offered
 from app.engine.continuation import continued
 from app.engine.idempotency import Claim
-from app.engine.process.lease import Lease
-from app.engine.process.runtime import Runtime
 from app.engine.quotas import admit_run
-from app.engine.steps.state import RunState
-from app.engine.steps.stepper import lease_for, new_lease_token
+from app.engine.runner import Lease, RunState, Runtime, lease_for, new_lease_token
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from app.domain.records import Run
 from app.domain.tools import Principal, ToolSpec
 
 if TYPE_CHECKING:
-    from app.engine.process.runtime import Runtime
+    from app.engine.runner import Runtime
 
 #: The longest a process trusts its copy of a tenant's disabled tools without NOTIFY.
 MAX_AGE_S = 5.0

@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -32,8 +33,10 @@ from app.domain.webhooks import (
 )
 from app.engine import idempotency
 from app.engine.idempotency import Claim, ClaimLost
-from app.engine.process.runtime import Runtime
 from app.engine.runs import created_position, page_of
+
+if TYPE_CHECKING:
+    from app.engine.runner import Runtime
 
 #: How long a rotated-out secret still signs (SPEC §3.8: 24 h).
 ROTATION_GRACE_S = 24 * 3600.0
@@ -136,10 +139,10 @@ def _position(endpoint: Endpoint) -> list[str]:
 async def list_endpoints(
     rt: Runtime, *, principal: Principal, limit: int, cursor: str | None
 ) -> tuple[list[Endpoint], str | None]:
-    after = created_position(cursor) if cursor else None
+    before = created_position(cursor) if cursor else None
     async with rt.reads() as session:
         rows = await webhooks_repo.list_endpoints(
-            session, principal.tenant_id, limit=limit + 1, after=after
+            session, principal.tenant_id, limit=limit + 1, before=before
         )
     return page_of(rows, limit, _position)
 

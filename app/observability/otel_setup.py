@@ -38,6 +38,7 @@ from opentelemetry.sdk.trace.export import (
 )
 from opentelemetry.trace import Status
 
+from app.domain.errors import ToolgateError
 from app.observability.captured_content import Capture
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ _DROPPED = frozenset({"db.statement", "db.query.text", "exception.message", "exc
 _URLS = frozenset({"url.full", "http.url"})
 
 
-class TelemetryConfigError(ValueError):
+class TelemetryConfigError(ToolgateError, ValueError):
     """An `OTEL_*` setting this build cannot honour (said at start-up, not later)."""
 
 

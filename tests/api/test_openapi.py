@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from app.api.problems import PROBLEM_TYPES
 from app.openapi import openapi_json
 from tests.support.harness import DEFAULT_AGENT, Harness, make_config
 
@@ -64,8 +65,39 @@ def test_every_operation_documents_problem_responses_only_as_problem_json() -> N
 
 def test_main_bodies_carry_examples() -> None:
     schemas = json.loads(COMMITTED.read_text())["components"]["schemas"]
-    for name in ("CreateRunIn", "RunOut", "Problem"):
+    for name in ("CreateRunIn", "RunOut"):
         assert schemas[name].get("examples"), name
+
+
+def test_each_error_status_shows_examples_of_its_own_problem_types() -> None:
+    """Not one example for every status: each error response's examples carry that status
+    and a problem type of the table for it, valid against the Problem schema."""
+    from jsonschema import Draft202012Validator
+
+    document = json.loads(COMMITTED.read_text())
+    components = document["components"]
+    validator = Draft202012Validator({**components["schemas"]["Problem"], "components": components})
+    seen: set[str] = set()
+    for method, path, operation in _operations(document):
+        for status, response in operation["responses"].items():
+            if status[0] not in "45":
+                continue
+            examples = response["content"]["application/problem+json"].get("examples")
+            assert examples, (method, path, status)
+            for slug, example in examples.items():
+                value = example["value"]
+                assert value["status"] == int(status), (method, path, status, slug)
+                assert PROBLEM_TYPES[value["code"]].status == int(status), (method, path, slug)
+                assert slug == value["code"] and value["type"].endswith(f"/problems/{slug}")
+                assert slug in response["description"], (method, path, status)
+                assert not list(validator.iter_errors(value)), (method, path, status, slug)
+                seen.add(slug)
+    # Every problem type is shown somewhere, but 405: it answers a method no operation has.
+    assert seen == set(PROBLEM_TYPES) - {"method-not-allowed"}
+    approve = document["paths"]["/v1/previews/{preview_id}/approve"]["post"]["responses"]
+    assert "preview-mismatch" in approve["409"]["content"]["application/problem+json"]["examples"]
+    create = document["paths"]["/v1/runs"]["post"]["responses"]["409"]
+    assert "preview-mismatch" not in create["content"]["application/problem+json"]["examples"]
 
 
 def test_every_example_in_the_document_validates_against_its_own_schema() -> None:

@@ -3,7 +3,7 @@ endpoint is 404), the allowlist and the event types checked at registration (422
 the field), the secret in the creation and rotation answers only (a replayed creation
 answers it as null; a replayed rotation answers the same secret, read again from the
 endpoint while that rotation is its latest: the key's record, kept in the rotation's own
-transaction, holds no copy of it), and paging."""
+transaction, holds no copy of it), and paging (newest first)."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ async def test_a_replayed_creation_answers_the_same_endpoint_without_its_secret(
     assert len((await h.client.get("/v1/webhooks", headers=admin)).json()["items"]) == 1
 
 
-async def test_endpoints_and_deliveries_are_paged(harness_factory) -> None:
+async def test_endpoints_are_paged_newest_first_and_deliveries_paged(harness_factory) -> None:
     h = await _app(harness_factory)
     admin = await h.key(roles=ADMIN)
     made = [(await _create(h, admin)).json()["id"] for _ in range(3)]
@@ -142,7 +142,7 @@ async def test_endpoints_and_deliveries_are_paged(harness_factory) -> None:
         page = (await h.client.get(url, headers=admin)).json()
         seen += [i["id"] for i in page["items"]]
         url = page["next_cursor"] and f"/v1/webhooks?limit=2&cursor={page['next_cursor']}"
-    assert seen == made
+    assert seen == made[::-1]  # newest first, as keys, approvals and runs are listed
     forged = await h.client.get("/v1/webhooks?cursor=bm9wZQ", headers=admin)
     assert_problem(forged, 422, "validation-error")
     empty = await h.client.get(f"/v1/webhooks/{made[0]}/deliveries", headers=admin)

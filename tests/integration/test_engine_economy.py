@@ -4,6 +4,8 @@ history read only by a process that claims a run."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from tests.support.factories import final, run_body, search_rounds, seed_radar
@@ -89,3 +91,17 @@ async def test_a_claimed_run_reads_its_history_once(harness_factory) -> None:  #
     assert seen.reading("turn") == [] and seen.reading("tool_call") == []
     # The claim, four rounds of two transactions, the final turn.
     assert len(seen.committed_writes) <= 2 * 4 + 2
+
+
+async def test_concurrent_creates_never_lease_past_the_free_slots(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    """A slot is held from the create's start to its adoption: of two creates at once with
+    one slot free, one run is leased here and the other queued for any driver."""
+    h: Harness = await harness_factory(run_driver=False)
+    await seed_radar(h)
+    headers = await h.key()
+    h.runtime.settings.max_active_runs = 1
+    body = run_body(final("x", delay_ms=60_000), wait_s=0)
+    answers = await asyncio.gather(
+        *(h.client.post("/v1/runs", headers=headers, json=body) for _ in range(2))
+    )
+    assert sorted(a.json()["status"] for a in answers) == ["queued", "running"]

@@ -135,7 +135,7 @@ async def test_a_description_changed_mid_run_holds_the_tool_until_an_admin_accep
     assert_problem(again, 409, "invalid-state", path)
 
     async with h.runtime.reads() as session:
-        [record] = await mcp_declarations_repo.acceptances(session, "acme")
+        [record] = await _acceptances(session)
     assert (record["tool_name"], record["server"], record["tool"]) == (
         "lookup_doc",
         "kb",
@@ -252,7 +252,18 @@ async def test_two_acceptances_race_to_one_result(harness_factory, kb: FakeMcp) 
     )
     assert sorted(a.status_code for a in answers) == [200, 409, 409, 409]
     async with one.runtime.reads() as session:
-        assert len(await mcp_declarations_repo.acceptances(session, "acme")) == 1
+        assert len(await _acceptances(session)) == 1
+
+
+async def _acceptances(session: Any) -> list[dict[str, Any]]:
+    """The audit of acceptances, as an operator reads it: the tenant's rows, oldest first."""
+    result = await session.execute(
+        text(
+            "SELECT * FROM mcp_declaration_acceptance WHERE tenant_id = 'acme'"
+            " ORDER BY accepted_at, id"
+        )
+    )
+    return [dict(row._mapping) for row in result]
 
 
 def _schema(**query: Any) -> dict[str, Any]:

@@ -122,6 +122,18 @@ async def test_an_untyped_agent_has_no_data_and_its_text_is_not_parsed(
     assert run["termination_reason"] == "final"
     assert run["output"] == {"text": "not JSON, and fine", "citations": []}  # no `data`
     assert await _events(h, headers, run["id"], "final.rejected") == []
+    # A script's `data` is the answer written as JSON, for any agent (as the field says):
+    # an untyped agent's answer is that JSON text, and still has no `data`.
+    body = run_body({"type": "final", "data": {"ring": "adopt"}}, agent="tech-radar")
+    run = await _run(h, headers, body)
+    assert run["output"] == {"text": '{"ring": "adopt"}', "citations": []}
+    neither = await h.client.post(
+        "/v1/runs", headers=headers, json=run_body({"type": "final"}, agent="tech-radar")
+    )
+    assert neither.status_code == 422
+    [error] = neither.json()["errors"]
+    assert error["path"] == "script.0.text" and "`data`" in error["message"]
+    assert "output_schema" not in error["message"]  # not "for typed agents only"
 
 
 async def test_a_run_keeps_the_output_schema_it_was_created_with(

@@ -1,5 +1,5 @@
 """A real browser for the page tests: Playwright driving Debian's Chromium
-(`/usr/bin/chromium`; `.ci/run` installs the package when it is missing). A missing browser
+(`/usr/bin/chromium`; `make test` installs the package when it is missing). A missing browser
 fails the test rather than skipping it: pages are only ever tested in a browser."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """PgBouncer in transaction mode in front of the test database: Debian's `pgbouncer`
-package (`.ci/run` installs it when it is missing), one process per test with a config of
-its own. A missing pgbouncer fails the test rather than skipping it."""
+package (`make test` installs it when it is missing, through scripts/system-packages), one
+process per test with a config of its own. A missing pgbouncer fails the test rather than
+skipping it."""
 
 from __future__ import annotations
 

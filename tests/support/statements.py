@@ -12,8 +12,6 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.db import raw
-
 #: A statement that writes, a CTE's included (`WITH x AS (UPDATE ...)`); not `FOR UPDATE`.
 _WRITE = re.compile(
     r"\bINSERT\s+INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b|pg_notify", re.IGNORECASE
@@ -45,12 +43,6 @@ class Statements:
             return
         self._open.setdefault(id(conn), []).append(statement)
 
-    def on_raw(self, statement: str, _args: Any) -> None:
-        """A statement sent on the driver itself (`app.db.raw`): always on its own."""
-        self.all.append(statement)
-        if _WRITE.search(statement):
-            self.committed_writes.append([statement])
-
     def on_commit(self, conn: Any) -> None:
         statements = self._open.pop(id(conn), [])
         if any(_WRITE.search(s) for s in statements):
@@ -74,11 +66,9 @@ def counting(engine: AsyncEngine) -> Iterator[Statements]:
     ]
     for name, fn in hooks:
         event.listen(engine.sync_engine, name, fn)
-    stop = raw.listen(engine, "before", seen.on_raw)
     try:
         yield seen
     finally:
-        stop()
         for name, fn in hooks:
             event.remove(engine.sync_engine, name, fn)
 
@@ -93,11 +83,9 @@ def failing(engine: AsyncEngine, marker: str, error: Callable[[], BaseException]
             raise error()
 
     event.listen(engine.sync_engine, "before_cursor_execute", fail)
-    stop = raw.listen(engine, "before", lambda statement, _args: fail(None, None, statement))
     try:
         yield
     finally:
-        stop()
         event.remove(engine.sync_engine, "before_cursor_execute", fail)
 
 
@@ -127,22 +115,20 @@ def answer_lost(
         lose(statement, params)
 
     event.listen(engine.sync_engine, "after_cursor_execute", lose_sa)
-    stop = raw.listen(engine, "after", lose)
     try:
         yield hit
     finally:
-        stop()
         event.remove(engine.sync_engine, "after_cursor_execute", lose_sa)
 
 
 def with_steps(params: Sequence[Any]) -> bool:
     """A batch statement's parameters carry step writes (not only new runs or answers)."""
-    return bool(params) and params[0] != "[]"
+    return bool(params) and params[0] != []
 
 
 def with_births(params: Sequence[Any]) -> bool:
     """A batch statement's parameters carry new runs."""
-    return len(params) > 2 and params[2] != "[]"
+    return len(params) > 2 and params[2] != []
 
 
 @contextmanager

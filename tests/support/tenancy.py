@@ -20,8 +20,6 @@ from typing import Any
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.db import raw
-
 _DML = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b", re.IGNORECASE)
 #: Where a plan node keeps the conditions of its scan.
 _CONDITIONS = ("Index Cond", "Filter", "Recheck Cond", "TID Cond")
@@ -46,16 +44,10 @@ def capturing(engine: AsyncEngine) -> Iterator[list[Captured]]:
         if _DML.match(sql):
             seen.append(Captured(sql, params[0] if many else params))
 
-    def on_raw(sql: str, args: Sequence[Any]) -> None:
-        if _DML.match(sql):
-            seen.append(Captured(sql, tuple(args)))
-
     event.listen(engine.sync_engine, "before_cursor_execute", on_statement)
-    stop = raw.listen(engine, "before", on_raw)  # the hot path's statements (`app.db.raw`)
     try:
         yield seen
     finally:
-        stop()
         event.remove(engine.sync_engine, "before_cursor_execute", on_statement)
 
 

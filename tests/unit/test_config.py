@@ -17,8 +17,6 @@ from app.config.files import (
 )
 from app.domain.tools import Risk, ToolSpec
 
-NOT_SUPPORTED = "not supported by this build yet"
-
 
 def _spec(name: str, *, permissions: tuple[str, ...], **kwargs: Any) -> ToolSpec:
     schema = {"type": "object", "additionalProperties": False, "properties": {}}
@@ -122,7 +120,7 @@ def test_unset_agent_limits_fall_back_to_server_caps() -> None:
     assert limits.max_steps == 3 and limits.max_tool_calls == 200
 
 
-# -- refused: not supported by this build yet ---------------------------------------------
+# -- routes of every provider ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])

@@ -1,14 +1,18 @@
-"""build_messages: the model's view of a run, turn by turn, with every observation."""
+"""The model's view of a run: its opening, then each turn's messages, with every
+observation."""
 
 from __future__ import annotations
 
 import json
 
-from app.domain.context import CallRecord, TurnRecord, build_messages, envelope
+from app.domain.context import CallRecord, TurnRecord, envelope, opening_messages, turn_messages
 
 
 def _messages(*turns: TurnRecord) -> list[dict]:
-    return build_messages(instructions="Be brief.", user_input="What is Kafka?", turns=turns)
+    messages = opening_messages(instructions="Be brief.", user_input="What is Kafka?")
+    for turn in turns:
+        messages.extend(turn_messages(turn))
+    return messages
 
 
 def test_system_and_user_come_first() -> None:

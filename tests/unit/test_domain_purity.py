@@ -1,6 +1,6 @@
 """The domain core is pure: each of its modules imports only the standard library,
-`jsonschema` (tool argument schemas) and other modules of the domain. An allowlist, so a
-new dependency of the core is a decision made here, not an accident."""
+`jsonschema` and `jsonschema_rs` (tool schemas), `re2` and other modules of the domain. An
+allowlist, so a new dependency of the core is a decision made here, not an accident."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from tests.support.source import ROOT, imports, module_name, parse
 
 DOMAIN = ROOT / "app" / "domain"
 
+#: `jsonschema_rs`: the validator of tool I/O and typed answers (domain.schema_validator).
 #: `re2`: the linear-time engine every pattern on untrusted text runs on (domain.patterns).
-ALLOWED_PACKAGES = frozenset(sys.stdlib_module_names) | {"jsonschema", "re2"}
+ALLOWED_PACKAGES = frozenset(sys.stdlib_module_names) | {"jsonschema", "jsonschema_rs", "re2"}
 ALLOWED_APP_PACKAGE = "app.domain"
 
 MODULES = sorted(DOMAIN.rglob("*.py"))

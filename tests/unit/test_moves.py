@@ -73,7 +73,7 @@ def _sql(statement: object) -> str:
 
 
 def test_the_statements_guards_are_the_moves() -> None:
-    assert "AND coalesce(run.status, w.token) IN ('running') " in step_writes.statement()
+    assert "AND run.status IN ('running') " in step_writes.statement()
     sweep = _sql(previews_repo.sweep(Sweep(at=AT, limit=10)))
     assert "run.status = 'awaiting_approval'" in sweep and "SET status='running'" in sweep
     claimable = _sql(leases_repo._claimable(leases_repo.DbTime()))

@@ -238,13 +238,13 @@ def test_requested_may_be_a_one_shot_iterable() -> None:
     ) == ["search", "get"]
 
 
-def test_nul_path_names_the_first_string_holding_nul() -> None:
-    from app.domain.tools import nul_path
+def test_unstorable_path_names_the_first_string_postgres_cannot_store_and_what_it_holds() -> None:
+    from app.domain.tools import unstorable_path
 
-    assert nul_path({"a": "ok", "b": [1, "x\x00"]}) == "b.1"
-    assert nul_path({"a": {"k\x00": 1}}) == "a.k\x00"
-    assert nul_path("\x00") == "(value)"
-    assert nul_path({"a": ["fine", {"b": None}]}) is None
+    assert unstorable_path({"a": "ok", "b": [1, "x\x00"]}) == ("b.1", "a NUL character")
+    assert unstorable_path({"a": {"k\x00": 1}}) == ("a.k\x00", "a NUL character")
+    assert unstorable_path("\ud800") == ("(value)", "an unpaired surrogate")
+    assert unstorable_path({"a": ["fine", {"b": None}]}) is None
 
 
 def test_first_path_names_the_first_value_postgres_cannot_store() -> None:

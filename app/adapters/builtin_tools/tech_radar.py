@@ -179,7 +179,7 @@ class SearchTechnologies(_RadarTool):
             "limit": arguments.get("limit", 5),
         }
         if context.snapshot is None:
-            # One statement on its own, on the hot path's pool (`db.raw`): no session.
+            # One statement on its own, on the AUTOCOMMIT engine: no session.
             rows, total = await technology_repo.search(self._sessions.kw["bind"], **query)
         else:
             async with self._sessions() as session:

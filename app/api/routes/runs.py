@@ -52,18 +52,7 @@ _NO_ADVANCE_BODY = AdvanceIn()  # the body is optional: its defaults when none i
 
 Limit = Annotated[int, Query(ge=1, le=200, description="Items per page (default 50).")]
 
-_UNSUPPORTED: tuple[str, ...] = ()  # fields named for a later build
 MAX_SEQ = 2**31 - 1
-
-
-def _refuse_unsupported(body: CreateRunIn) -> None:
-    errors = [
-        FieldError(name, "not supported by this build yet")
-        for name in _UNSUPPORTED
-        if getattr(body, name) is not None
-    ]
-    if errors:
-        raise DomainError(ErrorCode.VALIDATION, "some fields are invalid", errors)
 
 
 def run_json(record: Run, pending: Sequence[Preview] = ()) -> dict[str, Any]:
@@ -93,7 +82,6 @@ async def create_run(
     """Creates a run and advances it for up to `wait_s`; the answer is the run as it
     stands then, while its step goes on under its lease. `Idempotency-Key` is required:
     a retry with the same key and body answers the same run, never a second one."""
-    _refuse_unsupported(body)
     create = runs.CreateRun(
         agent=body.agent,
         input=body.input,
@@ -145,10 +133,14 @@ async def _start(
 ) -> Run:
     """Creates the run already leased to this process when it has room to advance it (no
     claim of its own needed), else queued for any driver; then waits up to `wait_s`."""
-    lease = driver.free_slots > 0
-    started = await runs.start_run(
-        rt, principal=principal, request=create, claim=claim, lease=lease
-    )
+    lease = driver.reserve()
+    try:
+        started = await runs.start_run(
+            rt, principal=principal, request=create, claim=claim, lease=lease
+        )
+    finally:
+        if lease:
+            driver.unreserve()
     record = started.run
     if started.lease is not None and started.state is not None:
         driver.adopt(started.lease, started.state)

@@ -92,7 +92,7 @@ async def create_webhook(
 async def list_webhooks(
     principal: AdminDep, rt: RuntimeDep, limit: Limit = 50, cursor: Cursor = None
 ) -> Any:
-    """The tenant's endpoints, oldest first; never a secret."""
+    """The tenant's endpoints, newest first; never a secret."""
     rows, next_cursor = await webhooks.list_endpoints(
         rt, principal=principal, limit=limit, cursor=cursor
     )

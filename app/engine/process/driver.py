@@ -53,6 +53,9 @@ PURGE_EVERY_S = 60.0
 
 
 class Driver:
+    #: What a use case waiting on a run reads for `POLL_FLOOR_S` (the facade's waiters).
+    poll_floor_s = POLL_FLOOR_S
+
     def __init__(
         self,
         rt: Runtime,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from app.db import leases_repo
 from app.db.errors import is_unavailable
+from app.domain.errors import ToolgateError
 from app.engine.process.outage import outage
 from app.engine.process.runtime import Runtime
 
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class Interrupted(Exception):
+class Interrupted(ToolgateError):
     """In-flight work stopped: the run was cancelled or its lease was lost."""
 
 

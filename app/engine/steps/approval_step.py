@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from app.domain.approvals import PreviewBody, content_hash, expires_at
 from app.domain.budget import seconds_left
+from app.domain.errors import ToolgateError
 from app.domain.ids import new_id
 from app.domain.ports import Previewer, Tool
 from app.domain.records import Call, Preview
@@ -37,7 +38,7 @@ log = logging.getLogger(__name__)
 RunCall = Callable[..., Awaitable[Next]]
 
 
-class VersionConflict(Exception):
+class VersionConflict(ToolgateError):
     """The backend refused an approved call: its resource changed since the preview."""
 
     def __init__(self, call: Call) -> None:

@@ -11,9 +11,10 @@ from typing import Any
 
 from opentelemetry.trace import Status, StatusCode
 
-from app.domain import settle
+from app.domain import schema_validator, settle
 from app.domain.approvals import PreviewRef
 from app.domain.budget import seconds_left
+from app.domain.errors import ToolgateError
 from app.domain.ports import StatusLookup, Tool, ToolContext
 from app.domain.records import Call
 from app.domain.status import CallStatus
@@ -24,8 +25,6 @@ from app.domain.tools import (
     ToolError,
     ToolResult,
     scan,
-    surely_valid,
-    validator_for,
 )
 from app.engine import off_loop
 from app.engine.process.lease import Interrupted, Lease
@@ -38,7 +37,7 @@ MAX_OUTPUT_DEPTH = 64
 OUTCOME_UNKNOWN = ToolError(settle.OUTCOME_UNKNOWN, settle.UNKNOWN_MESSAGE, fatal=True)
 
 
-class DeadlineReached(Exception):
+class DeadlineReached(ToolgateError):
     pass
 
 
@@ -219,9 +218,5 @@ def _check_output(tool: Tool, output: Any, text: str | None) -> None:
             f"the tool's output is larger than {tool.spec.max_output_bytes} bytes",
         )
     schema = tool.spec.output_schema
-    if schema is not None and not surely_valid(schema, output):
-        error = next(iter(validator_for(schema).iter_errors(output)), None)
-        if error is not None:
-            raise OutputRefused(
-                "invalid_output", "the tool's output does not match its output schema"
-            )
+    if schema is not None and not schema_validator.fits(schema, output):
+        raise OutputRefused("invalid_output", "the tool's output does not match its output schema")
