@@ -118,6 +118,13 @@ class Load:
     late_conflicts: int = 0
     database_back_at: float | None = None
     stop: asyncio.Event = field(default_factory=asyncio.Event)
+    #: When each client sent the request it last had answered.
+    answered_sent: dict[int, float] = field(default_factory=dict)
+
+    def all_answered_since(self, at: float) -> bool:
+        """Whether every client has had an answer to a request sent after `at` (so none
+        is still waiting on one sent before)."""
+        return len(self.answered_sent) == CLIENTS and min(self.answered_sent.values()) > at
 
     async def client(self, number: int) -> None:
         loop = asyncio.get_running_loop()
@@ -133,10 +140,12 @@ class Load:
                     "script": [tool_calls(("c1", "slow_read", {"q": key})), final("done")],
                 }
                 while key not in self.runs:
+                    sent = loop.time()
                     response = await http.post(
                         "/v1/runs", headers={**self.headers, "Idempotency-Key": key}, json=body
                     )
                     self.statuses.append(response.status_code)
+                    self.answered_sent[number] = sent
                     if response.status_code in (200, 201, 202):
                         self.runs[key] = response.json()["id"]
                         break
@@ -216,11 +225,15 @@ async def test_a_database_crash_under_load_loses_nothing_and_is_said_once() -> N
                 await until(lambda: len(load.runs) >= CLIENTS, timeout_s=30, what="the load")
                 await in_flight(backend, "slow_read")  # crash with runs mid tool call
                 await asyncio.to_thread(pg.crash)
+                crashed_at = loop.time()
                 before = len(load.statuses)
-                # Down until clients were refused and a run caught mid-step waits for it.
+                # Down until clients were refused, a run caught mid-step waits for it, and
+                # every request made before the crash has had its answer (its wait_s over):
+                # none spans the outage.
                 await until(
                     lambda: (
                         503 in load.statuses[before:]
+                        and load.all_answered_since(crashed_at)
                         and "waits for the database" in log.read_text()
                     ),
                     timeout_s=30,
