@@ -12,7 +12,7 @@ the database's clock, and a snapshot run keeps the snapshot of the statement its
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -23,10 +23,9 @@ from app.db.json_rows import each, encode
 from app.db.runs_repo import event_items, run_row
 from app.db.session import alone
 from app.db.tables import idempotency_key
-from app.domain.records import SNAPSHOT, Run
+from app.domain.records import SNAPSHOT
 from app.domain.run_changes import Creation
-
-_RUN_FIELDS = tuple(f.name for f in fields(Run))
+from app.domain.run_columns import COLUMNS
 
 
 @dataclass(frozen=True)
@@ -81,7 +80,7 @@ def ctes(rows: str) -> list[str]:
     are inserted with the steps' (`appended`), so that the event table's statement trigger
     fires once a batch."""
     keys = idempotency_key.name
-    cols = ", ".join(_RUN_FIELDS)
+    cols = ", ".join(COLUMNS)
     values = ", ".join(
         "CASE WHEN nb.lease_s IS NULL THEN p.lease_expires_at "
         "ELSE now() + nb.lease_s * interval '1 second' END"
@@ -89,7 +88,7 @@ def ctes(rows: str) -> list[str]:
         else "CASE WHEN nb.snapshot THEN pg_current_snapshot()::text ELSE p.read_snapshot END"
         if n == "read_snapshot"
         else f"p.{n}"
-        for n in _RUN_FIELDS
+        for n in COLUMNS
     )
     return [
         f"b AS (SELECT b.* FROM {rows} AS b(i integer, "

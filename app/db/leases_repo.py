@@ -52,7 +52,11 @@ async def _claimed_events(session: AsyncSession, claimed: Sequence[Run], now: da
     # A claim is a transition like any other: the timeline shows who picks a run up when.
     rows = [
         event_row(
-            r.tenant_id, r.id, r.event_seq, [(EventType.RUN_CLAIMED, {"after_step": r.steps})], now
+            r.tenant_id,
+            r.id,
+            r.event_seq,
+            [(EventType.RUN_CLAIMED, {"after_step": r.usage.steps})],
+            now,
         )
         for r in claimed
     ]

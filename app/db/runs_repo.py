@@ -6,7 +6,6 @@ always compared with the database's clock (`DbTime`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
@@ -32,6 +31,7 @@ from app.domain.errors import ToolgateError
 from app.domain.events import Event
 from app.domain.records import EventRecord, Run
 from app.domain.run_changes import CancelRequest, ScriptItem
+from app.domain.run_columns import COLUMNS, columns_of, run_of
 from app.domain.status import RunStatus
 
 #: The channel a cancel request is announced on; the payload is "tenant_id run_id".
@@ -42,12 +42,11 @@ class StaleWrite(ToolgateError):
     """The run changed under us: the lease was lost or the run left `running`."""
 
 
-_RUN_FIELDS = tuple(f.name for f in fields(Run))
 _COSTS = ("cost_usd", "reserved_cost_usd", "children_cost_usd")
 
 
 def to_run(row: Mapping[str, Any]) -> Run:
-    data = {name: row[name] for name in _RUN_FIELDS}
+    data = {name: row[name] for name in COLUMNS}
     data["status"] = RunStatus(row["status"])
     data["tools"] = tuple(row["tools"])
     data["data_policy"] = tuple(row["data_policy"] or ())
@@ -56,11 +55,11 @@ def to_run(row: Mapping[str, Any]) -> Run:
         data[name] = float(row[name])
     scopes = row["creator_scopes"]
     data["creator_scopes"] = None if scopes is None else tuple(scopes)
-    return Run(**data)
+    return run_of(data)
 
 
 def run_row(record: Run) -> dict[str, Any]:
-    data = {name: getattr(record, name) for name in _RUN_FIELDS}
+    data = columns_of(record)
     data["tools"] = list(record.tools)
     data["data_policy"] = list(record.data_policy) or None
     data["limits"] = record.limits.as_dict()

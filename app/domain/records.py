@@ -21,7 +21,33 @@ from app.domain.tools import Principal
 SNAPSHOT = "snapshot"
 
 #: `add_cost` lives with the budgets; it is still imported from here.
-__all__ = ["SNAPSHOT", "Call", "EventRecord", "FeedEvent", "Preview", "Run", "Turn", "add_cost"]
+__all__ = [
+    "SNAPSHOT",
+    "Call",
+    "EventRecord",
+    "FeedEvent",
+    "Preview",
+    "Run",
+    "RunLease",
+    "Turn",
+    "add_cost",
+]
+
+
+#: A run's usage and reservations before it spends or reserves anything.
+NOTHING_SPENT = Usage()
+NOTHING_RESERVED = Reserved()
+
+
+@dataclass(frozen=True)
+class RunLease:
+    """A run's lease: the process that advances it, the token its writes are conditional
+    on, and when it lapses on the database's clock (None: the run was made leased and the
+    database has not answered its expiry yet)."""
+
+    owner: str
+    token: str
+    expires_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -44,11 +70,8 @@ class Run:
     error: Mapping[str, Any] | None = None
     output: Mapping[str, Any] | None = None
     metadata: Mapping[str, Any] | None = None
-    steps: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    tool_calls: int = 0
+    #: What its own steps spent (its finished descendants' is `children`).
+    usage: Usage = Usage()
     #: Recorded model outcomes so far; the scripted model reads its next item here.
     model_calls: int = 0
     #: Model attempts already made in the current step.
@@ -63,9 +86,8 @@ class Run:
     #: text), opaque here. Tools that read this database read what it saw.
     read_snapshot: str | None = None
     cancel_requested_at: datetime | None = None
-    lease_owner: str | None = None
-    lease_token: str | None = None
-    lease_expires_at: datetime | None = None
+    #: Who advances it, and until when (None: nobody holds it).
+    lease: RunLease | None = None
     version: int = 1
     event_seq: int = 0
     finished_at: datetime | None = None
@@ -76,58 +98,33 @@ class Run:
     #: The config version it was created with (`domain.pinning`), kept until it ends.
     config_hash: str | None = None
     #: Held for its unfinished children (their grants); given back as each finishes.
-    reserved_tokens: int = 0
-    reserved_cost_usd: float = 0.0
-    reserved_tool_calls: int = 0
-    #: What its finished descendants spent (their own usage, each counted once).
-    children_input_tokens: int = 0
-    children_output_tokens: int = 0
-    children_cost_usd: float = 0.0
-    children_tool_calls: int = 0
+    reserved: Reserved = Reserved()
+    #: What its finished descendants spent (their own usage, each counted once; steps are
+    #: not shared, so theirs stay 0).
+    children: Usage = Usage()
     #: The finished run it continues (`POST /v1/runs` with `continue_from`), and what it
     #: carries over from it into its model input (`domain.carry_over`).
     continued_from: str | None = None
     carry_over: Mapping[str, Any] | None = None
 
     @property
-    def usage(self) -> Usage:
-        return Usage(
-            steps=self.steps,
-            input_tokens=self.input_tokens,
-            output_tokens=self.output_tokens,
-            cost_usd=self.cost_usd,
-            tool_calls=self.tool_calls,
-        )
-
-    @property
     def total_usage(self) -> Usage:
         """Its own usage with its finished descendants' (SPEC §3.5): what it shows."""
+        own, children = self.usage, self.children
         return Usage(
-            steps=self.steps,
-            input_tokens=self.input_tokens + self.children_input_tokens,
-            output_tokens=self.output_tokens + self.children_output_tokens,
-            cost_usd=add_cost(self.cost_usd, self.children_cost_usd),
-            tool_calls=self.tool_calls + self.children_tool_calls,
+            steps=own.steps,
+            input_tokens=own.input_tokens + children.input_tokens,
+            output_tokens=own.output_tokens + children.output_tokens,
+            cost_usd=add_cost(own.cost_usd, children.cost_usd),
+            tool_calls=own.tool_calls + children.tool_calls,
         )
-
-    @property
-    def reserved(self) -> Reserved:
-        return Reserved(self.reserved_tokens, self.reserved_cost_usd, self.reserved_tool_calls)
 
     @property
     def own_limits(self) -> Limits:
         """What its own steps may spend: its limits less what its descendants spent and
         what it holds for its unfinished children. Every budget check of its steps
         compares its own usage with these, so a parent never spends its children's share."""
-        if not (
-            self.children_input_tokens
-            or self.children_output_tokens
-            or self.children_cost_usd
-            or self.children_tool_calls
-            or self.reserved_tokens
-            or self.reserved_cost_usd
-            or self.reserved_tool_calls
-        ):
+        if self.children == NOTHING_SPENT and self.reserved == NOTHING_RESERVED:
             return self.limits  # no children, nothing reserved: nothing is held by others
         return own_limits(self.limits, self.reserved, self.total_usage, self.usage)
 

@@ -6,14 +6,13 @@ statuses a change starts from and writes are its moves' (`domain.moves`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, ClassVar
 
 from app.domain import moves
 from app.domain.events import Event, EventType
-from app.domain.evolve import evolve
 from app.domain.records import Run
 from app.domain.status import InvalidTransition, Move, RunStatus
 
@@ -40,15 +39,16 @@ class Creation:
             born = self.run.status
         if self.run.status is not born:
             raise InvalidTransition("run", "(new)", self.run.status)
-        if (self.run.lease_token is not None) != (self.lease_s is not None):
-            raise ValueError("a run is created leased exactly when it has a lease token")
+        if (self.run.lease is not None) != (self.lease_s is not None):
+            raise ValueError("a run is created leased exactly when it has a lease")
 
     def born(self, lease_expires_at: datetime | None, read_snapshot: str | None) -> Run:
         """The run as its creation made it: its lease's expiry and its snapshot as the
         database set them, its first events counted."""
-        return evolve(
+        lease = self.run.lease
+        return replace(
             self.run,
-            lease_expires_at=lease_expires_at,
+            lease=None if lease is None else replace(lease, expires_at=lease_expires_at),
             read_snapshot=read_snapshot,
             event_seq=len(self.events),
         )

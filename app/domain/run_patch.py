@@ -9,7 +9,6 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
-from app.domain.evolve import evolve
 from app.domain.status import RunStatus
 
 
@@ -57,5 +56,6 @@ class RunPatch:
         return getattr(self, name) is not KEEP
 
     def then(self, later: RunPatch) -> RunPatch:
-        """This patch with what `later` sets written over it."""
-        return evolve(self, **later.values())
+        """This patch with what `later` sets written over it (made from the columns either
+        sets: `replace` would walk every field, a few times a step)."""
+        return RunPatch(**{**self.values(), **later.values()})

@@ -16,12 +16,12 @@ from app.engine.runner import Runtime, handed_back_if_unanswered
 async def born(rt: Runtime, made: Creation, binding: Binding | None) -> Run | None:
     """The run made with other requests' runs and other runs' steps, in one statement
     (group commit); None when its key's binding did not take hold."""
-    run, token = made.run, made.run.lease_token
+    run, lease = made.run, made.run.lease
     # A run made leased to this process whose answer is lost must not wait for its lease.
     unanswered = (
         contextlib.nullcontext()
-        if token is None
-        else handed_back_if_unanswered(rt, run.tenant_id, run.id, token)
+        if lease is None
+        else handed_back_if_unanswered(rt, run.tenant_id, run.id, lease.token)
     )
     with unanswered:
         answer = await rt.commits.create(Birth(made, binding, rt.db_time.offset_s))

@@ -6,12 +6,12 @@ model")."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from app.config.files import AgentConfig
 from app.domain.errors import DomainError, ErrorCode, ErrorValue, FieldError, ToolgateError
 from app.domain.events import Event
-from app.domain.evolve import evolve
 from app.engine.runner import text_entering
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ async def checked(
         )
         if text.blocked is not None:
             raise InputBlocked(text.blocked)
-        request, events = evolve(request, input=text.value), text.events
+        request, events = replace(request, input=text.value), text.events
     if carry_over is not None:
         text = await text_entering(
             policy, carry_over, on="carry_over", about="what the continued run carries over"

@@ -7,7 +7,7 @@ import base64
 import contextlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -16,9 +16,8 @@ from app.db import runs_repo, turns_repo
 from app.domain.budget import Limits, clamped, deadline_at, narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.events import Event, EventType
-from app.domain.evolve import evolve
 from app.domain.ids import new_id
-from app.domain.records import Call, EventRecord, Preview, Run
+from app.domain.records import Call, EventRecord, Preview, Run, RunLease
 from app.domain.run_changes import CancelRequest, Creation, ScriptItem
 from app.domain.status import RunStatus
 from app.domain.tools import Principal, exposed_tools, first_path, unstorable
@@ -94,7 +93,7 @@ async def start_run(
     carry_over = None
     if request.continue_from is not None:
         given, carry_over = await continued(rt, principal, request.continue_from, request.input)
-        request = evolve(request, input=given)
+        request = replace(request, input=given)
     agent, policy = _checked(rt, request)
     request, carry_over, guarded = await entering.checked(agent, request, carry_over)
     agent_limits = agent.limits.model_dump(exclude_none=True) if agent.limits else {}
@@ -121,9 +120,9 @@ async def start_run(
         record = _new_run(
             rt, principal, request, agent.model, tools, granted, policy, token=token, now=now
         )
-        record = evolve(record, continued_from=request.continue_from, carry_over=carry_over)
+        record = replace(record, continued_from=request.continue_from, carry_over=carry_over)
         if parent is not None:
-            record = evolve(record, parent_run_id=parent.id, root_run_id=parent.root_run_id)
+            record = replace(record, parent_run_id=parent.id, root_run_id=parent.root_run_id)
         data = _created_data(request, tools, granted, parent)
         claimed: tuple[Event, ...] = ((EventType.RUN_CLAIMED, {"after_step": 0}),) if lease else ()
         lease_s = rt.settings.lease_s if lease else None
@@ -228,13 +227,12 @@ def _new_run(
 ) -> Run:
     """The run as created: leased to this process when `token` is given, else queued."""
     run_id = request.run_id or new_id("run")
-    leased = token is not None
     return Run(
         tenant_id=principal.tenant_id,
         id=run_id,
         agent=request.agent,
         route=route,
-        status=RunStatus.RUNNING if leased else RunStatus.QUEUED,
+        status=RunStatus.QUEUED if token is None else RunStatus.RUNNING,
         input=request.input or "",
         tools=tuple(tools),
         limits=limits,
@@ -245,8 +243,7 @@ def _new_run(
         deadline_at=deadline_at(now, limits),
         created_at=now,
         updated_at=now,
-        lease_owner=rt.settings.instance_id if leased else None,
-        lease_token=token,
+        lease=None if token is None else RunLease(rt.settings.instance_id, token),
         data_policy=tuple(sorted(policy)),
         config_hash=rt.versions.hash_of(request.agent),
         consistency=request.consistency,

@@ -85,7 +85,7 @@ async def test_a_tool_disabled_in_another_process_during_a_run_has_its_proposals
     await until(heard, timeout_s=4, what="the switch heard by a")  # before its copy's 5 s
     model.gate.set()
     finished = await a.driver.wait("acme", run["id"], 10)
-    assert finished.termination_reason == "final" and finished.tool_calls == 0
+    assert finished.termination_reason == "final" and finished.usage.tool_calls == 0
     calls = (await a.client.get(f"/v1/runs/{run['id']}/calls", headers=caller)).json()
     [call] = calls["items"]
     assert call["status"] == "rejected" and call["error"]["code"] == "tool_disabled"

@@ -16,7 +16,7 @@ from app.db.step_writes import Birth, StaleWrite, StepWrite, Unencodable
 from app.db.tables import idempotency_key, run, turn
 from app.domain.budget import Limits
 from app.domain.events import EventType
-from app.domain.records import Call, Run
+from app.domain.records import Call, Run, RunLease
 from app.domain.run_changes import Creation
 from app.domain.run_patch import RunPatch
 from app.domain.status import CallStatus, RunStatus
@@ -115,7 +115,7 @@ async def test_a_write_refused_by_postgres_fails_alone_and_the_rest_of_its_batch
     async with h.runtime.sessions() as session:
         stored = [await runs_repo.get(session, "acme", i) for i, _ in held]
     assert [r.step_attempts for r in stored] == [7, 0, 7]
-    assert stored[1].steps == 0
+    assert stored[1].usage.steps == 0
 
 
 def _with_duplicate_calls(write: StepWrite, h: Harness) -> StepWrite:
@@ -199,7 +199,7 @@ def a_birth(h: Harness, run_id: str, binding: Binding | None, leased: bool = Fal
     )  # fmt: skip
     events = ((EventType.RUN_CREATED, {"n": run_id}),)
     if leased:
-        record = replace(record, status=RunStatus.RUNNING, lease_owner="me", lease_token="lt")
+        record = replace(record, status=RunStatus.RUNNING, lease=RunLease("me", "lt"))
         events = (*events, (EventType.RUN_CLAIMED, {"after_step": 0}))
     creation = Creation(record, events, script=(), lease_s=30 if leased else None)
     return Birth(creation, binding)
@@ -268,9 +268,9 @@ async def test_runs_are_born_in_the_steps_statement_each_on_its_own_key_binding(
     assert free is not None and keyed is not None and made["run_born_bound"] is not None
     assert keyed.creator_scopes == ("runs:create",) and keyed.event_seq == 1
     # Leased on the database's clock, as its answer says.
-    assert free.status is RunStatus.RUNNING and free.lease_token == "lt" and free.event_seq == 2
-    assert born[0].lease_expires_at == free.lease_expires_at
-    assert 20 < (free.lease_expires_at - db_now).total_seconds() <= 30
+    assert free.status is RunStatus.RUNNING and free.lease.token == "lt" and free.event_seq == 2
+    assert born[0].lease_expires_at == free.lease.expires_at
+    assert 20 < (free.lease.expires_at - db_now).total_seconds() <= 30
     assert sorted(kinds) == [
         ("run_born_bound", 1, "run.created"),
         ("run_born_free", 1, "run.created"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from app.domain.budget import Usage
 from app.domain.status import RunStatus
 from tests.support.factories import final, run_body
 
@@ -26,13 +27,15 @@ async def test_a_step_that_leaves_the_run_running_wakes_only_the_watchers_of_eve
         driver.watching(*key, every_step=False) as end,
         driver.watching(*key) as step,
     ):
-        driver._progress(key, replace(run, status=RunStatus.RUNNING, steps=1))
+        driver._progress(key, replace(run, status=RunStatus.RUNNING, usage=Usage(steps=1)))
         assert step.is_set() and not end.is_set()
         step.clear()
-        driver._progress(key, replace(run, status=RunStatus.AWAITING_APPROVAL, steps=2))
+        driver._progress(
+            key, replace(run, status=RunStatus.AWAITING_APPROVAL, usage=Usage(steps=2))
+        )
         assert step.is_set() and end.is_set()
         step.clear()
         end.clear()
-        driver._progress(key, replace(run, status=RunStatus.FINISHED, steps=3))
+        driver._progress(key, replace(run, status=RunStatus.FINISHED, usage=Usage(steps=3)))
         assert step.is_set() and end.is_set()
     assert key not in driver._waiters

@@ -56,10 +56,10 @@ async def renewed(h: Harness, run_id: str, since: Any) -> Any:
     """Until the run's lease expires later than `since`: its expiry then."""
 
     async def later() -> bool:
-        return (await state(h, run_id))[0].lease_expires_at > since
+        return (await state(h, run_id))[0].lease.expires_at > since
 
     await until(later, what="a renewal")
-    return (await state(h, run_id))[0].lease_expires_at
+    return (await state(h, run_id))[0].lease.expires_at
 
 
 async def picked_up(b: Harness, run_id: str) -> Any:
@@ -83,14 +83,14 @@ async def test_model_call_cut_off_is_asked_again_by_another_stepper(harness_fact
     await asyncio.wait_for(held.started.wait(), 10)
     await crash(a, run_id)
     record, turns = await state(a, run_id)
-    assert record.model_calls == 0 and turns == 0 and record.lease_token is not None
+    assert record.model_calls == 0 and turns == 0 and record.lease is not None
 
     assert await b.driver.poll_once() == 1  # by b's clock the lease has expired
     final_record = await b.driver.wait("acme", run_id, 10)
     record, turns = await state(b, run_id)
     assert final_record.termination_reason == "final"
-    assert record.model_calls == 1 and record.steps == 1 and turns == 1
-    assert record.input_tokens == 10
+    assert record.model_calls == 1 and record.usage.steps == 1 and turns == 1
+    assert record.usage.input_tokens == 10
 
 
 async def read_in_flight(harness_factory: Any, hold_ms: float) -> Any:  # type: ignore[no-untyped-def]
@@ -116,7 +116,7 @@ async def read_finished_once(
     assert finished.termination_reason == "final"
     record, turns = await state(b, run_id)
     assert turns == 2 and record.model_calls == 2  # each script item consumed once
-    assert record.tool_calls == 1 and healthy.executions == 1
+    assert record.usage.tool_calls == 1 and healthy.executions == 1
     calls = (await b.client.get(f"/v1/runs/{run_id}/calls", headers=headers)).json()["items"]
     assert [(c["call_id"], c["status"], c["attempts"], c["source_id"]) for c in calls] == [
         ("c1", "succeeded", 1, "s1")
@@ -137,7 +137,7 @@ async def test_a_read_only_call_cut_off_mid_round_is_run_again_and_recorded_once
     assert not stuck.gate.is_set() and stuck.executions == 1
     await crash(a, run_id)
     record, turns = await state(a, run_id)
-    assert turns == 1 and record.model_calls == 1 and record.steps == 1
+    assert turns == 1 and record.model_calls == 1 and record.usage.steps == 1
 
     _, items = await read_finished_once(b, headers, run_id, healthy)
     kinds = [e["type"] for e in items]
@@ -160,10 +160,10 @@ async def test_a_turn_held_for_its_reads_is_lost_with_its_process_and_asked_agai
     assert shown["usage"]["steps"] == 0 and shown["status"] == "running"
     await crash(a, run_id)
     record, turns = await state(a, run_id)
-    assert turns == 0 and record.model_calls == 0 and record.steps == 0
+    assert turns == 0 and record.model_calls == 0 and record.usage.steps == 0
 
     record, items = await read_finished_once(b, headers, run_id, healthy)
-    assert record.steps == 2
+    assert record.usage.steps == 2
     assert [e["seq"] for e in items] == list(range(1, len(items) + 1))
     kinds = [e["type"] for e in items]
     assert kinds.count("turn.completed") == 2 and kinds.count("call.proposed") == 1
@@ -201,8 +201,8 @@ async def test_a_held_turn_whose_lease_moved_on_is_never_reported(harness_factor
                 if a.driver.is_advancing("acme", run_id):
                     reported.append(await a.driver.wait("acme", run_id, 0))
     record, turns = await state(a, run_id)
-    assert turns == 0 and record.steps == 0
-    assert reported and all(r.steps == 0 and r.model_calls == 0 for r in reported)
+    assert turns == 0 and record.usage.steps == 0
+    assert reported and all(r.usage.steps == 0 and r.model_calls == 0 for r in reported)
     stuck_b.gate.set()
     finished = await b.driver.wait("acme", run_id, 10)
     assert finished.termination_reason == "final"
@@ -222,7 +222,7 @@ async def test_a_request_waiting_on_a_slow_read_sees_its_turn(
     shown = await start(h, headers, *script, wait_s=0.5)
     record, turns = await state(h, shown["id"])
     probe.gate.set()
-    assert turns == 1 and record.steps == 1
+    assert turns == 1 and record.usage.steps == 1
     assert shown["status"] == "running" and shown["usage"]["steps"] == 1, shown["usage"]
     finished = await h.driver.wait("acme", shown["id"], 10)
     assert finished.termination_reason == "final"
@@ -274,8 +274,8 @@ async def test_concurrent_advances_never_run_a_step_twice(harness_factory) -> No
     for run_id in runs:
         record, turns = await state(a, run_id)
         assert record.termination_reason == "final"
-        assert record.model_calls == 3 and record.steps == 3 and turns == 3
-        assert record.tool_calls == 2
+        assert record.model_calls == 3 and record.usage.steps == 3 and turns == 3
+        assert record.usage.tool_calls == 2
         items = (await a.client.get(f"/v1/runs/{run_id}/events?limit=200", headers=headers)).json()[
             "items"
         ]
@@ -328,7 +328,7 @@ async def test_a_stepper_that_loses_its_lease_stops_without_writing(harness_fact
     await stopped(a, run_id)  # a noticed and stopped by itself
     assert finished.termination_reason == "final"
     record, turns = await state(b, run_id)
-    assert record.model_calls == 1 and turns == 1 and record.input_tokens == 4
+    assert record.model_calls == 1 and turns == 1 and record.usage.input_tokens == 4
     kinds = [
         e["type"]
         for e in (
@@ -348,7 +348,7 @@ async def test_one_statement_renews_every_lease_and_a_cancel_from_another_proces
     headers = await a.key()
     ids = [(await start(a, headers, final("slow", delay_ms=60_000), wait_s=0))["id"] for _ in "abc"]
     await asyncio.wait_for(a.driver.listener.ready.wait(), 10)
-    before = {run_id: (await state(a, run_id))[0].lease_expires_at for run_id in ids}
+    before = {run_id: (await state(a, run_id))[0].lease.expires_at for run_id in ids}
 
     with counting(a.app.state.engine) as idle:
         await claim_polls(idle, 6)  # a window longer than a waiter's look (0.2 s)
@@ -359,14 +359,14 @@ async def test_one_statement_renews_every_lease_and_a_cancel_from_another_proces
         await a.driver.keeper.renew_once()
     # (The driver's claim poll may run meanwhile: it is not lease upkeep.)
     assert len([s for s in renewal.all if "SKIP LOCKED" not in s]) == 1
-    after = {run_id: (await state(a, run_id))[0].lease_expires_at for run_id in ids}
+    after = {run_id: (await state(a, run_id))[0].lease.expires_at for run_id in ids}
     assert all(after[r] > before[r] for r in ids)
 
     cancelled = await b.client.post(f"/v1/runs/{ids[0]}/cancel", headers=headers)
     assert cancelled.json()["termination_reason"] == "cancelled"  # within the 5 s it waits
     for run_id in ids[1:]:
         record, _ = await state(a, run_id)
-        assert record.status == "running" and record.lease_token is not None
+        assert record.status == "running" and record.lease is not None
 
 
 async def test_a_lease_is_not_taken_over_early_when_clocks_disagree(harness_factory) -> None:  # type: ignore[no-untyped-def]
@@ -379,11 +379,11 @@ async def test_a_lease_is_not_taken_over_early_when_clocks_disagree(harness_fact
     b = await harness_factory(run_driver=False, clock_=ahead)
     headers = await a.key()
     run_id = (await start(a, headers, final("slow"), wait_s=0))["id"]
-    taken = (await state(a, run_id))[0].lease_token
+    taken = (await state(a, run_id))[0].lease.token
     # Expiry is compared on the database's clock: neither process's skew hands it over.
     assert await b.driver.poll_once() == 0
     record, _ = await state(a, run_id)
-    assert taken is not None and record.lease_token == taken
+    assert taken is not None and record.lease.token == taken
     b.runtime.db_time.advance(LEASE_S + 1)  # the database's time passes the lease
     assert await b.driver.poll_once() == 1
 
@@ -401,7 +401,7 @@ async def test_a_process_without_the_poller_still_keeps_its_leases(harness_facto
     headers = await a.key()
     run_id = (await start(a, headers, final("slow"), wait_s=0))["id"]
     await asyncio.wait_for(held.started.wait(), 10)
-    first = (await state(a, run_id))[0].lease_expires_at
+    first = (await state(a, run_id))[0].lease.expires_at
     for _ in range(2):  # renewed twice, by the keeper alone, and never taken
         seen = await renewed(a, run_id, first)
         assert await b.driver.poll_once() == 0
@@ -482,7 +482,7 @@ async def test_a_claim_whose_answer_was_lost_hands_its_leases_back(harness_facto
     assert len(hit) == 1 and is_unavailable(failed[0]), failed  # type: ignore[arg-type]
     async with h.runtime.sessions() as session:
         stranded = await runs_repo.get(session, "acme", queued["id"])
-    assert stranded is not None and stranded.lease_token is not None  # leased, not driven
+    assert stranded is not None and stranded.lease is not None  # leased, not driven
     assert await h.driver.poll_once() == 0  # its lease holds
     assert await h.runtime.deferred.pay() == 1
     assert await h.driver.poll_once() == 1

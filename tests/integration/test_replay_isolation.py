@@ -42,7 +42,7 @@ async def test_the_poller_never_claims_a_scratch_tenants_run(harness_factory) ->
     finished = await h.driver.wait("acme", runs["acme"]["id"], 10)
     assert finished.termination_reason == "final"
     left = await h.driver.wait(scratch, runs[scratch]["id"], 0)
-    assert left.status != "finished" and left.lease_token is None
+    assert left.status != "finished" and left.lease is None
 
 
 def test_no_key_is_made_for_a_scratch_tenant(database_url: str) -> None:

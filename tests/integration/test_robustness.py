@@ -209,7 +209,8 @@ async def test_a_side_effect_is_not_sent_once_its_start_write_learns_of_a_cancel
     assert write.executions == 0 and read.executions == 1
     calls = (await h.client.get(f"/v1/runs/{run['id']}/calls", headers=headers)).json()["items"]
     assert {c["call_id"]: c["status"] for c in calls} == {"w": "cancelled", "r": "succeeded"}
-    assert finished.tool_calls == 2  # the read ran; the write's attempt was started, then kept
+    # The read ran; the write's attempt was started, then kept.
+    assert finished.usage.tool_calls == 2
 
 
 async def test_a_call_the_cost_budget_cannot_pay_for_is_neither_sent_counted_nor_charged(

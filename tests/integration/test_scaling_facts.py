@@ -76,6 +76,10 @@ CROSS_TENANT = {
     "DELETE run_rate over run_rate": "purge: run-rate counters",
     "DELETE tenant_day_cost over tenant_day_cost": "purge: daily cost totals",
     "SELECT over run": "replay: a run found by id in any tenant (operator CLI)",
+    "INSERT event + INSERT idempotency_key + INSERT run + INSERT run_script"
+    " + UPDATE idempotency_key over idempotency_key": (
+        "a child run's creation: the batch's births, one birth (its tenant in its JSON item)"
+    ),
     "INSERT event + INSERT idempotency_key + INSERT preview + INSERT run + INSERT run_script"
     " + INSERT tool_call + INSERT turn + UPDATE idempotency_key + UPDATE preview + UPDATE run"
     " + UPDATE tool_call over idempotency_key,preview,run,tool_call": (
@@ -84,14 +88,13 @@ CROSS_TENANT = {
     ),
 }
 #: What the tour must have written within one tenant: the hot path and its neighbours.
-#: (Turns, new calls, previews and a request's new runs are written only by the commit
-#: batcher's statement, which CROSS_TENANT names.)
+#: (Turns, new calls, previews, new runs and their keys' bindings are written only by the
+#: births' and the commit batcher's statements, which CROSS_TENANT names.)
 PINNED_WRITES = {
     "UPDATE run",
     "INSERT event",
     "UPDATE tool_call",
     "UPDATE preview",
-    "UPDATE idempotency_key",
     "UPDATE technology",
     "UPDATE webhook_delivery",
     "DELETE tool_switch",

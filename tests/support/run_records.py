@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from app.domain.budget import Limits
 from app.domain.records import Run
+from app.domain.run_columns import with_columns
 from app.domain.status import RunStatus
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
@@ -14,7 +14,8 @@ LIMITS = Limits(max_steps=8, deadline_s=600, max_tokens=1000, max_cost_usd=1.0, 
 
 
 def run_record(**fields: object) -> Run:
-    """A running run of agent `a` made at NOW, with LIMITS, then `fields` set."""
+    """A running run of agent `a` made at NOW, with LIMITS, then `fields` set: its own
+    fields or its table's columns (`input_tokens=5` for its usage's)."""
     run = Run(
         tenant_id="acme",
         id="run_p",
@@ -31,4 +32,4 @@ def run_record(**fields: object) -> Run:
         created_at=NOW,
         updated_at=NOW,
     )
-    return replace(run, **fields)  # type: ignore[arg-type]
+    return with_columns(run, fields)

@@ -12,7 +12,7 @@ import pytest
 from app.domain import moves
 from app.domain.budget import Limits
 from app.domain.events import EventType
-from app.domain.records import Run
+from app.domain.records import Run, RunLease
 from app.domain.run_changes import CancelRequest, Creation, Due, Sweep
 from app.domain.status import InvalidTransition, RunStatus
 from tests.support.run_records import run_record
@@ -29,7 +29,7 @@ QUEUED = run_record(
     created_at=AT,
     updated_at=AT,
 )
-LEASED = replace(QUEUED, status=RunStatus.RUNNING, lease_token="tok", lease_owner="p")
+LEASED = replace(QUEUED, status=RunStatus.RUNNING, lease=RunLease("p", "tok"))
 CREATED = ((EventType.RUN_CREATED, {}),)
 
 
@@ -55,9 +55,9 @@ def test_a_creation_refuses_a_status_no_move_makes(record: Run, lease_s: float |
 
 def test_a_creation_is_leased_exactly_when_its_run_has_a_token() -> None:
     with pytest.raises(ValueError):
-        Creation(replace(LEASED, lease_token=None), CREATED, lease_s=30)
+        Creation(replace(LEASED, lease=None), CREATED, lease_s=30)
     with pytest.raises(ValueError):
-        Creation(replace(QUEUED, lease_token="tok"), CREATED)
+        Creation(replace(QUEUED, lease=RunLease("p", "tok")), CREATED)
 
 
 def test_a_cancel_request_is_taken_by_unfinished_runs_and_wakes_a_parked_one() -> None:

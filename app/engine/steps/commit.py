@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from app.db.step_writes import Applied, StepWrite
 from app.domain.budget import Spend
 from app.domain.events import Event
-from app.domain.evolve import evolve
 from app.domain.moves import RUN_STEP
 from app.domain.records import Call, Preview, Run, Turn, add_cost
+from app.domain.run_columns import with_columns
 from app.domain.run_patch import RunPatch
 from app.domain.status import RunStatus
 from app.engine.process.lease import Lease
@@ -63,31 +63,31 @@ class Held:
         state.owed = state.owed or self.owed
 
 
-def _charged(patch: RunPatch, run: Run, spend: Spend) -> RunPatch:
+def _charged(patch: RunPatch, run: Run, spend: Spend) -> dict[str, Any]:
     """The run's usage columns with `spend` added to what this write sets (or to the
     run's, when it sets none of them)."""
 
     def now(name: str) -> Any:
-        return getattr(patch, name) if patch.sets(name) else getattr(run, name)
+        return getattr(patch, name) if patch.sets(name) else getattr(run.usage, name)
 
-    return evolve(
-        patch,
-        input_tokens=now("input_tokens") + spend.input_tokens,
-        output_tokens=now("output_tokens") + spend.output_tokens,
-        cost_usd=add_cost(now("cost_usd"), spend.cost_usd),
-    )
+    return {
+        "input_tokens": now("input_tokens") + spend.input_tokens,
+        "output_tokens": now("output_tokens") + spend.output_tokens,
+        "cost_usd": add_cost(now("cost_usd"), spend.cost_usd),
+    }
 
 
 def _with_owed(patch: RunPatch, state: RunState) -> RunPatch:
     """The patch with what every write of the holder owes: the trace context the next
     segment links to, the end of a failure streak, a classifier call's charge."""
+    owed: dict[str, Any] = {}
     if state.trace_context_owed:
-        patch = evolve(patch, trace_context=state.trace_context_owed)
+        owed["trace_context"] = state.trace_context_owed
     if state.run.step_failures and not patch.sets("step_failures"):
-        patch = evolve(patch, step_failures=0)  # a step went through: the streak is over
+        owed["step_failures"] = 0  # a step went through: the streak is over
     if state.owed is not None:
-        patch = _charged(patch, state.run, state.owed[1])
-    return patch
+        owed.update(_charged(patch, state.run, state.owed[1]))
+    return replace(patch, **owed) if owed else patch
 
 
 def hold(lease: Lease, state: RunState, change: Change) -> Run:
@@ -99,7 +99,7 @@ def hold(lease: Lease, state: RunState, change: Change) -> Run:
     side effect, since a held turn has none to run."""
     assert state.held is None and not change.updated_calls and not change.new_previews
     rt = lease.rt
-    change = evolve(change, run=_with_owed(change.run, state))
+    change = replace(change, run=_with_owed(change.run, state))
     assert not change.run.sets("status")
     now = rt.clock.now()
     until = asyncio.get_running_loop().time() + rt.settings.turn_hold_ms / 1000
@@ -130,7 +130,7 @@ def _joined(first: Change, then: Change) -> Change:
     proposal (as the version the update would have made)."""
     outcomes = {c.id: c for c in then.updated_calls}
     proposed = [
-        evolve(outcomes.pop(c.id), version=c.version + 1) if c.id in outcomes else c
+        replace(outcomes.pop(c.id), version=c.version + 1) if c.id in outcomes else c
         for c in first.new_calls
     ]
     return Change(
@@ -166,7 +166,7 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
     held = state.held
     # A held turn is followed by its round or the run's end, never by another turn.
     assert held is None or change.turn is None
-    change = evolve(change, run=_with_owed(change.run, state))
+    change = replace(change, run=_with_owed(change.run, state))
     target = change.run.status if change.run.sets("status") else None
     if target is not None:
         RUN_STEP.check(RunStatus.RUNNING, RunStatus(target))
@@ -204,15 +204,15 @@ async def commit(lease: Lease, state: RunState, change: Change) -> Run:
 
 def _follow(state: RunState, change: Change, applied: Applied, now: datetime) -> Run:
     """The state after `change` (its patch complete), as `applied` says it went."""
-    run = evolve(
-        state.run,
-        **change.run.values(),
+    columns = change.run.values()
+    columns.update(applied.shared)
+    columns.update(
         version=applied.version,
         event_seq=applied.event_seq,
         cancel_requested_at=applied.cancel_requested_at,
         updated_at=now,
-        **applied.shared,
     )
+    run = with_columns(state.run, columns)
     state.committed(
         run, turn=change.turn, new_calls=change.new_calls, updated_calls=change.updated_calls
     )

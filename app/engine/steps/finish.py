@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from app.domain.errors import ErrorValue
 from app.domain.events import Event, EventType, preview_event
-from app.domain.evolve import evolve
 from app.domain.records import Call, Preview, Turn
 from app.domain.run_patch import RunPatch
 from app.domain.settle import UNKNOWN, Outcome, Settlement, settle
@@ -63,7 +63,7 @@ def finish_change(
         preview = previews.get(call.preview_id) if call.preview_id else None
         outcome, data = _ending(decision, call, preview, side_effects(call))
         settled.append(
-            evolve(
+            replace(
                 call,
                 status=outcome.status,
                 error=outcome.error,
@@ -74,10 +74,10 @@ def finish_change(
         events.append((outcome.event, data))
         if preview is not None and outcome.preview is not None:
             committed = {"committed_at": now} if outcome.preview is PreviewStatus.COMMITTED else {}
-            closed[preview.id] = evolve(preview, status=outcome.preview, **committed)
+            closed[preview.id] = replace(preview, status=outcome.preview, **committed)
     for orphan in previews.values():  # open, though its call settled: it cannot be decided
         if orphan.status in OPEN_PREVIEW_STATUSES and orphan.id not in closed:
-            closed[orphan.id] = evolve(orphan, status=PreviewStatus.EXPIRED)
+            closed[orphan.id] = replace(orphan, status=PreviewStatus.EXPIRED)
     events.extend(
         (preview_event(p.status), {"preview_id": p.id, "call_id": p.call_id})
         for p in closed.values()

@@ -7,13 +7,12 @@ guardrail events included; nothing here writes."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.domain import guardrails
 from app.domain.errors import ErrorValue
 from app.domain.events import Event
-from app.domain.evolve import evolve
 from app.domain.guardrails import Checked, OnBlock, Point, Policy, Subject
 from app.domain.ports import Tool
 from app.domain.proposals import CheckedCall
@@ -88,7 +87,7 @@ def _before_calls(
         result.events[call.call_id] = seen.events(step)
         error = blocked_error(seen)
         if error is not None:
-            call = evolve(call, rejection=error)
+            call = replace(call, rejection=error)
             if policy.blocks_with(Point.BEFORE_CALL) is OnBlock.END_RUN and result.ends is None:
                 result.ends = error
         result.checked.append(call)
@@ -137,9 +136,9 @@ async def after_call(
         ends = policy.blocks_with(Point.AFTER_CALL) is OnBlock.END_RUN
         return Settled(result, events, error, ends)
     if not beside:
-        return Settled(evolve(result, output=seen.subject.output), events)
+        return Settled(replace(result, output=seen.subject.output), events)
     kept = seen.subject.output
-    return Settled(evolve(result, output=kept["output"], **{k: kept[k] for k in beside}), events)
+    return Settled(replace(result, output=kept["output"], **{k: kept[k] for k in beside}), events)
 
 
 @dataclass(frozen=True)

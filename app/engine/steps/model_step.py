@@ -93,7 +93,7 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
 
 def _exhausted(state: RunState, view: View) -> str:
     need = f"about {view.tokens} tokens; its context budget is {state.context_tokens}"
-    if state.run.steps == 0:
+    if state.run.usage.steps == 0:
         return f"the run's input does not fit: it needs {need}"
     return f"what the run must keep no longer fits: it needs {need}"
 

@@ -3,13 +3,12 @@ and the one place a call's status moves during execution."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.domain.citations import number_sources
 from app.domain.errors import ErrorValue, ObservationCode
 from app.domain.events import Event, EventType, preview_event
-from app.domain.evolve import evolve
 from app.domain.ids import operation_id
 from app.domain.moves import CALL_PARK, CALL_START, PREVIEW_SUPERSEDE
 from app.domain.records import Call, Preview, add_cost
@@ -57,7 +56,7 @@ class Round:
         **values: Any,
     ) -> Call:
         """`target` was checked by the move that chose it (`settle`, `start`, `park`)."""
-        moved = evolve(call, status=target, updated_at=self.lease.rt.clock.now(), **values)
+        moved = replace(call, status=target, updated_at=self.lease.rt.clock.now(), **values)
         self.calls[call.id] = moved
         about = {"step": call.step, "call_id": call.call_id, "tool": call.tool}
         self.events.append((event, {**about, **data}))
@@ -141,7 +140,7 @@ class Round:
         data: dict[str, Any] = {"attempts": call.attempts}
         outcome = Outcome.SUCCEEDED
         if blocked is not None:
-            result = evolve(result, output=None, withheld=blocked.code)
+            result = replace(result, output=None, withheld=blocked.code)
             data.update(ends_run=ends)
         if result.withheld is not None:
             data.update(output_withheld=True, code=result.withheld)
@@ -194,7 +193,7 @@ class Round:
             values["committed_at"] = self.lease.rt.clock.now()
         if target is PreviewStatus.SUPERSEDED:
             values["superseded_by"] = data.get("new_preview_id")
-        self.previews[preview.id] = evolve(preview, **values)
+        self.previews[preview.id] = replace(preview, **values)
         self.events.append((event, {"preview_id": preview.id, "call_id": preview.call_id, **data}))
 
     def preview_of(self, call: Call) -> Preview | None:
@@ -263,14 +262,15 @@ class Round:
         """Whether the run's cost budget can still pay for one more call of this cost
         (counting what the round has started but not yet recorded)."""
         run = self.state.run
-        return add_cost(run.cost_usd, self.cost_usd + cost_usd) <= run.own_limits.max_cost_usd
+        spent = add_cost(run.usage.cost_usd, self.cost_usd + cost_usd)
+        return spent <= run.own_limits.max_cost_usd
 
     def has_call_room(self) -> bool:
         """Whether the run's tool-call budget still has room for one more call started now
         (counting the round's started calls): a child reserving calls while this turn was
         proposed shrinks it, and the turn's own fit was judged before."""
         run = self.state.run
-        return run.tool_calls + self.tool_calls + 1 <= run.own_limits.max_tool_calls
+        return run.usage.tool_calls + self.tool_calls + 1 <= run.own_limits.max_tool_calls
 
     def refuse(self, call: Call, message: str) -> None:
         """A call refused before any attempt: neither counted nor charged; the run then
@@ -278,14 +278,14 @@ class Round:
         self._settle(call, Outcome.REFUSED, {"code": "budget"}, error=refusal(message))
 
     def change(self) -> Change:
-        run = self.state.run
-        patch = RunPatch()
+        usage = self.state.run.usage
+        counted: dict[str, Any] = {}
         if self.tool_calls:
-            patch = evolve(patch, tool_calls=run.tool_calls + self.tool_calls)
+            counted["tool_calls"] = usage.tool_calls + self.tool_calls
         if self.cost_usd:
-            patch = evolve(patch, cost_usd=add_cost(run.cost_usd, self.cost_usd))
+            counted["cost_usd"] = add_cost(usage.cost_usd, self.cost_usd)
         return Change(
-            run=patch,
+            run=RunPatch(**counted),
             events=list(self.events),
             updated_calls=list(self.calls.values()),
             new_previews=list(self.new_previews),
@@ -323,7 +323,7 @@ class Round:
         }
         assigned: dict[str, str] = {}
         for call, sid in zip(todo, number_sources(first, len(todo)), strict=True):
-            self.calls[call.id] = evolve(call, source_id=sid)
+            self.calls[call.id] = replace(call, source_id=sid)
             if call.call_id in pending:
                 pending[call.call_id]["source_id"] = sid
             else:

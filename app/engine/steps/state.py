@@ -5,7 +5,7 @@ and no step reads the history before it, so a step costs the same at step 200 as
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -15,7 +15,6 @@ from app.db import previews_repo, runs_repo, turns_repo
 from app.domain.budget import Spend, Usage, call_would_exceed, least_input_tokens
 from app.domain.context import TurnRecord, opening_messages, record_of
 from app.domain.context_budget import ContextWindow, View, schema_of
-from app.domain.evolve import evolve
 from app.domain.paging import READ_RESULT, Paging
 from app.domain.ports import Tool
 from app.domain.records import Call, Preview, Run, Turn
@@ -101,7 +100,7 @@ class RunState:
         """The whole history (and script), read once by the process that claimed the run."""
         script = await runs_repo.script_of(session, run.tenant_id, run.id) if scripted else None
         state = cls.fresh(run, config, script)
-        if run.steps == 0:
+        if run.usage.steps == 0:
             return state
         turns = await turns_repo.turns(session, tenant_id=run.tenant_id, run_id=run.id)
         by_step: dict[int, list[Call]] = {}
@@ -171,14 +170,14 @@ class RunState:
 
     def next_step(self, *, now: datetime, cancel_seen: bool) -> NextStep:
         run = self.run
-        last = self.calls if self.turn is not None and self.turn.step == run.steps else []
+        last = self.calls if self.turn is not None and self.turn.step == run.usage.steps else []
         return decide(
             limits=run.own_limits,
             usage=run.usage,
             now=now,
             deadline=run.deadline_at,
             cancel_requested=run.cancel_requested_at is not None or cancel_seen,
-            last_step=run.steps,
+            last_step=run.usage.steps,
             last_calls=[call_state(c) for c in last],
         )
 
@@ -209,7 +208,7 @@ class RunState:
             self.sources.update((c.source_id, c) for c in new_calls if c.source_id)
         if updated_calls:
             changed: Mapping[str, Call] = {
-                c.id: evolve(c, version=c.version + 1) for c in updated_calls
+                c.id: replace(c, version=c.version + 1) for c in updated_calls
             }
             self.calls = [changed.get(c.id, c) for c in self.calls]
             for call in changed.values():

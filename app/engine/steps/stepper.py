@@ -45,9 +45,9 @@ def new_lease_token() -> str:
 
 def lease_for(rt: Runtime, run: Run, sent_at: float, queued_s: float = 0.0) -> Lease:
     """The lease a claim (sent at loop time `sent_at`) gave this process."""
-    assert run.lease_token is not None
+    assert run.lease is not None
     valid_until = sent_at + rt.settings.lease_s
-    return Lease(rt, run.tenant_id, run.id, run.lease_token, valid_until, queued_s)
+    return Lease(rt, run.tenant_id, run.id, run.lease.token, valid_until, queued_s)
 
 
 async def load_state(rt: Runtime, run: Run) -> RunState:
@@ -55,7 +55,7 @@ async def load_state(rt: Runtime, run: Run) -> RunState:
     config = await rt.versions.of_run(rt.reads, run)
     route = rt.config.models.get(run.route)  # gone from the config: the model step says so
     scripted = route is not None and route.provider == "scripted"
-    if run.steps == 0 and not scripted:
+    if run.usage.steps == 0 and not scripted:
         return RunState.fresh(run, config)
 
     return await retrying(rt.sessions, RunState.load, run, config, scripted=scripted)
@@ -124,7 +124,7 @@ async def _outlast_outage(lease: Lease, state: RunState) -> bool:
 
         try:
             run = await retrying(rt.sessions, runs_repo.get, lease.tenant_id, lease.run_id)
-            if run is None or run.lease_token != lease.token:
+            if run is None or run.lease is None or run.lease.token != lease.token:
                 lease.lose()
                 return False
             state.take(await load_state(rt, run))
@@ -185,7 +185,7 @@ async def drive(lease: Lease, state: RunState, on_progress: Progress = lambda ru
             telemetry.AGENT: run.agent,
             telemetry.CONVERSATION: run.id,
             telemetry.ROUTE: run.route,
-            telemetry.STEP: run.steps,
+            telemetry.STEP: run.usage.steps,
             telemetry.QUEUE_WAIT: lease.queued_s,
         },
     ) as segment:

@@ -7,13 +7,13 @@ records it: no later model call could read its calls' results, so none of them r
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from app.domain.budget import Spend, spend_of, spent_budget, tool_calls_that_fit
 from app.domain.citations import cited_ids
 from app.domain.errors import ErrorValue, ObservationCode
 from app.domain.events import Event, EventType
-from app.domain.evolve import evolve
 from app.domain.ids import new_id, operation_id
 from app.domain.model import FinalAnswer, ModelError, ModelReply, TokenUsage, clean_text
 from app.domain.moves import CALL_PROPOSAL_REJECTED
@@ -47,11 +47,11 @@ def spend_on(lease: Lease, route_name: str, usage: TokenUsage) -> Spend:
 
 def _counted(state: RunState, spend: Spend, **values: Any) -> RunPatch:
     """The run's usage with `spend` added (and `values`, more of its columns)."""
-    run = state.run
+    usage = state.run.usage
     return RunPatch(
-        input_tokens=run.input_tokens + spend.input_tokens,
-        output_tokens=run.output_tokens + spend.output_tokens,
-        cost_usd=add_cost(run.cost_usd, spend.cost_usd),
+        input_tokens=usage.input_tokens + spend.input_tokens,
+        output_tokens=usage.output_tokens + spend.output_tokens,
+        cost_usd=add_cost(usage.cost_usd, spend.cost_usd),
         **values,
     )
 
@@ -206,7 +206,7 @@ async def record_turn(
     spend = spend_on(lease, routed.route, reply.usage)
     turn = _turn(lease, state, step, attempt, reply, routed, versions, spend)
     counters = _counted(
-        state, spend, model_calls=run.model_calls + 1, step_attempts=0, steps=run.steps + 1
+        state, spend, model_calls=run.model_calls + 1, step_attempts=0, steps=run.usage.steps + 1
     )
     data = {"step": step, "attempt": attempt, "kind": turn.kind, "route": routed.route}
     data.update({"route_reason": turn.route_reason, **spend.as_dict(), **_owed(state)})
@@ -223,7 +223,7 @@ async def record_turn(
         disabled=await rt.disabled_tools.of(run.tenant_id),
     )
     # A turn that used the budget up takes no rate-limit slot: none of its calls runs.
-    room = 0 if spent else max(0, run.own_limits.max_tool_calls - run.tool_calls)
+    room = 0 if spent else max(0, run.own_limits.max_tool_calls - run.usage.tool_calls)
     checked = await apply_rate_limits(rt, tenant_id=run.tenant_id, checked=checked, room=room)
     guarded = await guarding.before_calls(guarding.policy_of(state), step, checked, exposed_by_name)
     # The turn's other accepted calls never run when a block ends the run.
@@ -233,7 +233,7 @@ async def record_turn(
     calls, extra, events = _new_calls(
         state, step, guarded.checked, turn.created_at, stop, guarded.events
     )
-    turn = evolve(turn, extra_rejections=tuple(extra))
+    turn = replace(turn, extra_rejections=tuple(extra))
     change = Change(run=counters, events=[completed, *events], turn=turn, new_calls=calls)
     if spent is None and guarded.ends is None:
         if _holds(lease, state, calls):
@@ -281,10 +281,10 @@ async def _record_final(
     checked = await guarding.on_final(
         policy, turn.step, reply.text, sources, guarding.output_of(state)
     )
-    turn = evolve(turn, text=checked.text)
+    turn = replace(turn, text=checked.text)
     rejection = checked.rejection
     if rejection is not None:
-        turn = evolve(turn, rejection=rejection)
+        turn = replace(turn, rejection=rejection)
         about = {"step": turn.step, **rejection.as_dict()}
         if checked.errors:  # a typed answer's reasons, one by one
             about["errors"] = [e.as_dict() for e in checked.errors]
