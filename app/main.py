@@ -141,13 +141,16 @@ def create_app(
     run_driver: bool | None = None,
     db_time: DbTime | None = None,
     telemetry: Telemetry | None = None,
+    models: Mapping[str, ModelProvider] | None = None,
 ) -> FastAPI:
+    """`models`: providers that take the place of the config's routes of those names (a
+    test's model that answers when the test says)."""
     settings = settings or Settings()
     config = config or load_app_config(settings)
     clock = clock or SystemClock()
     otel = telemetry or Telemetry()
 
-    lifespan = _lifespan(settings, config, clock, tools, run_driver, db_time, otel)
+    lifespan = _lifespan(settings, config, clock, tools, run_driver, db_time, otel, models or {})
     # /docs and /redoc are served from vendored assets (routes/docs.py), not from a CDN.
     app = FastAPI(
         title="Toolgate",
@@ -188,6 +191,7 @@ def _lifespan(
     run_driver: bool | None,
     db_time: DbTime | None,
     otel: Telemetry,
+    models: Mapping[str, ModelProvider],
 ) -> Callable[[FastAPI], contextlib.AbstractAsyncContextManager[None]]:
     """The app's lifespan: the engine, the HTTP client, the runtime, the driver and the
     streams, made at start-up and closed at shutdown."""
@@ -204,9 +208,11 @@ def _lifespan(
             cache_statements=settings.cache_statements,
         )
         otel.instrument_engine(engine)
-        out = outside(settings, config)
+        out = outside(settings, config, clock)
         otel.instrument_client(out.http)
-        runtime, delegation = _runtime(settings, config, clock, tools, db_time, otel, engine, out)
+        runtime, delegation = _runtime(
+            settings, config, clock, tools, db_time, otel, engine, out, models
+        )
         # Webhooks have their own client (adapters.webhook_http): no proxies, pinned addresses.
         webhooks = WebhookSender(
             runtime,
@@ -257,6 +263,7 @@ def _runtime(
     otel: Telemetry,
     engine: AsyncEngine,
     out: Outside,
+    models: Mapping[str, ModelProvider],
 ) -> tuple[Runtime, Delegation]:
     """What the use cases run with, on `engine` (see `Runtime` for its three handles),
     and the delegation its agent tools run children with (attached to the driver later)."""
@@ -274,7 +281,7 @@ def _runtime(
         settings=settings,
         config=config,
         tools=registry,
-        models=_models(config, out.http),
+        models={**_models(config, out.http), **models},
         db_time=db_time or DbTime(),
         tracer=tracing.tracer(otel.tracer_provider),
         metrics=Metrics(otel.meter_provider),

@@ -19,7 +19,7 @@ from app.adapters.mcp_tools import McpTool, mcp_tools
 from app.config.files import AgentToolConfig, AppConfig, HttpToolConfig, McpToolConfig
 from app.config.settings import Settings
 from app.domain.pinning import AGENT, MCP
-from app.domain.ports import Tool
+from app.domain.ports import Clock, Tool
 from app.engine import off_loop
 from app.engine.delegation import AgentTool, Delegation, agent_tools
 from app.engine.mcp_declarations import Declarations
@@ -39,7 +39,7 @@ class Outside:
         await asyncio.gather(*(server.close() for server in self.servers.values()))
 
 
-def outside(settings: Settings, config: AppConfig) -> Outside:
+def outside(settings: Settings, config: AppConfig, clock: Clock) -> Outside:
     # One client for every HTTP tool call, with explicit timeouts; each call also gets
     # min(its own timeout, the time its run has left) from the executor.
     client = httpx.AsyncClient(
@@ -54,7 +54,11 @@ def outside(settings: Settings, config: AppConfig) -> Outside:
     # What a server lists is checked in the engine's check threads, whatever its size.
     checks = functools.partial(off_loop.run, off_loop.THRESHOLD)
     servers = mcp_servers(
-        config.mcp_servers, retry_s=settings.mcp_retry_s, pins=declarations, off_loop=checks
+        config.mcp_servers,
+        retry_s=settings.mcp_retry_s,
+        pins=declarations,
+        off_loop=checks,
+        monotonic=clock.monotonic,
     )
     return Outside(client, servers, declarations)
 

@@ -89,8 +89,10 @@ async def harness_factory(  # type: ignore[no-untyped-def]
             db_time: DbTime | None = None,
             tracer_provider: Any = None,
             telemetry: Any = None,
+            models: dict[str, Any] | None = None,
         ) -> Harness:
-            """`probe`: a fake tool added to the registry and to the tech-radar agent."""
+            """`probe`: a fake tool added to the registry and to the tech-radar agent;
+            `models`: providers in place of the config's routes of those names."""
             if probe is not None:
                 config, tools = with_probe(probe)
             app_settings = settings.model_copy(update=settings_override or {})
@@ -102,6 +104,7 @@ async def harness_factory(  # type: ignore[no-untyped-def]
                 run_driver=run_driver,
                 db_time=db_time,
                 telemetry=telemetry or Telemetry(tracer_provider=tracer_provider, instrument=False),
+                models=models,
             )
             await stack.enter_async_context(LifespanManager(app))
             client = await stack.enter_async_context(

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 
 class SystemClock:
     def now(self) -> datetime:
         return datetime.now(UTC)
+
+    def monotonic(self) -> float:
+        return time.monotonic()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -90,9 +91,12 @@ class McpServer:
         retry_s: float,
         pins: DeclarationPins,
         off_loop: OffLoop = asyncio.to_thread,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.name = name
         self.off_loop = off_loop
+        #: The clock of `relist_s` and `retry_s` (the app's: tests move it).
+        self._monotonic = monotonic
         self.retry_s = retry_s
         self.relist_s = config.relist_s
         self.timeout_s = config.timeout_s
@@ -165,7 +169,7 @@ class McpServer:
         listed_at = self._listed_at
         if self.tools is None or listed_at is None:
             return True
-        age = asyncio.get_running_loop().time() - listed_at
+        age = self._monotonic() - listed_at
         # Made stale by a failure, or by another process's pin: no sooner than retry_s
         # after the last read, so that a server cannot have itself listed on every call.
         return age >= self.relist_s or (self._stale and age >= min(self.retry_s, self.relist_s))
@@ -187,7 +191,7 @@ class McpServer:
         finally:
             del self._limits[LIST]
         self.tools, self._stale, self._failed_at = tools, False, None
-        self._listed_at = asyncio.get_running_loop().time()
+        self._listed_at = self._monotonic()
         self.listed, self._listed_after = listed, notices
         self._unsettled = True
         self.version += 1
@@ -214,7 +218,7 @@ class McpServer:
             # that changed is not served until it is settled.
             if self._settle_failed_at is None:
                 log.warning("the declarations of MCP server %s cannot be settled now", self.name)
-            self._settle_failed_at = asyncio.get_running_loop().time()
+            self._settle_failed_at = self._monotonic()
             self.version += 1
             return
         self._unsettled, self._settle_failed_at = False, None
@@ -301,11 +305,11 @@ class McpServer:
             self.drop()
 
     def _waiting(self, failed: float | None) -> bool:
-        return failed is not None and asyncio.get_running_loop().time() - failed < self.retry_s
+        return failed is not None and self._monotonic() - failed < self.retry_s
 
     def _unreachable(self) -> None:
         self._stale = True
-        self._failed_at = asyncio.get_running_loop().time()
+        self._failed_at = self._monotonic()
         if not self.down:
             self.down = True
             self.version += 1
@@ -372,8 +376,11 @@ def mcp_servers(
     retry_s: float,
     pins: DeclarationPins,
     off_loop: OffLoop = asyncio.to_thread,
+    monotonic: Callable[[], float] = time.monotonic,
 ) -> dict[str, McpServer]:
     return {
-        name: McpServer(name, config, retry_s=retry_s, pins=pins, off_loop=off_loop)
+        name: McpServer(
+            name, config, retry_s=retry_s, pins=pins, off_loop=off_loop, monotonic=monotonic
+        )
         for name, config in configs.items()
     }

@@ -19,6 +19,10 @@ class Clock(Protocol):
         """Aware UTC time."""
         ...
 
+    def monotonic(self) -> float:
+        """Seconds that never go back, for intervals (how old a list read is)."""
+        ...
+
 
 class ModelProvider(Protocol):
     async def complete(self, request: ModelRequest) -> ModelReply:

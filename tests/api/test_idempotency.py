@@ -17,6 +17,7 @@ from app.engine.idempotency import Claim
 from app.engine.runs import CreateRun, start_run
 from tests.support.assertions import assert_problem
 from tests.support.factories import final, run_body
+from tests.support.fakes import HeldModel
 from tests.support.harness import Harness
 
 
@@ -89,16 +90,19 @@ async def test_same_key_other_body_is_refused(harness: Harness) -> None:
     assert await run_count(harness) == 1
 
 
-async def test_a_request_in_flight_answers_409_with_retry_after(harness: Harness) -> None:
-    headers = await harness.key()
-    body = run_body(final("slow", delay_ms=3000), wait_s=2)
-    first = asyncio.create_task(post(harness, headers, "k-3", body))
-    await asyncio.sleep(0.5)
-    second = await post(harness, headers, "k-3", body)
+async def test_a_request_in_flight_answers_409_with_retry_after(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    held = HeldModel()
+    h = await harness_factory(models={"scripted": held})
+    headers = await h.key()
+    body = run_body(final("slow"), wait_s=30)
+    first = asyncio.create_task(post(h, headers, "k-3", body))
+    await asyncio.wait_for(held.started.wait(), 10)  # its run made, it waits on the run
+    second = await post(h, headers, "k-3", body)
     assert_problem(second, 409, "idempotency-key-in-flight", "/v1/runs")
     assert int(second.headers["retry-after"]) >= 1
+    held.gate.set()
     assert (await first).status_code == 201
-    assert await run_count(harness) == 1
+    assert await run_count(h) == 1
 
 
 async def test_refusals_store_nothing_and_the_key_stays_usable(harness: Harness) -> None:
@@ -291,14 +295,16 @@ async def test_a_reused_key_is_reported_before_the_new_bodys_own_errors(harness:
 async def test_an_answer_lost_with_the_database_is_stored_once_it_answers(
     harness_factory,
 ) -> None:  # type: ignore[no-untyped-def]
-    h = await harness_factory(settings_override={"db_pool_size": 1, "db_pool_timeout_s": 0.3})
+    held = HeldModel()  # the run goes on past the request's wait
+    h = await harness_factory(
+        settings_override={"db_pool_size": 1, "db_pool_timeout_s": 0.3}, models={"scripted": held}
+    )
     headers = {**(await h.key()), "Idempotency-Key": "lost-1"}
-    # The run is made within the first half second (a loaded machine included), and the
-    # answer is stored at wait_s, while the test holds the pool's only connection.
-    body = run_body(final("x", delay_ms=2500), wait_s=1.0)
+    # The answer is stored at wait_s, while the test holds the pool's only connection.
+    body = run_body(final("x"), wait_s=0.5)
     async with raw_client(h) as client:
         request = asyncio.create_task(client.post("/v1/runs", headers=headers, json=body))
-        await asyncio.sleep(0.5)
+        await asyncio.wait_for(held.started.wait(), 10)  # the run is made
         # The pool's only connection is taken while the request stores its answer.
         async with h.app.state.engine.connect() as held:
             await held.execute(text("SELECT 1"))

@@ -9,7 +9,9 @@ from typing import Any
 
 from tests.support.assertions import assert_problem
 from tests.support.factories import final, run_body, seed_radar, tool_calls
+from tests.support.fakes import HeldModel
 from tests.support.harness import Harness
+from tests.support.waiting import until
 
 SEARCH = ("c1", "search_technologies", {"query": "db"})
 
@@ -59,19 +61,29 @@ async def test_a_tool_disabled_before_a_run_starts_is_not_exposed(harness: Harne
 async def test_a_tool_disabled_in_another_process_during_a_run_has_its_proposals_rejected(
     harness_factory,
 ) -> None:  # type: ignore[no-untyped-def]
-    a = await harness_factory()
+    model = HeldModel()
+    a = await harness_factory(models={"scripted": model})
     b = await harness_factory()
     await seed_radar(a)
     admin = await a.key(roles="admin")
     caller = await a.key(roles="caller")
     await asyncio.wait_for(a.driver.listener.ready.wait(), 10)
-    body = run_body(tool_calls(SEARCH, delay_ms=1500), final("it was off"), wait_s=0)
+    body = run_body(tool_calls(SEARCH), final("it was off"), wait_s=0)
     run = (await a.client.post("/v1/runs", headers=caller, json=body)).json()
     assert "search_technologies" in run["tools"]
+    await asyncio.wait_for(model.started.wait(), 10)
     # Thrown in process b while a's model call is in flight; a heard it over NOTIFY (its
-    # own copy of the switches was read at the run's creation, well under 5 s before).
+    # own copy of the switches was read at the run's creation, well under 5 s before),
+    # and its catalog, read from that copy, says so. Then the model proposes the tool.
     switched = await b.client.post("/v1/tools/search_technologies/disable", headers=admin)
     assert switched.json()["enabled"] is False
+
+    async def heard() -> bool:
+        tools = (await a.client.get("/v1/tools", headers=caller)).json()["items"]
+        return {t["name"]: t["enabled"] for t in tools}["search_technologies"] is False
+
+    await until(heard, timeout_s=4, what="the switch heard by a")  # before its copy's 5 s
+    model.gate.set()
     finished = await a.driver.wait("acme", run["id"], 10)
     assert finished.termination_reason == "final" and finished.usage.tool_calls == 0
     calls = (await a.client.get(f"/v1/runs/{run['id']}/calls", headers=caller)).json()

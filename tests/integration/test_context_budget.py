@@ -7,6 +7,7 @@ agent with a larger budget (`continue_from`)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -263,14 +264,16 @@ async def test_continue_from_is_refused_for_an_unknown_unfinished_or_foreign_run
     answer = await h.client.post("/v1/runs", headers=headers, json=body)
     assert answer.status_code == 404 and answer.json()["code"] == "not-found"
 
-    provider.answer(says("late", usage=(1, 1)))
-    provider.script[0].delay_s = 3.0
+    late = says("late", usage=(1, 1))
+    late.hold = asyncio.Event()  # its model call in flight meanwhile
+    provider.answer(late)
     running = await start(h, wait_s=0)
     answer = await h.client.post(
         "/v1/runs", headers=headers, json={**body, "continue_from": running["id"]}
     )
     assert answer.status_code == 409 and answer.json()["code"] == "invalid-state"
 
+    late.hold.set()
     await finished(h, running)
     other = await h.key(tenant="globex")
     answer = await h.client.post(

@@ -92,15 +92,24 @@ async def finished(h: Harness, headers: dict[str, str], run_id: str) -> dict[str
 
 
 async def switched_mid_run(
-    a: Harness, b: Harness, backend: FakeBackend, *script: dict[str, Any], sent: str, off: str
+    a: Harness,
+    b: Harness,
+    backend: FakeBackend,
+    *script: dict[str, Any],
+    sent: str,
+    off: str,
+    then: asyncio.Event | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """Starts a run on `a`; once `sent` is in flight, `off` is switched off on the other
-    replica `b`: the run's id and the run as it finished."""
+    replica `b` (and `then` set, for an answer held until now): the run's id and the run
+    as it finished."""
     headers = await a.key()
     body = {**run_body(*script), "wait_s": 0}
     run_id = (await a.client.post("/v1/runs", headers=headers, json=body)).json()["id"]
     await backend.wait_sent(sent)
     await switch_off(b, off)
+    if then is not None:
+        then.set()
     return run_id, await finished(a, headers, run_id)
 
 
@@ -185,11 +194,12 @@ async def test_a_later_call_of_the_turn_is_stopped_by_a_switch_thrown_meanwhile(
         a = await desk(harness_factory, backend)
         b = await desk(harness_factory, backend)
         headers = await a.key()
-        backend.answer("lookup", Answer(200, {"output": {"found": 1}}, delay_s=1.0))
+        read = asyncio.Event()  # answered once the switch is thrown
+        backend.answer("lookup", Answer(200, {"output": {"found": 1}}, hold=read))
         calls = tool_calls(("r1", "lookup", {"q": "x"}), ("w1", "note", {"q": "x"}))
         # The read is in flight, the note waits behind it: the switch is thrown on b.
         run_id, done = await switched_mid_run(
-            a, b, backend, calls, final("ok"), sent="lookup", off="note"
+            a, b, backend, calls, final("ok"), sent="lookup", off="note", then=read
         )
         assert done["termination_reason"] == "final"
         calls = await calls_of(a, headers, run_id)
@@ -374,7 +384,8 @@ async def test_a_preview_being_committed_is_not_shown_expired_by_the_clock(
             Answer(200, {"summary": "ticket x", "resource_version": "1", "expires_in_s": 10})
         ]
         run, preview_id = await approved(h, caller, approver)
-        backend.answer("ticket", Answer(200, {"output": {"id": "T-1"}}, delay_s=1.0))
+        sent = asyncio.Event()  # answered once the test has looked
+        backend.answer("ticket", Answer(200, {"output": {"id": "T-1"}}, hold=sent))
         committing = asyncio.create_task(commit(h, approver, preview_id, "commit-1"))
         await backend.wait_sent("ticket")
         h.runtime.clock.advance(30)  # the preview's expiry passes while it is committed
@@ -382,6 +393,7 @@ async def test_a_preview_being_committed_is_not_shown_expired_by_the_clock(
         assert seen["status"] == "approved", seen
         expired = await h.client.get("/v1/approvals?status=expired", headers=approver)
         assert expired.json()["items"] == []
+        sent.set()
         done = await committing
         assert done.status_code == 200 and done.json()["call"]["status"] == "succeeded"
         assert (await preview_of(h, approver, preview_id))["status"] == "committed"
@@ -485,10 +497,11 @@ async def test_a_later_approval_call_of_the_turn_is_not_previewed_once_switched_
         a = await desk(harness_factory, backend)
         b = await desk(harness_factory, backend)
         headers = await a.key()
-        backend.answer("lookup", Answer(200, {"output": {"found": 1}}, delay_s=1.0))
+        read = asyncio.Event()  # answered once the switch is thrown
+        backend.answer("lookup", Answer(200, {"output": {"found": 1}}, hold=read))
         calls = tool_calls(("r1", "lookup", {"q": "x"}), ("t1", "ticket", {"q": "x"}))
         run_id, done = await switched_mid_run(
-            a, b, backend, calls, final("ok"), sent="lookup", off="ticket"
+            a, b, backend, calls, final("ok"), sent="lookup", off="ticket", then=read
         )
         assert done["termination_reason"] == "final"
         call = (await calls_of(a, headers, run_id))["t1"]

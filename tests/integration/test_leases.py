@@ -18,11 +18,12 @@ from app.db.tables import turn
 from app.domain.tools import Principal
 from app.engine.runs import CreateRun, start_run
 from tests.support.factories import final, run_body, seed_radar, tool_calls
-from tests.support.fakes import FakeClock, ProbeTool, probe_spec
+from tests.support.fakes import FakeClock, HeldModel, ProbeTool, probe_spec
 from tests.support.harness import DEFAULT_AGENT, Harness
-from tests.support.leases import LEASE_S, crash, turns_written, two_steppers
+from tests.support.leases import LEASE_S, crash, stopped, turns_written, two_steppers
 from tests.support.statements import commit_answer_lost, counting
 from tests.support.stored_events import stored_events
+from tests.support.waiting import until
 
 
 async def state(h: Harness, run_id: str) -> Any:
@@ -46,6 +47,21 @@ async def start(h: Harness, headers: dict[str, str], *script: Any, wait_s: float
     return response.json()
 
 
+async def claim_polls(seen: Any, count: int) -> None:
+    """Until the driver's claim poll has run `count` times among the statements seen."""
+    await until(lambda: sum("SKIP LOCKED" in s for s in seen.all) >= count, what="claim polls")
+
+
+async def renewed(h: Harness, run_id: str, since: Any) -> Any:
+    """Until the run's lease expires later than `since`: its expiry then."""
+
+    async def later() -> bool:
+        return (await state(h, run_id))[0].lease.expires_at > since
+
+    await until(later, what="a renewal")
+    return (await state(h, run_id))[0].lease.expires_at
+
+
 async def picked_up(b: Harness, run_id: str) -> Any:
     """b, past the crashed holder's lease, claims the run and advances it to its end."""
     assert await b.driver.poll_once() == 1
@@ -59,11 +75,12 @@ async def take_over(a: Harness, b: Harness, run_id: str) -> Any:
 
 
 async def test_model_call_cut_off_is_asked_again_by_another_stepper(harness_factory) -> None:  # type: ignore[no-untyped-def]
-    a, b = await two_steppers(harness_factory)
+    held = HeldModel()  # a's model never answers; b's answers at once
+    a, b = await two_steppers(harness_factory, model_a=held)
     headers = await a.key()
-    run = await start(a, headers, final("answer", delay_ms=1500, usage=(10, 5)), wait_s=0.2)
+    run = await start(a, headers, final("answer", usage=(10, 5)), wait_s=0)
     run_id = run["id"]
-    assert run["status"] == "running"
+    await asyncio.wait_for(held.started.wait(), 10)
     await crash(a, run_id)
     record, turns = await state(a, run_id)
     assert record.model_calls == 0 and turns == 0 and record.lease is not None
@@ -167,20 +184,22 @@ async def test_a_held_turn_whose_lease_moved_on_is_never_reported(harness_factor
     a, b = await two_steppers(harness_factory, stuck_a, stuck_b)
     # Holds that outlast the test, even on a loaded machine.
     a.runtime.settings.turn_hold_ms = b.runtime.settings.turn_hold_ms = 60_000
-    reported: list[Any] = []
-    told = a.driver._progress
-    a.driver._progress = lambda key, run: (reported.append(run), told(key, run))  # type: ignore[method-assign]
     headers = await a.key()
     script = [tool_calls(("c1", "probe", {"q": "x"})), final("done [source:s1]")]
     run_id = (await start(a, headers, *script, wait_s=0))["id"]
     await asyncio.wait_for(stuck_a.started.wait(), 10)
     assert await b.driver.poll_once() == 1
     await asyncio.wait_for(stuck_b.started.wait(), 10)
-    stuck_a.gate.set()  # a's read answers; its write finds the lease gone
-    for _ in range(200):
-        if ("acme", run_id) not in a.driver._tasks:
-            break
-        await asyncio.sleep(0.05)
+    # What a tells a waiter at each of its steps, as an approval's request reads it.
+    reported: list[Any] = []
+    with a.driver.watching("acme", run_id) as stepped:
+        stuck_a.gate.set()  # a's read answers; its write finds the lease gone
+        async with asyncio.timeout(10):
+            while a.driver.is_advancing("acme", run_id):
+                await stepped.wait()
+                stepped.clear()
+                if a.driver.is_advancing("acme", run_id):
+                    reported.append(await a.driver.wait("acme", run_id, 0))
     record, turns = await state(a, run_id)
     assert turns == 0 and record.usage.steps == 0
     assert reported and all(r.usage.steps == 0 and r.model_calls == 0 for r in reported)
@@ -199,7 +218,8 @@ async def test_a_request_waiting_on_a_slow_read_sees_its_turn(
     h = await harness_factory(probe=probe, settings_override={"turn_hold_ms": hold_ms})
     headers = await h.key()
     script = [tool_calls(("c1", "probe", {"q": "x"})), final("done [source:s1]")]
-    shown = await start(h, headers, *script, wait_s=1.0)  # the read hangs all along
+    # The read hangs all along; the turn is written well within the wait.
+    shown = await start(h, headers, *script, wait_s=0.5)
     record, turns = await state(h, shown["id"])
     probe.gate.set()
     assert turns == 1 and record.usage.steps == 1
@@ -209,11 +229,14 @@ async def test_a_request_waiting_on_a_slow_read_sees_its_turn(
 
 
 async def test_a_held_lease_is_not_taken(harness_factory) -> None:  # type: ignore[no-untyped-def]
-    a = await harness_factory(run_driver=False)
+    held = HeldModel()
+    a = await harness_factory(run_driver=False, models={"scripted": held})
     b = await harness_factory(run_driver=False)
     headers = await a.key()
-    run_id = (await start(a, headers, final("slow", delay_ms=1000), wait_s=0.1))["id"]
+    run_id = (await start(a, headers, final("slow"), wait_s=0))["id"]
+    await asyncio.wait_for(held.started.wait(), 10)
     assert await b.driver.poll_once() == 0  # a holds an unexpired lease
+    held.gate.set()
     finished = await b.driver.wait("acme", run_id, 10)  # b only watches
     assert finished.termination_reason == "final"
     record, turns = await state(a, run_id)
@@ -294,14 +317,15 @@ async def test_a_call_interrupted_on_every_attempt_is_not_retried_forever(harnes
 
 
 async def test_a_stepper_that_loses_its_lease_stops_without_writing(harness_factory) -> None:  # type: ignore[no-untyped-def]
-    a, b = await two_steppers(harness_factory)
+    held = HeldModel()
+    a, b = await two_steppers(harness_factory, model_a=held)
     headers = await a.key()
-    run = await start(a, headers, final("answer", delay_ms=1500, usage=(4, 2)), wait_s=0.2)
-    run_id = run["id"]
-    task_a = a.driver._tasks[("acme", run_id)]
+    run_id = (await start(a, headers, final("answer", usage=(4, 2)), wait_s=0))["id"]
+    await asyncio.wait_for(held.started.wait(), 10)
     assert await b.driver.poll_once() == 1  # b takes the lease while a is mid model call
     finished = await b.driver.wait("acme", run_id, 10)
-    await asyncio.wait_for(asyncio.shield(task_a), 5)  # a noticed and stopped by itself
+    held.gate.set()  # a's model answers only now
+    await stopped(a, run_id)  # a noticed and stopped by itself
     assert finished.termination_reason == "final"
     record, turns = await state(b, run_id)
     assert record.model_calls == 1 and turns == 1 and record.usage.input_tokens == 4
@@ -318,7 +342,8 @@ async def test_one_statement_renews_every_lease_and_a_cancel_from_another_proces
     harness_factory,
 ) -> None:  # type: ignore[no-untyped-def]
     # Renewal every 40 s: within this test only LISTEN/NOTIFY can deliver the cancel.
-    a = await harness_factory(run_driver=True, settings_override={"lease_s": 120})
+    settings = {"lease_s": 120, "driver_poll_s": 0.05}
+    a = await harness_factory(run_driver=True, settings_override=settings)
     b = await harness_factory(run_driver=False)
     headers = await a.key()
     ids = [(await start(a, headers, final("slow", delay_ms=60_000), wait_s=0))["id"] for _ in "abc"]
@@ -326,7 +351,7 @@ async def test_one_statement_renews_every_lease_and_a_cancel_from_another_proces
     before = {run_id: (await state(a, run_id))[0].lease.expires_at for run_id in ids}
 
     with counting(a.app.state.engine) as idle:
-        await asyncio.sleep(1.0)
+        await claim_polls(idle, 6)  # a window longer than a waiter's look (0.2 s)
     # Held runs cost nothing while they wait: no per-run look, only the driver's claim poll.
     assert all("SKIP LOCKED" in s for s in idle.all), idle.all
 
@@ -347,16 +372,18 @@ async def test_one_statement_renews_every_lease_and_a_cancel_from_another_proces
 async def test_a_lease_is_not_taken_over_early_when_clocks_disagree(harness_factory) -> None:  # type: ignore[no-untyped-def]
     behind = FakeClock()
     behind.advance(-60)  # the holder's clock is a minute slow
-    a = await harness_factory(run_driver=False, clock_=behind)
+    # Its model call in flight until the test ends.
+    a = await harness_factory(run_driver=False, clock_=behind, models={"scripted": HeldModel()})
     ahead = FakeClock()
     ahead.advance(LEASE_S + 1)  # and the other replica's runs ahead
     b = await harness_factory(run_driver=False, clock_=ahead)
     headers = await a.key()
-    run_id = (await start(a, headers, final("slow", delay_ms=3000), wait_s=0.1))["id"]
+    run_id = (await start(a, headers, final("slow"), wait_s=0))["id"]
+    taken = (await state(a, run_id))[0].lease.token
     # Expiry is compared on the database's clock: neither process's skew hands it over.
     assert await b.driver.poll_once() == 0
     record, _ = await state(a, run_id)
-    assert record.lease.token == a.driver._leases[("acme", run_id)].token
+    assert taken is not None and record.lease.token == taken
     b.runtime.db_time.advance(LEASE_S + 1)  # the database's time passes the lease
     assert await b.driver.poll_once() == 1
 
@@ -366,13 +393,20 @@ async def test_a_process_without_the_poller_still_keeps_its_leases(harness_facto
     another process never takes it over in the middle of a step."""
     # A lease of 3 s, renewed every second: a loaded machine (tests in parallel) may be
     # late to a renewal by a second or two without the lease lapsing.
-    a = await harness_factory(run_driver=False, settings_override={"lease_s": 3.0})
+    held = HeldModel()  # mid model call until the test has seen the lease renewed
+    a = await harness_factory(
+        run_driver=False, settings_override={"lease_s": 3.0}, models={"scripted": held}
+    )
     b = await harness_factory(run_driver=False)
     headers = await a.key()
-    run_id = (await start(a, headers, final("slow", delay_ms=7000), wait_s=0))["id"]
-    for _ in range(5):  # well past the 3 s lease, held all along by renewals
-        await asyncio.sleep(1.2)
+    run_id = (await start(a, headers, final("slow"), wait_s=0))["id"]
+    await asyncio.wait_for(held.started.wait(), 10)
+    first = (await state(a, run_id))[0].lease.expires_at
+    for _ in range(2):  # renewed twice, by the keeper alone, and never taken
+        seen = await renewed(a, run_id, first)
         assert await b.driver.poll_once() == 0
+        first = seen
+    held.gate.set()
     finished = await a.driver.wait("acme", run_id, 10)
     record, turns = await state(a, run_id)
     assert finished.termination_reason == "final" and record.model_calls == 1 and turns == 1
@@ -396,7 +430,8 @@ async def test_a_run_whose_tool_left_the_config_ends_tool_unavailable(harness_fa
 async def test_a_run_whose_model_route_left_the_config_ends_model_unavailable(
     harness_factory,
 ) -> None:  # type: ignore[no-untyped-def]
-    a = await harness_factory(run_driver=False)
+    held = HeldModel()
+    a = await harness_factory(run_driver=False, models={"scripted": held})
     other = parse_config(
         {
             "models": {"other": {"provider": "scripted"}},
@@ -406,7 +441,8 @@ async def test_a_run_whose_model_route_left_the_config_ends_model_unavailable(
     )
     b = await harness_factory(run_driver=False, config=other, db_time=DbTime(LEASE_S + 1))
     headers = await a.key()
-    run_id = (await start(a, headers, final("slow", delay_ms=5000), wait_s=0.1))["id"]
+    run_id = (await start(a, headers, final("slow"), wait_s=0))["id"]
+    await asyncio.wait_for(held.started.wait(), 10)
     finished = await take_over(a, b, run_id)
     assert finished.termination_reason == "model_failed"
     assert finished.error["code"] == "model_unavailable"

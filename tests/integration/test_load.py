@@ -12,7 +12,9 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.support.factories import final, run_body, seed_radar, tool_calls
+from tests.support.fakes import HeldModel
 from tests.support.harness import Harness
+from tests.support.waiting import until
 
 SEARCH = ("c1", "search_technologies", {"query": "database"})
 SCRIPT = [tool_calls(SEARCH), tool_calls(SEARCH), final("done [source:s1]")]
@@ -54,20 +56,35 @@ async def test_64_concurrent_clients_end_with_no_5xx_and_no_internal_run(harness
     assert outcomes == {"final": len(statuses), "internal": 0}
 
 
-async def test_a_step_that_finds_no_free_connection_hands_the_run_back(harness_factory) -> None:  # type: ignore[no-untyped-def]
+async def test_a_step_that_finds_no_free_connection_hands_the_run_back(
+    harness_factory, db: AsyncEngine, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    model = HeldModel()
     h: Harness = await harness_factory(
-        settings_override={"db_pool_size": 1, "db_pool_timeout_s": 0.2, "lease_s": 1.5}
+        settings_override={"db_pool_size": 1, "db_pool_timeout_s": 0.2, "lease_s": 1.5},
+        models={"scripted": model},
     )
     headers = await h.key()
     run = (
-        await h.client.post(
-            "/v1/runs", headers=headers, json=run_body(final("ok", delay_ms=300), wait_s=0)
-        )
+        await h.client.post("/v1/runs", headers=headers, json=run_body(final("ok"), wait_s=0))
     ).json()
-    # Take the pool's only connection while the model call is in flight, past its end.
-    async with h.app.state.engine.connect() as held:
-        await held.execute(text("SELECT 1"))
-        await asyncio.sleep(1.0)
+    await asyncio.wait_for(model.started.wait(), 10)
+
+    # Take the pool's only connection while the model call is in flight, past its end:
+    # held until the turn's write has met the full pool (the run waits for the database)
+    # or went through without it (statements of the hot path's own pool).
+    async def written_or_refused() -> bool:
+        if "waits for the database" in caplog.text:
+            return True
+        async with db.connect() as connection:
+            query = text("SELECT status FROM run WHERE id = :id")
+            return (await connection.execute(query, {"id": run["id"]})).scalar_one() != "running"
+
+    with caplog.at_level(logging.INFO, logger="app.engine.steps.stepper"):
+        async with h.app.state.engine.connect() as held:
+            await held.execute(text("SELECT 1"))
+            model.gate.set()
+            await until(written_or_refused, what="the turn's write")
     finished = await h.driver.wait("acme", run["id"], 15)
     assert finished.termination_reason == "final"
     assert finished.step_failures == 0
@@ -114,10 +131,13 @@ async def app_connections(db: AsyncEngine, *, terminate: bool = False) -> set[in
 async def test_a_run_outlasts_dropped_connections_without_waiting_for_its_lease(
     harness_factory, db: AsyncEngine, caplog: pytest.LogCaptureFixture
 ) -> None:  # type: ignore[no-untyped-def]
-    h: Harness = await harness_factory(run_driver=False)  # no poller: only the holder resumes
+    model = HeldModel()
+    # No poller: only the holder resumes.
+    h: Harness = await harness_factory(run_driver=False, models={"scripted": model})
     headers = await h.key()
-    body = run_body(final("still here", delay_ms=1500), wait_s=0)
+    body = run_body(final("still here"), wait_s=0)
     run = (await h.client.post("/v1/runs", headers=headers, json=body)).json()
+    await asyncio.wait_for(model.started.wait(), 10)
     # While the model call is in flight, every pooled connection of the app dies: the
     # turn's write meets a dead one.
     async with db.connect() as conn:
@@ -127,6 +147,7 @@ async def test_a_run_outlasts_dropped_connections_without_waiting_for_its_lease(
                 "WHERE datname = current_database() AND application_name = 'toolgate'"
             )
         )
+    model.gate.set()
     # Watched from the test's own connection, so that the app's first use of its pool
     # after the blow is the turn's write.
     with caplog.at_level(logging.INFO, logger="app.engine.steps.stepper"):

@@ -230,13 +230,13 @@ async def test_a_replica_changes_no_pin_from_a_list_older_than_what_it_was_told(
 async def test_a_server_going_back_to_the_pinned_declaration_clears_what_was_pending(
     harness_factory, kb: FakeMcp
 ) -> None:  # type: ignore[no-untyped-def]
-    h = await kb_app(harness_factory, kb, relist_s=0.1)
+    h = await kb_app(harness_factory, kb, relist_s=60)
     assert (await one_lookup(h))["status"] == "succeeded"
     kb.listed_as["lookup_doc"] = {"description": CHANGED}
-    await asyncio.sleep(0.15)
+    h.runtime.clock.advance(61)  # the app's clock: its list is due again
     assert unavailable(await one_lookup(h))
     kb.listed_as.clear()
-    await asyncio.sleep(0.15)
+    h.runtime.clock.advance(61)
     assert (await one_lookup(h))["status"] == "succeeded"
     assert (await catalog(h))["pending_declaration"] is None
 
@@ -409,15 +409,16 @@ def _lists(kb: FakeMcp) -> int:
 async def test_the_list_is_read_again_every_relist_s_and_no_sooner(
     harness_factory, kb: FakeMcp
 ) -> None:  # type: ignore[no-untyped-def]
-    h = await kb_app(harness_factory, kb, relist_s=2)
+    h = await kb_app(harness_factory, kb, relist_s=60)
     assert (await one_lookup(h))["status"] == "succeeded"
-    read_at = time.monotonic()
     assert _lists(kb) == 1
     kb.listed_as["lookup_doc"] = {"description": CHANGED}
-    # Within relist_s: the list is not read, the pinned declaration is served.
+    # Within relist_s by the app's clock (moved by the test, with 10 s for the test's own
+    # time): the list is not read, the pinned declaration is served.
+    h.runtime.clock.advance(50)
     assert (await one_lookup(h))["status"] == "succeeded"
-    assert _lists(kb) == 1 and time.monotonic() - read_at < 2
-    await asyncio.sleep(2.05 - (time.monotonic() - read_at))
+    assert _lists(kb) == 1
+    h.runtime.clock.advance(11)
     assert unavailable(await one_lookup(h))  # read again: the change is held
     assert _lists(kb) == 2
 
@@ -429,7 +430,7 @@ async def test_the_default_relist_s_keeps_one_read_for_many_runs(
     assert h.runtime.config.mcp_servers["kb"].relist_s == 300
     for _ in range(3):
         assert (await one_lookup(h))["status"] == "succeeded"
-    await asyncio.sleep(0.3)  # past the retry interval: nothing failed, nothing is read
+    h.runtime.clock.advance(1)  # past the retry interval: nothing failed, nothing is read
     assert (await one_lookup(h))["status"] == "succeeded"
     assert _lists(kb) == 1
 

@@ -5,7 +5,6 @@ execution, the kill switch and rate limits, and a server that is down at start."
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -207,7 +206,7 @@ async def test_a_server_down_at_start_costs_one_warning_and_its_tools_return_wit
     assert str(kb.port) not in warnings[0].getMessage()
 
     async with up(kb):
-        await asyncio.sleep(0.3)  # past the retry interval
+        h.runtime.clock.advance(1)  # past the retry interval, by the app's clock
         # A run made while the server was down holds its tools: they are back for it too.
         run = await create(
             h, tool_calls(("c1", "lookup_doc", {"query": "pg"})), final("adopt [source:s1]")
@@ -256,7 +255,7 @@ async def test_one_session_serves_every_call_and_a_lost_server_is_reconnected_an
     assert {t["name"]: t["enabled"] for t in catalog}["lookup_doc"] is False
 
     async with up(kb):  # back on the same port: a new session, and the list read again
-        await asyncio.sleep(0.3)  # past the retry interval
+        h.runtime.clock.advance(1)  # past the retry interval, by the app's clock
         run = await create(h, *script)
         [call] = await calls_of(h, run["id"])
         assert call["status"] == "succeeded", call

@@ -28,10 +28,10 @@ from app.db.session import make_engine, make_sessionmaker
 from tests.support.backend import Answer, FakeBackend, serving
 from tests.support.factories import final, tool_calls
 from tests.support.processes import caller_key, free_port, wait_healthy
+from tests.support.waiting import until
 
 LEASE_S = 60  # far longer than the test allows runs to take after the database is back
 CLIENTS = 6
-OUTAGE_S = 4.0
 TOOL_DELAY_S = 0.8
 
 
@@ -118,6 +118,13 @@ class Load:
     late_conflicts: int = 0
     database_back_at: float | None = None
     stop: asyncio.Event = field(default_factory=asyncio.Event)
+    #: When each client sent the request it last had answered.
+    answered_sent: dict[int, float] = field(default_factory=dict)
+
+    def all_answered_since(self, at: float) -> bool:
+        """Whether every client has had an answer to a request sent after `at` (so none
+        is still waiting on one sent before)."""
+        return len(self.answered_sent) == CLIENTS and min(self.answered_sent.values()) > at
 
     async def client(self, number: int) -> None:
         loop = asyncio.get_running_loop()
@@ -133,10 +140,12 @@ class Load:
                     "script": [tool_calls(("c1", "slow_read", {"q": key})), final("done")],
                 }
                 while key not in self.runs:
+                    sent = loop.time()
                     response = await http.post(
                         "/v1/runs", headers={**self.headers, "Idempotency-Key": key}, json=body
                     )
                     self.statuses.append(response.status_code)
+                    self.answered_sent[number] = sent
                     if response.status_code in (200, 201, 202):
                         self.runs[key] = response.json()["id"]
                         break
@@ -212,14 +221,30 @@ async def test_a_database_crash_under_load_loses_nothing_and_is_said_once() -> N
                 await wait_healthy(base)
                 load = Load(base, {"Authorization": f"Bearer {key}"})
                 clients = [asyncio.create_task(load.client(n)) for n in range(CLIENTS)]
-                await asyncio.sleep(1.0)  # steady state
+                # Steady state: every client has had a run.
+                await until(lambda: len(load.runs) >= CLIENTS, timeout_s=30, what="the load")
                 await in_flight(backend, "slow_read")  # crash with runs mid tool call
                 await asyncio.to_thread(pg.crash)
                 crashed_at = loop.time()
-                await asyncio.sleep(OUTAGE_S)
+                before = len(load.statuses)
+                # Down until clients were refused, a run caught mid-step waits for it, and
+                # every request made before the crash has had its answer (its wait_s over):
+                # none spans the outage.
+                await until(
+                    lambda: (
+                        503 in load.statuses[before:]
+                        and load.all_answered_since(crashed_at)
+                        and "waits for the database" in log.read_text()
+                    ),
+                    timeout_s=30,
+                    what="the outage seen",
+                )
                 await asyncio.to_thread(pg.start)
                 load.database_back_at = back = loop.time()
-                await asyncio.sleep(3.0)  # the load goes on against the recovered database
+                # The load goes on against the recovered database: as many runs again as
+                # there are clients.
+                made = len(load.runs)
+                await until(lambda: len(load.runs) >= made + CLIENTS, timeout_s=30, what="runs")
                 load.stop.set()
                 await asyncio.wait_for(asyncio.gather(*clients), 60)
                 recovered_s = loop.time() - back
@@ -234,7 +259,6 @@ async def test_a_database_crash_under_load_loses_nothing_and_is_said_once() -> N
     # No run lost, none made twice: one run per key, each stored once.
     assert len(set(load.runs.values())) == len(load.runs) == stored
 
-    assert loop.time() - crashed_at > OUTAGE_S
     assert set(load.statuses) <= {200, 201, 202, 409, 503}, load.statuses
     assert 503 in load.statuses, "the outage was seen by clients"
     for status, content_type, retry_after, body in load.problems:

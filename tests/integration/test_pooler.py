@@ -17,6 +17,7 @@ import httpx
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db import events_repo
 from app.db.session import make_engine, make_sessionmaker
 from tests.support.factories import final, run_body, tool_calls
 from tests.support.pgbouncer import pgbouncer, prepared_on_servers
@@ -29,6 +30,7 @@ from tests.support.processes import (
     wait_finished,
     wait_healthy,
 )
+from tests.support.waiting import until
 
 POOL = 3
 RUNS = 40
@@ -43,6 +45,23 @@ def two_processes(env: dict[str, str]) -> Iterator[tuple[str, str]]:
         server(["serve", "--port", str(ports[1])], env),
     ):
         yield f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}"
+
+
+async def listening(db: AsyncEngine, processes: int) -> None:
+    """Until `processes` listeners are connected, each past its last LISTEN (the events
+    channel's, after the cancels' and the tool switches'), or already notifying on it."""
+    query = text(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'toolgate-listen' "
+        "AND state = 'idle' "
+        "AND (query LIKE 'LISTEN %' || :channel || '%' OR query LIKE 'SELECT pg_notify%')"
+    )
+
+    async def connected() -> bool:
+        async with db.connect() as connection:
+            found = await connection.execute(query, {"channel": events_repo.CHANNEL})
+            return found.scalar_one() >= processes
+
+    await until(connected, timeout_s=30, what="both listeners")
 
 
 def searching(q: str) -> dict[str, Any]:
@@ -122,7 +141,7 @@ async def test_two_processes_through_a_transaction_pooler(
                 httpx.AsyncClient(base_url=base_a, headers=headers, timeout=30) as a,
                 httpx.AsyncClient(base_url=base_b, headers=headers, timeout=30) as b,
             ):
-                await asyncio.sleep(1.0)  # both listeners connected
+                await listening(db, 2)
                 assert (await a.get("/readyz")).status_code == 200  # the schema read through it
                 await cancel_reaches_the_holder(a, b)
                 await switch_reaches_the_other(a, b, admin)

@@ -71,6 +71,8 @@ async def test_a_replica_killed_mid_step_is_finished_by_another(
     assert model_calls == 1 and turns == 1
 
 
+# A first start makes the embedded database's cluster (up to 120 s to be healthy).
+@pytest.mark.timeout(240)
 async def test_quickstart_serves_the_demo_on_an_embedded_postgres() -> None:
     data_dir = Path(tempfile.mkdtemp(prefix="toolgate-quickstart-"))
     port = free_port()

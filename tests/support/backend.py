@@ -23,13 +23,15 @@ from starlette.routing import Route
 @dataclass
 class Answer:
     """What the backend answers one request: `status` and a JSON `body` (or `raw` bytes),
-    after `delay_s`; `effect` records the operation's effect first."""
+    after `delay_s` and once `hold` (if any) is set by the test; `effect` records the
+    operation's effect first."""
 
     status: int = 200
     body: Any = None
     raw: bytes | None = None
     delay_s: float = 0.0
     effect: bool = True
+    hold: asyncio.Event | None = None
 
 
 def ok(output: Any, **envelope: Any) -> Answer:
@@ -142,6 +144,8 @@ class FakeBackend:
         try:
             if answer.delay_s:
                 await asyncio.sleep(answer.delay_s)
+            if answer.hold is not None:
+                await answer.hold.wait()
         finally:
             self.busy[tool] -= 1
         if answer.raw is not None:
@@ -164,7 +168,13 @@ async def serving_app(app: Any, lifespan: str = "off") -> AsyncIterator[str]:
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(
         uvicorn.Config(
-            app, log_level="warning", lifespan=lifespan, loop="asyncio", timeout_graceful_shutdown=1
+            app,
+            log_level="warning",
+            lifespan=lifespan,
+            loop="asyncio",
+            # What a test left hanging (a reply held for a minute) is cut, not waited for:
+            # the test has seen what it wanted by the time its server stops.
+            timeout_graceful_shutdown=0.2,
         )
     )
     task = asyncio.create_task(server.serve(sockets=[sock]))

@@ -25,6 +25,8 @@ class Reply:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    #: Set by the test when the reply may go (a call in flight for as long as it needs).
+    hold: asyncio.Event | None = None
 
 
 def calls(*items: tuple[str, str, str], usage: tuple[int, int] = (10, 5)) -> Reply:
@@ -111,6 +113,8 @@ class FakeOpenAI:
         reply = self.script.pop(0) if self.script else text("(no script left)")
         if reply.delay_s:
             await asyncio.sleep(reply.delay_s)
+        if reply.hold is not None:
+            await reply.hold.wait()
         # ASCII-escaped JSON, as providers may send: it can carry an unpaired surrogate,
         # which UTF-8 text cannot.
         return Response(

@@ -1,13 +1,17 @@
-"""Fakes at the ports: a clock the test moves, and tools whose behaviour the test sets."""
+"""Fakes at the ports: a clock the test moves, tools whose behaviour the test sets, and a
+model that answers when the test says."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from app.adapters.scripted_model import ScriptedModel
+from app.domain.model import ModelReply, ModelRequest
 from app.domain.ports import ToolContext
 from app.domain.tools import ToolError, ToolResult, ToolSpec
 
@@ -20,6 +24,9 @@ class FakeClock:
 
     def now(self) -> datetime:
         return datetime.now(UTC) + self.offset
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.offset.total_seconds()
 
     def advance(self, seconds: float) -> None:
         self.offset += timedelta(seconds=seconds)
@@ -62,3 +69,18 @@ def probe_spec(name: str = "probe", **overrides: Any) -> ToolSpec:
     }
     values.update(overrides)
     return ToolSpec(**values)
+
+
+@dataclass
+class HeldModel:
+    """The scripted model, each call held until `gate` is set: a model call in flight for
+    as long as the test needs (to crash its process, or take its run over), and none
+    that makes the test wait a fixed time. Given as `models={"scripted": held}`."""
+
+    gate: asyncio.Event = field(default_factory=asyncio.Event)
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        self.started.set()
+        await self.gate.wait()
+        return await ScriptedModel().complete(request)

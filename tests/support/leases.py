@@ -12,6 +12,7 @@ from app.db.clock import DbTime
 from app.db.tables import turn
 from tests.support.fakes import FakeClock
 from tests.support.harness import Harness
+from tests.support.waiting import until
 
 LEASE_S = 30
 
@@ -24,11 +25,12 @@ async def crash(h: Harness, run_id: str) -> None:
 
 
 async def two_steppers(  # type: ignore[no-untyped-def]
-    harness_factory, probe_a: Any = None, probe_b: Any = None
+    harness_factory, probe_a: Any = None, probe_b: Any = None, model_a: Any = None
 ) -> tuple[Harness, Harness]:
-    """a: a process that will crash; b: another process that sees the database's clock
-    past a's lease (the test's way of letting it lapse)."""
-    a = await harness_factory(run_driver=False, clock_=FakeClock(), probe=probe_a)
+    """a: a process that will crash (its model `model_a`, if given); b: another process
+    that sees the database's clock past a's lease (the test's way of letting it lapse)."""
+    models = {"scripted": model_a} if model_a is not None else None
+    a = await harness_factory(run_driver=False, clock_=FakeClock(), probe=probe_a, models=models)
     later = FakeClock()
     later.advance(LEASE_S + 1)
     b = await harness_factory(
@@ -47,3 +49,8 @@ async def turns_written(h: Harness, run_id: str, count: int) -> None:
                 return
         await asyncio.sleep(0.05)
     raise AssertionError(f"{count} turns never written")
+
+
+async def stopped(h: Harness, run_id: str) -> None:
+    """Waits until this process no longer advances the run."""
+    await until(lambda: not h.driver.is_advancing("acme", run_id), what="the stepper's stop")

@@ -211,7 +211,7 @@ async def up(fake: FakeMcp) -> AsyncIterator[FakeMcp]:
     fake.port = fake.port or free_port()
     config = uvicorn.Config(
         fake.app(), host="127.0.0.1", port=fake.port, log_level="warning", lifespan="on",
-        loop="asyncio", timeout_graceful_shutdown=1,
+        loop="asyncio", timeout_graceful_shutdown=0.2,
     )  # fmt: skip
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())

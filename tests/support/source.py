@@ -71,6 +71,29 @@ def dotted(expr: ast.expr, bound: dict[str, str]) -> str | None:
     return None
 
 
+def assigned(node: ast.AST) -> list[ast.expr]:
+    """What a statement assigns, augments, annotates or deletes, one target at a time
+    (`a, (b.c, *d) = …` gives a, b.c and d)."""
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        targets = [node.target]
+    elif isinstance(node, ast.Delete):
+        targets = list(node.targets)
+    else:
+        return []
+    flat: list[ast.expr] = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            targets.extend(target.elts)
+        elif isinstance(target, ast.Starred):
+            targets.append(target.value)
+        else:
+            flat.append(target)
+    return flat
+
+
 def _absolute(node: ast.ImportFrom, module: str) -> str:
     package = module.split(".")[:-1]
     base = package[: len(package) - (node.level - 1)] if node.level else []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.source import ROOT, bindings, dotted, imports, module_name, parse
+from tests.support.source import ROOT, assigned, bindings, dotted, imports, module_name, parse
 
 TESTS = ROOT / "tests"
 SOURCES = sorted(TESTS.rglob("*.py"))
@@ -85,27 +85,6 @@ def _patched_by_call(node: ast.Call, bound: dict[str, str]) -> str | None:
     return None
 
 
-def _assigned(node: ast.AST) -> list[ast.expr]:
-    if isinstance(node, ast.Assign):
-        targets = list(node.targets)
-    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-        targets = [node.target]
-    elif isinstance(node, ast.Delete):
-        targets = list(node.targets)
-    else:
-        return []
-    flat: list[ast.expr] = []
-    while targets:
-        target = targets.pop()
-        if isinstance(target, (ast.Tuple, ast.List)):
-            targets.extend(target.elts)
-        elif isinstance(target, ast.Starred):
-            targets.append(target.value)
-        else:
-            flat.append(target)
-    return flat
-
-
 def _patched_by_assignment(target: ast.expr, bound: dict[str, str]) -> str | None:
     if isinstance(target, ast.Attribute):  # module.CONST = …, Class.method = …
         base = dotted(target.value, bound)
@@ -128,7 +107,7 @@ def own_patches(tree: ast.AST, module: str) -> list[str]:
         if isinstance(node, ast.Call):
             changed = [_patched_by_call(node, bound)]
         else:
-            changed = [_patched_by_assignment(t, bound) for t in _assigned(node)]
+            changed = [_patched_by_assignment(t, bound) for t in assigned(node)]
         found.extend(f"line {node.lineno}: {c}" for c in changed if _own(c))
     return found
 
