@@ -10,6 +10,17 @@ from datetime import datetime
 from typing import Any
 
 import orjson
+from sqlalchemy import DDL
+from sqlalchemy import event as sql_events
+
+from app.db.tables import metadata
+
+#: Migration 0027 creates the same function (see `each`).
+BATCH_ITEMS = DDL(
+    "CREATE FUNCTION batch_items(items jsonb[]) RETURNS SETOF jsonb "
+    "LANGUAGE sql VOLATILE ROWS 10 AS 'SELECT unnest(items)'"
+)
+sql_events.listen(metadata, "after_create", BATCH_ITEMS)
 
 
 def _json_default(value: Any) -> Any:

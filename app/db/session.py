@@ -128,7 +128,8 @@ async def alone(
     a request's key lookup). On a session or connection it joins their transaction."""
     if isinstance(target, AsyncEngine):
         async with target.connect() as connection:
-            await connection.execution_options(isolation_level="AUTOCOMMIT")
+            if target.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
+                await connection.execution_options(isolation_level="AUTOCOMMIT")
             return await alone(connection, statement, params)
     if isinstance(target, AsyncSession):
         target = await target.connection()

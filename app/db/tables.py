@@ -391,9 +391,9 @@ technology_operation = Table(
     PrimaryKeyConstraint("tenant_id", "operation_id"),
 )
 
-# The history, lineage, MCP, quota and webhook tables and their triggers, declared on
-# `metadata` in their own modules: imported here, whoever has the metadata has them too.
+# What other modules declare on `metadata` (tables, triggers, functions): imported here.
 from app.db import history_tables as _history_tables  # noqa: E402, F401
+from app.db import json_rows as _json_rows  # noqa: E402, F401
 from app.db import lineage_tables as _lineage_tables  # noqa: E402, F401
 from app.db import mcp_tables as _mcp_tables  # noqa: E402, F401
 from app.db import quota_tables as _quota_tables  # noqa: E402, F401

@@ -80,7 +80,9 @@ def with_columns(run: Run, columns: Mapping[str, Any]) -> Run:
     top, nested = _split(columns)
     for record, values in nested.items():
         top[record] = _record(run, record, values)
-    return replace(run, **top)
+    # Every field is an init field stored as given: the copy built from the record's own
+    # values, not through `replace` (which looks each field up again).
+    return Run(**{**vars(run), **top})
 
 
 def columns_of(run: Run) -> dict[str, Any]:
