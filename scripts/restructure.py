@@ -51,6 +51,7 @@ LAYOUT: dict[str, dict[str, list[str]]] = {
             "run_changes",
             "run_patch",
             "records",
+            "run_columns",
             "events",
             "evolve",
         ],
@@ -94,6 +95,7 @@ LAYOUT: dict[str, dict[str, list[str]]] = {
             "leases<leases_repo",
             "step_writes",
             "births",
+            "json_rows",
         ],
         "approvals": ["previews<previews_repo", "decisions<decisions_repo"],
         "tools": [
