@@ -31,6 +31,7 @@ run: $(STAMP)
 test: system-packages $(STAMP) $(TSC)
 	$(TSC) --noEmit --allowJs --checkJs --project tsconfig.json
 	$(BIN)/ruff check app tests migrations bench
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 ## Installs Debian's chromium and pgbouncer when missing, or says in one line what to run.
@@ -43,6 +44,7 @@ typecheck: $(TSC)
 
 lint: $(STAMP)
 	$(BIN)/ruff check app tests migrations bench
+	$(BIN)/lint-imports
 	$(BIN)/ruff format --check app tests migrations bench
 
 ## The OpenAPI document, and the console's schema.js generated from it.

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from app import cli_args
 from app.config.settings import Settings
 from app.domain.errors import ToolgateError
-from app.domain.replay import SCRATCH_PREFIX, is_scratch
+from app.domain.forensics.replay import SCRATCH_PREFIX, is_scratch
 from app.observability import logs
 
 
@@ -94,7 +94,7 @@ def cmd_db_purge(settings: Settings, args: argparse.Namespace) -> int:
     """Applies the config's `retention` now (or, with --dry-run, counts what would go) and
     prints what it removed as JSON."""
     from app.adapters.clock import SystemClock
-    from app.engine import retention
+    from app.engine.limits import retention
     from app.main import load_app_config
 
     kept = load_app_config(settings).retention.rules()
@@ -107,7 +107,7 @@ def cmd_db_purge(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_keys_create(settings: Settings, args: argparse.Namespace) -> int:
     from app.adapters.clock import SystemClock
-    from app.engine.keys import create_key
+    from app.engine.access.keys import create_key
 
     roles = [r.strip() for r in args.roles.split(",") if r.strip()]
     # --scopes "" means no scopes at all; leaving it out means every scope.
@@ -157,8 +157,8 @@ def cmd_keys_create(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_demo_seed(settings: Settings, args: argparse.Namespace) -> int:
-    from app.adapters.builtin_tools.demo_data import seed
     from app.adapters.clock import SystemClock
+    from app.adapters.tools.builtin.demo_data import seed
 
     async def work(_engine, sessions):  # type: ignore[no-untyped-def]
         async with sessions.begin() as session:
@@ -274,7 +274,7 @@ def _demo_key(settings: Settings, key_file: Path) -> str:
     """The demo key kept under the data folder, made anew when that file is missing or its
     key does not open this database (a reset or another database)."""
     from app.adapters.clock import SystemClock
-    from app.engine.keys import authenticate, create_key
+    from app.engine.access.keys import authenticate, create_key
 
     kept = json.loads(key_file.read_text())["key"] if key_file.exists() else None
 

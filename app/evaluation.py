@@ -263,8 +263,8 @@ async def evaluate_with_app(app: Any, cases: Sequence[Case], trials: int, route:
     the demo radar seeded, through the public API."""
     import secrets
 
-    from app.adapters.builtin_tools.demo_data import seed
-    from app.engine.keys import create_key
+    from app.adapters.tools.builtin.demo_data import seed
+    from app.engine.access.keys import create_key
 
     async with app.router.lifespan_context(app):
         rt = app.state.runtime

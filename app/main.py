@@ -20,13 +20,13 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app import openapi
-from app.adapters.builtin_tools.tech_radar import SPECS, radar_tools
 from app.adapters.clock import SystemClock
-from app.adapters.lazy_model import OnFirstCall
-from app.adapters.scripted_model import ScriptedModel
-from app.adapters.sdk_model import key_env_of
-from app.adapters.webhook_dns import Resolver
-from app.adapters.webhook_http import WebhookClient
+from app.adapters.model.lazy import OnFirstCall
+from app.adapters.model.scripted import ScriptedModel
+from app.adapters.model.sdk import key_env_of
+from app.adapters.tools.builtin.tech_radar import SPECS, radar_tools
+from app.adapters.webhooks.dns import Resolver
+from app.adapters.webhooks.http import WebhookClient
 from app.api import errors
 from app.api.concurrency import ConcurrencyLimitMiddleware
 from app.api.event_stream import Streams
@@ -55,11 +55,11 @@ from app.config.settings import Settings
 from app.db.clock import DbTime
 from app.db.session import make_engine, make_sessionmaker
 from app.domain.ports import Clock, ModelProvider, Tool
-from app.engine.delegation import Delegation
-from app.engine.pinned_config import Versions
-from app.engine.process.driver import Driver
+from app.engine.driver import Driver
+from app.engine.lifecycle.delegation import Delegation
 from app.engine.process.runtime import Runtime
-from app.engine.process.webhook_sender import WebhookSender
+from app.engine.tools.pinned_config import Versions
+from app.engine.webhooks.sender import WebhookSender
 from app.observability import telemetry as tracing
 from app.observability.metrics import Metrics
 from app.observability.otel_setup import Telemetry
@@ -97,13 +97,13 @@ def load_app_config(settings: Settings) -> AppConfig:
 
 
 def _openai(route: ModelRouteConfig, client: httpx.AsyncClient) -> ModelProvider:
-    from app.adapters.openai_model import OpenAIModel
+    from app.adapters.model.openai import OpenAIModel
 
     return OpenAIModel(route, client)
 
 
 def _anthropic(route: ModelRouteConfig, client: httpx.AsyncClient) -> ModelProvider:
-    from app.adapters.anthropic_model import AnthropicModel
+    from app.adapters.model.anthropic import AnthropicModel
 
     return AnthropicModel(route, client)
 
@@ -213,7 +213,7 @@ def _lifespan(
         runtime, delegation = _runtime(
             settings, config, clock, tools, db_time, otel, engine, out, models
         )
-        # Webhooks have their own client (adapters.webhook_http): no proxies, pinned addresses.
+        # Webhooks have their own client (adapters.webhooks.http): no proxies, pinned addresses.
         webhooks = WebhookSender(
             runtime,
             WebhookClient(settings.webhook_concurrency),

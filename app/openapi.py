@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from app.api.problems import PROBLEM_JSON, PROBLEM_TYPES, problem_body
-from app.api.schemas import Problem
+from app.api.schemas.runs import Problem
 from app.config.files import parse_config
 from app.domain.errors import FieldError
 

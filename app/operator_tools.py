@@ -1,6 +1,6 @@
 """The operator's tools a process serves — HTTP tools, MCP tools and agent tools — with what
 they call out through (one HTTP client, one session per MCP server), and how a run's pinned
-declaration of one is built again under this code (`engine.pinned_config`)."""
+declaration of one is built again under this code (`engine.tools.pinned_config`)."""
 
 from __future__ import annotations
 
@@ -13,17 +13,17 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from app.adapters.http_tools import HttpTool, client_timeouts, http_tools
-from app.adapters.mcp_session import McpServer, mcp_servers
-from app.adapters.mcp_tools import McpTool, mcp_tools
+from app.adapters.tools.http import HttpTool, client_timeouts, http_tools
+from app.adapters.tools.mcp_session import McpServer, mcp_servers
+from app.adapters.tools.mcp_tools import McpTool, mcp_tools
 from app.config.files import AgentToolConfig, AppConfig, HttpToolConfig, McpToolConfig
 from app.config.settings import Settings
-from app.domain.pinning import AGENT, MCP
 from app.domain.ports import Clock, Tool
+from app.domain.tools.pinning import AGENT, MCP
 from app.engine import off_loop
-from app.engine.delegation import AgentTool, Delegation, agent_tools
-from app.engine.mcp_declarations import Declarations
-from app.engine.pinned_config import OperatorToolFactory
+from app.engine.lifecycle.delegation import AgentTool, Delegation, agent_tools
+from app.engine.tools.mcp_declarations import Declarations
+from app.engine.tools.pinned_config import OperatorToolFactory
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """`python -m app replay RUN_ID`: replays a finished run against the current code, config
-and tools (`engine.replay`) and prints `no difference` (exit 0) or the first differing
+and tools (`engine.forensics.replay`) and prints `no difference` (exit 0) or the first differing
 transition, recorded and replayed (exit 1). A run that cannot be replayed (not found, not
 finished, ...) is a usage error (exit 2), said in one line.
 
@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from app.config.files import AppConfig
-from app.domain.replay import Difference, Transition, first_difference, transitions
+from app.domain.forensics.replay import Difference, Transition, first_difference, transitions
 
 #: Route fields a scripted route does without.
 _MODEL_FIELDS = {"provider": "scripted", "model": None, "base_url": None, "api_key_env": None}
@@ -52,7 +52,7 @@ def report(difference: Difference | None, note: str | None) -> tuple[str, int]:
 
 
 async def _replay(app: Any, run_id: str, tenant: str | None, side_effects: bool) -> tuple[str, int]:
-    from app.engine import replay
+    from app.engine.forensics import replay
 
     async with app.router.lifespan_context(app):
         rt, driver = app.state.runtime, app.state.driver

@@ -16,7 +16,7 @@ database as its system database (DBOS's tables in its `dbos` schema, the radar i
 A run of N rounds is one DBOS workflow: N times a checkpointed step `model_turn` returning
 the scripted proposal (a tool call of search_technologies, the same dict bench_runs.py
 scripts), then a checkpointed step `search_technologies` running the radar search (the
-statement of app/db/technology_repo.py: case-insensitive substring of name, category or
+statement of app/db/radar/technologies.py: case-insensitive substring of name, category or
 description, the total by a window function, ordered by name, limit 5) and returning the
 tool's result; then a last `model_turn` returning the final answer, which the workflow
 returns. So N + 1 model turns, as in bench_runs.py, and 2N + 1 DBOS steps; "steps" in the
@@ -88,7 +88,7 @@ FINAL: dict[str, Any] = {
     "usage": {"input_tokens": 300, "output_tokens": 22},
 }
 TENANT = "bench"
-#: Toolgate's demo radar (app/adapters/builtin_tools/demo_data.py), copied so that this
+#: Toolgate's demo radar (app/adapters/tools/builtin/demo_data.py), copied so that this
 #: script needs nothing from app/.
 SAMPLE: list[tuple[str, str, str, str]] = [
     (

@@ -29,8 +29,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.db import migrate  # noqa: E402
-from app.db.webhook_tables import WEBHOOK_OUTBOX_FUNCTION  # noqa: E402
-from app.domain.events import EventType  # noqa: E402
+from app.db.webhooks.tables import WEBHOOK_OUTBOX_FUNCTION  # noqa: E402
+from app.domain.lifecycle.events import EventType  # noqa: E402
 
 LOCKED = str(WEBHOOK_OUTBOX_FUNCTION.statement).replace(
     "CREATE FUNCTION", "CREATE OR REPLACE FUNCTION"

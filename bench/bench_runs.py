@@ -76,12 +76,12 @@ from sqlalchemy.ext.asyncio import create_async_engine
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.adapters.builtin_tools.demo_data import seed  # noqa: E402
 from app.adapters.clock import SystemClock  # noqa: E402
+from app.adapters.tools.builtin.demo_data import seed  # noqa: E402
 from app.config.files import DEMO_CONFIG_PATH  # noqa: E402
 from app.db import migrate  # noqa: E402
 from app.db.session import make_sessionmaker  # noqa: E402
-from app.engine.keys import create_key  # noqa: E402
+from app.engine.access.keys import create_key  # noqa: E402
 from tests.support.dbserver import fresh_database  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))

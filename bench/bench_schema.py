@@ -4,7 +4,7 @@
 
 The demo's search tool: its arguments (three properties) and its output (five items of
 five strings each), each valid and invalid (a wrong type deep inside, and a missing
-property), checked by the service's validator (`domain.schema_validator`: jsonschema-rs,
+property), checked by the service's validator (`domain.tools.schema_validator`: jsonschema-rs,
 the compiled validator cached per schema) and, for reference, by Python's `jsonschema`
 (Draft 2020-12, the validator built once). A valid value is asked whether it fits; an
 invalid one for its errors, as the tool path does. Figures: the median of five runs of
@@ -21,8 +21,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from app.adapters.builtin_tools.tech_radar import SEARCH_SPEC
-from app.domain import schema_validator
+from app.adapters.tools.builtin.tech_radar import SEARCH_SPEC
+from app.domain.tools import schema_validator
 
 INPUT = SEARCH_SPEC.input_schema
 OUTPUT = SEARCH_SPEC.output_schema or {}

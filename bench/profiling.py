@@ -26,7 +26,12 @@ from pathlib import Path
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "events and streams",
-        ("app/engine/events/", "app/db/events_repo", "app/domain/events", "app/api/routes/events"),
+        (
+            "app/engine/events/",
+            "app/db/lifecycle/events",
+            "app/domain/lifecycle/events",
+            "app/api/routes/events",
+        ),
     ),
     (
         "telemetry and metrics",
@@ -34,7 +39,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     (
         "validation",
-        ("jsonschema", "pydantic", "referencing/", "app/domain/schema_validator"),
+        ("jsonschema", "pydantic", "referencing/", "app/domain/tools/schema_validator"),
     ),
     (
         "driver round trips",

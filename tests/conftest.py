@@ -15,7 +15,7 @@ from pydantic import SecretStr
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from app.adapters.builtin_tools.tech_radar import radar_tools
+from app.adapters.tools.builtin.tech_radar import radar_tools
 from app.config.settings import Settings
 from app.db import migrate
 from app.db.clock import DbTime

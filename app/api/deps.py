@@ -10,9 +10,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.api.event_stream import Streams
 from app.api.problems import ProblemError
-from app.domain.tools import Principal
-from app.engine.keys import authenticate
-from app.engine.process.driver import Driver
+from app.domain.tools.specs import Principal
+from app.engine.access.keys import authenticate
+from app.engine.driver import Driver
 from app.engine.process.runtime import Runtime
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer tg_...`")

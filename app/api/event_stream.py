@@ -23,7 +23,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from app.api.problems import ProblemError
-from app.api.schemas import TenantEventOut
+from app.api.schemas.runs import TenantEventOut
 from app.db.errors import is_unavailable
 from app.engine.events.event_feeds import PAGE
 from app.engine.events.event_hub import EventHub, Subscription

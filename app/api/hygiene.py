@@ -15,8 +15,8 @@ from pydantic import ValidationError, ValidatorFunctionWrapHandler, model_valida
 from pydantic_core import InitErrorDetails, PydanticCustomError
 from starlette.types import Scope
 
-from app.api.script_items import StrictIn
-from app.domain.tools import first_path, scan, unstorable
+from app.api.schemas.script_items import StrictIn
+from app.domain.tools.specs import first_path, scan, unstorable
 
 #: How deep a request body may nest: the schemas need a few levels, free-form JSON
 #: (metadata, script arguments) is held to 32 of its own further down.

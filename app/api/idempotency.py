@@ -15,12 +15,12 @@ from starlette.responses import JSONResponse, Response
 
 from app.api.errors import render
 from app.api.problems import ProblemError, from_domain
-from app.db.idempotency_repo import Answered
+from app.db.access.idempotency import Answered
+from app.domain.access.idempotency import KeySyntaxError, Verdict, fingerprint, parse_key
 from app.domain.errors import DomainError
-from app.domain.idempotency import KeySyntaxError, Verdict, fingerprint, parse_key
-from app.domain.tools import Principal
-from app.engine import idempotency
-from app.engine.idempotency import Claim, ClaimLost, KeyTaken, Replay
+from app.domain.tools.specs import Principal
+from app.engine.access import idempotency
+from app.engine.access.idempotency import Claim, ClaimLost, KeyTaken, Replay
 from app.engine.process.runtime import Runtime
 
 log = logging.getLogger(__name__)

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from app.domain.context import UNTRUSTED
+from app.domain.guardrails.sensitive import redact_value
+from app.domain.lifecycle.records import Call, Preview, Run
+from app.domain.model.context import UNTRUSTED
 from app.domain.ports import Tool
-from app.domain.records import Call, Preview, Run
-from app.domain.sensitive import redact_value
 
 
 def run_view(record: Run, pending: Sequence[Preview] = ()) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from app.domain import schema_validator
+from app.domain.tools import schema_validator
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 

@@ -32,8 +32,8 @@ from app.config.models import (
 )
 from app.config.tool_configs import AgentToolConfig, HttpToolConfig, McpToolConfig
 from app.domain.errors import ToolgateError
-from app.domain.paging import READ_RESULT
-from app.domain.tools import ToolSpec
+from app.domain.model.paging import READ_RESULT
+from app.domain.tools.specs import ToolSpec
 
 __all__ = [
     "DEMO_CONFIG_PATH",

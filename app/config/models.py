@@ -24,9 +24,9 @@ from app.config.base import (
 )
 from app.config.tool_configs import McpServerConfig, ToolConfig
 from app.domain import patterns
-from app.domain.guardrails import DEFAULTS, OnBlock, Point, Policy, unknown_at
-from app.domain.retention import Retention
-from app.domain.webhooks import BadDestination, pattern
+from app.domain.guardrails.policy import DEFAULTS, OnBlock, Point, Policy, unknown_at
+from app.domain.limits.retention import Retention
+from app.domain.webhooks.destinations import BadDestination, pattern
 
 
 class LimitsConfig(Strict):
@@ -131,7 +131,7 @@ OnFinalNames = Annotated[list[str], _known_at(Point.ON_FINAL)]
 
 
 class GuardrailsConfig(Strict):
-    """The guardrails an agent runs at each point, in order (`app.domain.guardrails`)."""
+    """The guardrails an agent runs at each point, in order (`app.domain.guardrails.policy`)."""
 
     before_call: BeforeCallNames = list(DEFAULTS[Point.BEFORE_CALL])
     after_call: AfterCallNames = list(DEFAULTS[Point.AFTER_CALL])
@@ -154,7 +154,7 @@ class AgentConfig(Strict):
     limits: AgentLimitsConfig = AgentLimitsConfig()
     data_policy: list[NonEmpty] = []  # tags every route the agent uses must carry
     guardrails: GuardrailsConfig = GuardrailsConfig()
-    #: The JSON Schema its final answer must be a document of (`app.domain.typed_output`).
+    #: The JSON Schema its final answer must be a document of (`app.domain.model.typed_output`).
     output_schema: dict[str, Any] | None = None
 
     @field_validator("output_schema")
@@ -199,8 +199,8 @@ AllowPattern = Annotated[str, AfterValidator(_allow_pattern)]
 class WebhooksConfig(Strict):
     """Where webhooks may be delivered, and how they are retried (SPEC §3.8)."""
 
-    #: `scheme://host[:port]` patterns (see `app.domain.webhooks`). Only public HTTPS by
-    #: default; an internal address must be allowed by its literal (`http://127.0.0.1:*`).
+    #: `scheme://host[:port]` patterns (see `app.domain.webhooks.destinations`). Only public HTTPS
+    #: by default; an internal address must be allowed by its literal (`http://127.0.0.1:*`).
     allow: list[AllowPattern] = ["https://*"]
     #: Seconds before each retry after a failed attempt; after the last, the delivery fails.
     retry_schedule_s: list[PosFloat] = [5, 300, 1800, 7200, 18000, 36000, 36000]

@@ -19,7 +19,7 @@ from app.config.base import (
     check_schema,
     object_input_schema,
 )
-from app.domain.tools import Risk, ToolSpec
+from app.domain.tools.specs import Risk, ToolSpec
 
 
 class _GatedTool(Strict):

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy.dialects.postgresql import BYTEA
 from sqlalchemy.types import TypeDecorator
 
-from app.domain.tools import SHA256_TAG as _TAG
+from app.domain.tools.specs import SHA256_TAG as _TAG
 
 
 class Sha256(TypeDecorator[str]):

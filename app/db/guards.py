@@ -1,4 +1,4 @@
-"""A status guard as SQL: the statuses a move starts from (`domain.moves`)."""
+"""A status guard as SQL: the statuses a move starts from (`domain.lifecycle.moves`)."""
 
 from __future__ import annotations
 

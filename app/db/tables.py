@@ -392,9 +392,9 @@ technology_operation = Table(
 )
 
 # What other modules declare on `metadata` (tables, triggers, functions): imported here.
-from app.db import history_tables as _history_tables  # noqa: E402, F401
-from app.db import json_rows as _json_rows  # noqa: E402, F401
-from app.db import lineage_tables as _lineage_tables  # noqa: E402, F401
-from app.db import mcp_tables as _mcp_tables  # noqa: E402, F401
-from app.db import quota_tables as _quota_tables  # noqa: E402, F401
-from app.db import webhook_tables as _webhook_tables  # noqa: E402, F401
+from app.db.lifecycle import json_rows as _json_rows  # noqa: E402, F401
+from app.db.limits import lineage_tables as _lineage_tables  # noqa: E402, F401
+from app.db.limits import quota_tables as _quota_tables  # noqa: E402, F401
+from app.db.radar import history_tables as _history_tables  # noqa: E402, F401
+from app.db.tools import mcp_tables as _mcp_tables  # noqa: E402, F401
+from app.db.webhooks import tables as _webhook_tables  # noqa: E402, F401

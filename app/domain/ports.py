@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from app.domain.approvals import PreviewBody, PreviewRef
-from app.domain.mcp_declarations import Listed, Pin
-from app.domain.model import ModelReply, ModelRequest
-from app.domain.tools import Principal, ToolError, ToolResult, ToolSpec
+from app.domain.approvals.previews import PreviewBody, PreviewRef
+from app.domain.model.replies import ModelReply, ModelRequest
+from app.domain.tools.mcp_declarations import Listed, Pin
+from app.domain.tools.specs import Principal, ToolError, ToolResult, ToolSpec
 
 
 class Clock(Protocol):

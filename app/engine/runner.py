@@ -23,9 +23,9 @@ from app.engine.steps.stepper import lease_for, load_state, new_lease_token
 if TYPE_CHECKING:
     # Only named: the driver calls use cases (retention, webhooks), so importing it here
     # would make every use case import itself.
-    from app.domain.guardrails import Policy
-    from app.domain.records import Run
-    from app.engine.process.driver import Driver
+    from app.domain.guardrails.policy import Policy
+    from app.domain.lifecycle.records import Run
+    from app.engine.driver import Driver
 
 __all__ = [
     "Driver",

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.domain.guardrails.sensitive import redact_secrets_text
 from app.domain.patterns import WHITE_SPACE, compile
-from app.domain.sensitive import redact_secrets_text
 
 ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _ON = frozenset({"true", "1", "yes", "span_only", "span_and_event"})

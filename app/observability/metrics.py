@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from opentelemetry import metrics
 
-from app.domain.records import Call
-from app.domain.status import SETTLED_CALL_STATUSES
+from app.domain.lifecycle.records import Call
+from app.domain.lifecycle.status import SETTLED_CALL_STATUSES
 from app.observability import telemetry
 
 # gen-ai-metrics.md, semantic-conventions v1.41.0: ExplicitBucketBoundaries advice.

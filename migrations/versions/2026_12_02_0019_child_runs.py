@@ -19,7 +19,7 @@ down_revision: str | None = "0018"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-# The same text as app/db/lineage_tables.py (test_schema compares them).
+# The same text as app/db/limits/lineage_tables.py (test_schema compares them).
 SETTLE_FUNCTION = """\
 CREATE FUNCTION run_child_settle() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

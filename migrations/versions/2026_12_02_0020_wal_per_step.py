@@ -26,7 +26,7 @@ writes to the WAL"):
 - The tenant feed's index `ix_event_tenant_order` is (tenant_id, xid), no longer
   (tenant_id, xid, run_id, seq): every event wrote the run id (37 bytes) into it a second
   time (the primary key has it). The feed sorts the few events of one transaction by
-  run_id and seq itself (app/db/events_repo.py); the events of one transaction share an
+  run_id and seq itself (app/db/lifecycle/events.py); the events of one transaction share an
   index key, which B-tree deduplication stores once. Events written before migration 0008
   all have xid 0, one group as large as the tenant's history then: they get their own
   index in feed order, `ix_event_tenant_legacy_order` (tenant_id, run_id, seq) WHERE

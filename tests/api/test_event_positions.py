@@ -9,7 +9,7 @@ import base64
 import pytest
 
 from app.domain.errors import DomainError
-from app.engine.runs import decode_cursor
+from app.engine.lifecycle.runs import decode_cursor
 from tests.support.assertions import assert_problem
 from tests.support.factories import final, run_body
 from tests.support.harness import Harness

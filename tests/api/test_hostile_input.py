@@ -15,8 +15,11 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from app.api import catalog_schemas, key_schemas, schemas, webhook_schemas
 from app.api.problems import PROBLEM_JSON, PROBLEM_TYPES
+from app.api.schemas import catalog as catalog_schemas
+from app.api.schemas import keys as key_schemas
+from app.api.schemas import runs as schemas
+from app.api.schemas import webhooks as webhook_schemas
 from app.db.tables import technology
 from app.openapi import openapi_json
 from tests.support import hostile

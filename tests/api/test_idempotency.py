@@ -8,13 +8,13 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select, text
 
-from app.api.schemas import CreateRunIn
+from app.api.schemas.runs import CreateRunIn
 from app.db.tables import idempotency_key, run
-from app.domain.idempotency import fingerprint
-from app.domain.tools import Principal
-from app.engine import idempotency
-from app.engine.idempotency import Claim
-from app.engine.runs import CreateRun, start_run
+from app.domain.access.idempotency import fingerprint
+from app.domain.tools.specs import Principal
+from app.engine.access import idempotency
+from app.engine.access.idempotency import Claim
+from app.engine.lifecycle.runs import CreateRun, start_run
 from tests.support.assertions import assert_problem
 from tests.support.factories import final, run_body
 from tests.support.fakes import HeldModel

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from app.engine.keys import hash_key
+from app.engine.access.keys import hash_key
 from tests.support.assertions import assert_problem
 from tests.support.harness import Harness
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import httpx
 
-from app.domain.events import EventType
+from app.domain.lifecycle.events import EventType
 from tests.support.assertions import assert_problem
 from tests.support.harness import Harness, make_config
 from tests.support.webhook_receiver import ADMIN

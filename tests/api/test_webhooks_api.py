@@ -15,10 +15,11 @@ import pytest
 from sqlalchemy import text
 
 from app.api.routes.webhooks import rotation_answer
-from app.domain.events import EventType
-from app.domain.idempotency import fingerprint
-from app.domain.tools import Principal
-from app.engine import idempotency, webhooks
+from app.domain.access.idempotency import fingerprint
+from app.domain.lifecycle.events import EventType
+from app.domain.tools.specs import Principal
+from app.engine.access import idempotency
+from app.engine.webhooks import endpoints as webhooks
 from tests.support.assertions import assert_problem as problem_at
 from tests.support.harness import Harness, make_config
 from tests.support.webhook_receiver import ADMIN

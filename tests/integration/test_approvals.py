@@ -12,7 +12,7 @@ import httpx
 from sqlalchemy import func, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.adapters.builtin_tools.tech_radar import radar_tools
+from app.adapters.tools.builtin.tech_radar import radar_tools
 from app.db.clock import DbTime
 from app.db.tables import run as run_table
 from tests.support.approvals import (

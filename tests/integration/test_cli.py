@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.session import make_sessionmaker
 from app.db.tables import api_key, technology
-from app.engine.keys import authenticate, hash_key
+from app.engine.access.keys import authenticate, hash_key
 from tests.support.dbserver import fresh_database
 from tests.support.processes import free_port
 

@@ -10,16 +10,17 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from app.db import idempotency_repo, runs_repo
-from app.db.idempotency_repo import Binding
-from app.db.step_writes import Birth, StaleWrite, StepWrite, Unencodable
+from app.db.access import idempotency
+from app.db.access.idempotency import Binding
+from app.db.lifecycle import runs as runs_repo
+from app.db.lifecycle.step_writes import Birth, StaleWrite, StepWrite, Unencodable
 from app.db.tables import idempotency_key, run, turn
-from app.domain.budget import Limits
-from app.domain.events import EventType
-from app.domain.records import Call, Run, RunLease
-from app.domain.run_changes import Creation
-from app.domain.run_patch import RunPatch
-from app.domain.status import CallStatus, RunStatus
+from app.domain.lifecycle.events import EventType
+from app.domain.lifecycle.records import Call, Run, RunLease
+from app.domain.lifecycle.run_changes import Creation
+from app.domain.lifecycle.run_patch import RunPatch
+from app.domain.lifecycle.status import CallStatus, RunStatus
+from app.domain.limits.budget import Limits
 from tests.support.factories import final, run_body, search_rounds, seed_radar, tool_calls
 from tests.support.fakes import ProbeTool, probe_spec
 from tests.support.harness import Harness
@@ -255,13 +256,13 @@ async def test_runs_are_born_in_the_steps_statement_each_on_its_own_key_binding(
             ]
         }
         db_now = (await session.execute(select(func.now()))).scalar_one()
-        bound = await idempotency_repo.get(session, "acme", "k-2", db_time=h.runtime.db_time)
+        bound = await idempotency.get(session, "acme", "k-2", db_time=h.runtime.db_time)
         kinds = [
             (e.run_id, e.seq, e.type)
             for e in await stored_events(session)
             if e.run_id.startswith("run_born_")
         ]
-        key = await idempotency_repo.get(session, "acme", "k-1", db_time=h.runtime.db_time)
+        key = await idempotency.get(session, "acme", "k-1", db_time=h.runtime.db_time)
         scripts = await runs_repo.script_of(session, "acme", "run_born_free")
     assert made["run_born_twice"] is None and made["run_born_unbound"] is None
     free, keyed = made["run_born_free"], made["run_born_keyed"]

@@ -21,14 +21,14 @@ from playwright.async_api import Dialog, Page, Request, Route, expect
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.adapters.builtin_tools.tech_radar import radar_tools
+from app.adapters.tools.builtin.tech_radar import radar_tools
 from app.api.routes.console import CSP
 from app.config.settings import Settings
-from app.db import technology_repo
+from app.db.radar import technologies
 from app.db.tables import api_key
 from app.db.tables import preview as preview_table
 from app.domain.ids import new_id
-from app.engine.keys import hash_key
+from app.engine.access.keys import hash_key
 from app.main import create_app
 from app.observability.otel_setup import Telemetry
 from tests.support.approvals import WRITER, ledger_size, move, moved_meanwhile, row
@@ -438,7 +438,7 @@ async def test_self_approval_is_refused_in_an_alert(console: Console) -> None:
 async def _xss_technology(console: Console) -> str:
     tech_id = new_id("tech")
     async with console.h.runtime.sessions.begin() as session:
-        await technology_repo.insert_missing(
+        await technologies.insert_missing(
             session,
             [
                 {

@@ -13,7 +13,7 @@ import pytest
 from playwright.async_api import expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.adapters.builtin_tools.tech_radar import radar_tools
+from app.adapters.tools.builtin.tech_radar import radar_tools
 from app.config.settings import Settings
 from app.main import create_app
 from app.observability.otel_setup import Telemetry

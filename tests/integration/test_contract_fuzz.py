@@ -22,8 +22,8 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.config.files import DEMO_CONFIG_PATH
-from app.db import keys_repo
-from app.engine.keys import hash_key
+from app.db.access import keys as keys_repo
+from app.engine.access.keys import hash_key
 from app.openapi import openapi_json
 from tests.support.dbserver import fresh_database
 from tests.support.processes import cli_out, free_port, server, wait_healthy_sync

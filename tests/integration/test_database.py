@@ -21,7 +21,7 @@ from app.config.settings import Settings
 from app.db import migrate
 from app.db.embedded import start_embedded
 from app.db.tables import metadata
-from app.engine.keys import create_key
+from app.engine.access.keys import create_key
 from app.main import create_app
 from tests.support.dbserver import embedded_server, fresh_database
 from tests.support.factories import final

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from app.adapters.builtin_tools.tech_radar import SPECS
+from app.adapters.tools.builtin.tech_radar import SPECS
 from app.config.files import parse_config
 from app.db.clock import DbTime
 from app.db.tables import run as run_table

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from app.domain.budget import Usage
-from app.domain.status import RunStatus
+from app.domain.lifecycle.status import RunStatus
+from app.domain.limits.budget import Usage
 from tests.support.factories import final, run_body
 
 

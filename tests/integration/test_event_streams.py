@@ -22,7 +22,7 @@ from app.adapters.clock import SystemClock
 from app.config.settings import Settings
 from app.db.session import make_sessionmaker
 from app.db.tables import api_key, event
-from app.engine.keys import create_key
+from app.engine.access.keys import create_key
 from tests.support.approvals import (
     approvals_harness,
     approve,

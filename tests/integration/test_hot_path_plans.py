@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.db import step_writes
+from app.db.lifecycle import step_writes
 from app.db.session import alone
 from tests.support.factories import final, run_body
 from tests.support.tenancy import plan_nodes

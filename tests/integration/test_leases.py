@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from app.adapters.builtin_tools.tech_radar import SPECS
+from app.adapters.tools.builtin.tech_radar import SPECS
 from app.config.files import parse_config
-from app.db import runs_repo
 from app.db.clock import DbTime
 from app.db.errors import is_unavailable
+from app.db.lifecycle import runs as runs_repo
 from app.db.tables import turn
-from app.domain.tools import Principal
-from app.engine.runs import CreateRun, start_run
+from app.domain.tools.specs import Principal
+from app.engine.lifecycle.runs import CreateRun, start_run
 from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.fakes import FakeClock, HeldModel, ProbeTool, probe_spec
 from tests.support.harness import DEFAULT_AGENT, Harness

@@ -19,9 +19,9 @@ import pytest
 from mcp_types import ToolAnnotations
 from sqlalchemy import text
 
-from app.db import mcp_declarations_repo
+from app.db.tools import mcp_declarations as mcp_declarations_repo
 from app.domain import patterns
-from app.domain.mcp_declarations import MAX_DESCRIPTION, MAX_SCHEMA_BYTES
+from app.domain.tools.mcp_declarations import MAX_DESCRIPTION, MAX_SCHEMA_BYTES
 from tests.support.assertions import assert_problem
 from tests.support.factories import final, tool_calls
 from tests.support.harness import DEFAULT_AGENT, Harness, make_config

@@ -183,7 +183,7 @@ async def test_a_server_down_at_start_costs_one_warning_and_its_tools_return_wit
     harness_factory, caplog: pytest.LogCaptureFixture
 ) -> None:  # type: ignore[no-untyped-def]
     kb = FakeMcp(port=free_port())  # nobody listens there yet
-    caplog.set_level(logging.WARNING, logger="app.adapters.mcp_session")
+    caplog.set_level(logging.WARNING, logger="app.adapters.tools.mcp_session")
     h = await kb_harness(harness_factory, kb, lookup_doc={})
     listed = (await h.client.get("/v1/tools", headers=await h.key())).json()["items"]
     assert {t["name"]: t["enabled"] for t in listed}["lookup_doc"] is False

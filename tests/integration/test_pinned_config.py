@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from app.db.tables import config_version, turn
-from app.domain.tools import sha256_tag
+from app.domain.tools.specs import sha256_tag
 from tests.support.approvals import approve, commit, keys, parked_run, ticket_tool
 from tests.support.backend import FakeBackend, ok, serving
 from tests.support.factories import final, run_body, tool_calls

@@ -17,7 +17,7 @@ import httpx
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.db import events_repo
+from app.db.lifecycle import events
 from app.db.session import make_engine, make_sessionmaker
 from tests.support.factories import final, run_body, tool_calls
 from tests.support.pgbouncer import pgbouncer, prepared_on_servers
@@ -58,7 +58,7 @@ async def listening(db: AsyncEngine, processes: int) -> None:
 
     async def connected() -> bool:
         async with db.connect() as connection:
-            found = await connection.execute(query, {"channel": events_repo.CHANNEL})
+            found = await connection.execute(query, {"channel": events.CHANNEL})
             return found.scalar_one() >= processes
 
     await until(connected, timeout_s=30, what="both listeners")

@@ -9,10 +9,10 @@ from typing import Any
 
 from sqlalchemy import func, insert, select
 
-from app.db import quotas_repo
-from app.db.quota_tables import tenant_day_cost
+from app.db.limits import quotas as quotas_repo
+from app.db.limits.quota_tables import tenant_day_cost
 from app.db.tables import run
-from app.domain.quotas import day_start
+from app.domain.limits.quotas import day_start
 from tests.support.approvals import WRITER, move, parked_run, row
 from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.harness import Harness, make_config

@@ -13,8 +13,8 @@ from typing import Any
 from sqlalchemy import func, select, text
 
 from app.db.tables import event, idempotency_key, preview, run, tool_call, turn
-from app.domain.retention import Kind
-from app.engine import retention
+from app.domain.limits.retention import Kind
+from app.engine.limits import retention
 from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.harness import DEFAULT_AGENT, Harness, make_config
 from tests.support.processes import cli_out

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from app.domain.status import CallStatus
+from app.domain.lifecycle.status import CallStatus
 from tests.support.factories import final, run_body, tool_calls
 from tests.support.fakes import ProbeTool, probe_spec
 from tests.support.harness import DEFAULT_AGENT, Harness, make_config

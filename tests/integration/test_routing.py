@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from app.adapters.builtin_tools.tech_radar import SPECS
+from app.adapters.tools.builtin.tech_radar import SPECS
 from app.config.files import parse_config
 from tests.support.fake_openai import FakeOpenAI, failure, fake_openai, text
 from tests.support.harness import DEFAULT_AGENT, Harness

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from app.domain.tools import ToolError
+from app.domain.tools.specs import ToolError
 from tests.support.factories import error, final, run_body, seed_radar, tool_calls
 from tests.support.fakes import ProbeTool, probe_spec
 from tests.support.harness import Harness

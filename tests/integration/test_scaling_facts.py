@@ -20,10 +20,13 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.db import quotas_repo, replay_repo, tool_switch_repo, webhook_claims_repo
-from app.domain.events import EventType
-from app.domain.quotas import day_start
-from app.engine import retention
+from app.db.forensics import replay
+from app.db.limits import quotas as quotas_repo
+from app.db.tools import switches
+from app.db.webhooks import claims
+from app.domain.lifecycle.events import EventType
+from app.domain.limits.quotas import day_start
+from app.engine.limits import retention
 from tests.support.approvals import WRITER, move, row
 from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.harness import Harness, make_config
@@ -318,7 +321,7 @@ async def _webhooks(
     the sender's own claim sends them."""
     rt = h.runtime
     async with rt.sessions.begin() as session:
-        claimed = await webhook_claims_repo.claim_due(
+        claimed = await claims.claim_due(
             session,
             limit=50,
             per_endpoint=4,
@@ -328,7 +331,7 @@ async def _webhooks(
             db_time=rt.db_time,
         )
         assert {c.tenant_id for c in claimed} == {"acme", "globex"}
-        await webhook_claims_repo.hand_back(session, claimed, rt.db_time)
+        await claims.hand_back(session, claimed, rt.db_time)
     assert await h.driver.webhooks.send_due() == len(claimed)
     await receiver.wait_for(len(claimed))
     for headers, hook_id in hooks:
@@ -342,9 +345,9 @@ async def _purges(h: Harness, run_id: str) -> None:
     done = await retention.purge(rt.sessions, retention.pass_of(rt))
     assert sum(done.removed.values()) > 0
     async with rt.sessions.begin() as session:
-        await tool_switch_repo.purge_rates(session, db_time=rt.db_time)
+        await switches.purge_rates(session, db_time=rt.db_time)
         await quotas_repo.purge(session, db_time=rt.db_time, today=day_start(rt.clock.now()))
-        assert await replay_repo.runs_by_id(session, run_id=run_id, tenant_id=None) == []
+        assert await replay.runs_by_id(session, run_id=run_id, tenant_id=None) == []
 
 
 async def _tour(h: Harness, receiver: Receiver) -> list[Reach]:

@@ -6,8 +6,8 @@ import asyncio
 import time
 from typing import Any
 
-from app.adapters.builtin_tools.tech_radar import radar_tools
-from app.domain.tools import ToolError, ToolResult
+from app.adapters.tools.builtin.tech_radar import radar_tools
+from app.domain.tools.specs import ToolError, ToolResult
 from tests.support.factories import error, final, run_body, seed_radar, tool_calls
 from tests.support.fakes import ProbeTool, probe_spec
 from tests.support.harness import DEFAULT_AGENT, Harness, make_config
@@ -412,7 +412,7 @@ async def test_single_shot_agent(harness_factory) -> None:  # type: ignore[no-un
 
 
 async def test_cost_budget_counts_model_prices(harness_factory) -> None:  # type: ignore[no-untyped-def]
-    from app.adapters.builtin_tools.tech_radar import SPECS
+    from app.adapters.tools.builtin.tech_radar import SPECS
     from app.config.files import parse_config
 
     config = parse_config(

@@ -17,12 +17,12 @@ import pytest
 from sqlalchemy import delete, select, text, update
 from sqlalchemy.exc import DBAPIError
 
-from app.db.history_tables import technology_version
+from app.db.radar.history_tables import technology_version
 from app.db.tables import technology
+from app.domain.limits.retention import HISTORY_GRACE_S, Kind
 from app.domain.ports import ToolContext
-from app.domain.retention import HISTORY_GRACE_S, Kind
-from app.domain.tools import Principal
-from app.engine import retention
+from app.domain.tools.specs import Principal
+from app.engine.limits import retention
 from tests.support.approvals import (
     WRITER,
     approvals_harness,

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.adapters.builtin_tools.demo_data import seed
-from app.adapters.builtin_tools.tech_radar import radar_tools
+from app.adapters.tools.builtin.demo_data import seed
+from app.adapters.tools.builtin.tech_radar import radar_tools
 from app.db.session import make_sessionmaker
 from app.domain.ports import ToolContext
-from app.domain.tools import Principal, ToolError
+from app.domain.tools.specs import Principal, ToolError
 from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.fakes import FakeClock
 from tests.support.harness import Harness

@@ -12,10 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
-from app.adapters.anthropic_model import AnthropicModel
+from app.adapters.model.anthropic import AnthropicModel
 from app.config.models import ModelRouteConfig
-from app.domain.model import ModelRequest
-from app.domain.typed_output import OutputSchema
+from app.domain.model.replies import ModelRequest
+from app.domain.model.typed_output import OutputSchema
 from tests.support.fake_openai import FakeOpenAI, says, text
 from tests.support.live_model import events_of, live_harness, provider, start
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from app.domain.events import EventType
+from app.domain.lifecycle.events import EventType
 from tests.support.factories import final, run_body
 from tests.support.fake_dns import FakeDns, serving_dns
 from tests.support.harness import Harness, make_config

@@ -11,10 +11,10 @@ from typing import Any
 from sqlalchemy import func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.db import webhooks_repo
 from app.db.tables import event
-from app.db.webhook_tables import webhook_delivery
-from app.domain.events import EventType
+from app.db.webhooks import endpoints as webhooks_repo
+from app.db.webhooks.tables import webhook_delivery
+from app.domain.lifecycle.events import EventType
 from tests.support.factories import final, run_body
 from tests.support.harness import Harness, make_config
 from tests.support.webhook_receiver import ADMIN, LOOPBACK, Reply, receiving, register

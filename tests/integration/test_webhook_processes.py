@@ -16,8 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.adapters.clock import SystemClock
 from app.config.files import DEMO_CONFIG_PATH
 from app.db.session import make_sessionmaker
-from app.domain.events import EventType
-from app.engine.keys import create_key
+from app.domain.lifecycle.events import EventType
+from app.engine.access.keys import create_key
 from tests.support.factories import final, run_body
 from tests.support.processes import free_port, server, wait_healthy
 from tests.support.webhook_receiver import LOOPBACK, Reply, receiving, register, settled

@@ -11,7 +11,7 @@ import logging
 import pytest
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from app.domain.events import EventType
+from app.domain.lifecycle.events import EventType
 from tests.support.factories import final, run_body, tool_calls
 from tests.support.harness import Harness, make_config
 from tests.support.webhook_receiver import (

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.adapters.clock import SystemClock
 from app.db.session import make_sessionmaker
 from app.db.tables import technology, technology_operation
-from app.engine.keys import create_key
+from app.engine.access.keys import create_key
 from tests.support.backend import FakeBackend
 from tests.support.factories import run_body, seed_radar
 from tests.support.harness import DEFAULT_AGENT, Harness, make_config

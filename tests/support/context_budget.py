@@ -9,7 +9,7 @@ import json
 import math
 from typing import Any
 
-from app.adapters.builtin_tools.tech_radar import SPECS
+from app.adapters.tools.builtin.tech_radar import SPECS
 from app.config.files import parse_config
 from tests.support.backend import FakeBackend
 from tests.support.fake_openai import FakeOpenAI

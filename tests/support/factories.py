@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.adapters.builtin_tools.demo_data import seed
+from app.adapters.tools.builtin.demo_data import seed
 
 
 def tool_calls(

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from app.adapters.scripted_model import ScriptedModel
-from app.domain.model import ModelReply, ModelRequest
+from app.adapters.model.scripted import ScriptedModel
+from app.domain.model.replies import ModelReply, ModelRequest
 from app.domain.ports import ToolContext
-from app.domain.tools import ToolError, ToolResult, ToolSpec
+from app.domain.tools.specs import ToolError, ToolResult, ToolSpec
 
 
 class FakeClock:

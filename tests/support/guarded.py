@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.adapters.builtin_tools.tech_radar import SPECS
+from app.adapters.tools.builtin.tech_radar import SPECS
 from app.config.files import parse_config
 from tests.support.backend import FakeBackend
 from tests.support.harness import DEFAULT_AGENT, Harness

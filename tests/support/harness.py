@@ -9,9 +9,9 @@ from typing import Any
 
 import httpx
 
-from app.adapters.builtin_tools.tech_radar import SPECS, radar_tools
+from app.adapters.tools.builtin.tech_radar import SPECS, radar_tools
 from app.config.files import parse_config
-from app.engine.keys import create_key
+from app.engine.access.keys import create_key
 from app.main import create_app
 from app.observability.otel_setup import Telemetry
 from tests.support.backend import serving_app

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 
 from app.adapters.clock import SystemClock
-from app.engine.keys import create_key
+from app.engine.access.keys import create_key
 
 ROOT = Path(__file__).resolve().parents[2]
 

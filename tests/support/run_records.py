@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from app.domain.budget import Limits
-from app.domain.records import Run
-from app.domain.run_columns import with_columns
-from app.domain.status import RunStatus
+from app.domain.lifecycle.records import Run
+from app.domain.lifecycle.run_columns import with_columns
+from app.domain.lifecycle.status import RunStatus
+from app.domain.limits.budget import Limits
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 LIMITS = Limits(max_steps=8, deadline_s=600, max_tokens=1000, max_cost_usd=1.0, max_tool_calls=10)

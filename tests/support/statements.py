@@ -18,7 +18,7 @@ _WRITE = re.compile(
 )
 
 
-#: What every statement of step writes carries (`app.db.step_writes`: one per batch).
+#: What every statement of step writes carries (`app.db.lifecycle.step_writes`: one per batch).
 STEP_WRITE = "jsonb_populate_record(run"
 
 

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.domain.approvals import PreviewBody, content_hash, expires_at, self_approval
-from app.domain.records import Preview
-from app.domain.status import (
+from app.domain.approvals.previews import PreviewBody, content_hash, expires_at, self_approval
+from app.domain.lifecycle.records import Preview
+from app.domain.lifecycle.status import (
     PREVIEW_TRANSITIONS,
     InvalidTransition,
     PreviewStatus,

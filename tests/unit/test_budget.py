@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from app.domain.budget import (
+from app.domain.lifecycle.status import TerminationReason
+from app.domain.limits.budget import (
     Limits,
     Spend,
     Usage,
@@ -23,7 +24,6 @@ from app.domain.budget import (
     stop_reason,
     tool_calls_that_fit,
 )
-from app.domain.status import TerminationReason
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

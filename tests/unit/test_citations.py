@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.domain.citations import cited_ids, number_sources, source_id, unknown_citations
+from app.domain.model.citations import cited_ids, number_sources, source_id, unknown_citations
 
 
 def test_source_id_format() -> None:

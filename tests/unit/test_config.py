@@ -15,7 +15,7 @@ from app.config.files import (
     load_config,
     parse_config,
 )
-from app.domain.tools import Risk, ToolSpec
+from app.domain.tools.specs import Risk, ToolSpec
 
 
 def _spec(name: str, *, permissions: tuple[str, ...], **kwargs: Any) -> ToolSpec:

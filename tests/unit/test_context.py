@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import json
 
-from app.domain.context import CallRecord, TurnRecord, envelope, opening_messages, turn_messages
+from app.domain.model.context import (
+    CallRecord,
+    TurnRecord,
+    envelope,
+    opening_messages,
+    turn_messages,
+)
 
 
 def _messages(*turns: TurnRecord) -> list[dict]:
@@ -82,8 +88,8 @@ def test_every_observation_is_enveloped_as_untrusted_with_its_source() -> None:
 def test_the_envelope_keeps_a_result_within_its_size_bound() -> None:
     """A result bounded by max_output_bytes stays bounded inside its envelope: the
     envelope adds at most ENVELOPE_OVERHEAD bytes besides the call's own names."""
-    from app.domain.context import ENVELOPE_OVERHEAD
-    from app.domain.tools import canonical_json
+    from app.domain.model.context import ENVELOPE_OVERHEAD
+    from app.domain.tools.specs import canonical_json
 
     output = {"items": ["x" * 1000]}
     call = CallRecord(

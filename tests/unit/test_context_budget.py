@@ -1,4 +1,4 @@
-"""The context budget's policy (app/domain/context_budget.py, paging.py, carry_over.py):
+"""The context budget's policy (app/domain/model/window.py, paging.py, carry_over.py):
 the estimate's floor, which turns become compact and in what order, what a summary keeps,
 when nothing more can be dropped, how a large result is paged, and what a continuation
 carries over."""
@@ -10,15 +10,15 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from app.domain import carry_over
-from app.domain.budget import Limits
-from app.domain.context import CallRecord, TurnRecord, opening_messages
-from app.domain.context_budget import ContextWindow, message_chars, schema_of, tool_chars
 from app.domain.errors import ErrorValue
-from app.domain.paging import CHARS_PER_TOKEN, Paging, pages
-from app.domain.records import Call, Run
-from app.domain.status import CallStatus, RunStatus
-from app.domain.tools import ToolSpec
+from app.domain.lifecycle.records import Call, Run
+from app.domain.lifecycle.status import CallStatus, RunStatus
+from app.domain.limits.budget import Limits
+from app.domain.model import carry_over
+from app.domain.model.context import CallRecord, TurnRecord, opening_messages
+from app.domain.model.paging import CHARS_PER_TOKEN, Paging, pages
+from app.domain.model.window import ContextWindow, message_chars, schema_of, tool_chars
+from app.domain.tools.specs import ToolSpec
 
 TOOL = ToolSpec("lookup", "Look a thing up.", {"type": "object", "properties": {}})
 SCHEMAS = [schema_of(TOOL)]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from app.domain.diagnosis import (
+from app.domain.forensics.diagnosis import (
     MAX_EXPLANATION,
     NO_PROGRESS_STEPS,
     Diagnosis,
@@ -20,9 +20,9 @@ from app.domain.diagnosis import (
     anomalies,
     diagnose,
 )
-from app.domain.diagnosis_taxonomy import GROUPS
-from app.domain.diagnosis_taxonomy import DiagnosisCategory as Category
-from app.domain.events import EventType as E
+from app.domain.forensics.taxonomy import GROUPS
+from app.domain.forensics.taxonomy import DiagnosisCategory as Category
+from app.domain.lifecycle.events import EventType as E
 
 C = Category
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from app.adapters.builtin_tools.tech_radar import SPECS
+from app.adapters.tools.builtin.tech_radar import SPECS
 from app.config.files import DEMO_CONFIG_PATH, load_config, parse_config
 from tests.support import config_reference as ref
 from tests.support.doc_blocks import ROOT, SHELL, blocks, documents, relative_links

@@ -8,7 +8,7 @@ import re
 
 import yaml
 
-from app.adapters.builtin_tools.tech_radar import SPECS
+from app.adapters.tools.builtin.tech_radar import SPECS
 from app.config.files import DEMO_CONFIG_PATH
 from app.config.models import AppConfig
 from tests.support.doc_blocks import ROOT, SHELL, blocks, documents

@@ -14,7 +14,7 @@ from tests.support.source import ROOT, imports, module_name, parse
 
 DOMAIN = ROOT / "app" / "domain"
 
-#: `jsonschema_rs`: the validator of tool I/O and typed answers (domain.schema_validator).
+#: `jsonschema_rs`: the validator of tool I/O and typed answers (domain.tools.schema_validator).
 #: `re2`: the linear-time engine every pattern on untrusted text runs on (domain.patterns).
 ALLOWED_PACKAGES = frozenset(sys.stdlib_module_names) | {"jsonschema", "jsonschema_rs", "re2"}
 ALLOWED_APP_PACKAGE = "app.domain"
@@ -36,7 +36,7 @@ def _outside_the_core(tree: ast.AST, module: str) -> list[str]:
 
 def test_domain_modules_are_found() -> None:
     names = {p.stem for p in MODULES}
-    assert {"status", "budget", "steps", "proposals", "tools"} <= names
+    assert {"status", "budget", "steps", "proposals", "specs"} <= names
 
 
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
@@ -55,7 +55,7 @@ def test_domain_module_imports_nothing_outside_the_core(path: Path) -> None:
         ("from app import api", True),
         ("from .. import adapters", True),
         ("from ..db.tables import run", True),
-        ("from app.domain.status import RunStatus", False),
+        ("from app.domain.lifecycle.status import RunStatus", False),
         ("from . import tools", False),
         ("import json", False),
         ("from app.dbx import y", True),

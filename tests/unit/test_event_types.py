@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from app.domain.events import EventType
+from app.domain.lifecycle.events import EventType
 
 APP = Path(__file__).resolve().parents[2] / "app"
 LITERAL = re.compile(r'"((?:run|turn|call|preview|final|sources|step)\.[a-z_]+)"')

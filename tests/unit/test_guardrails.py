@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.domain import sensitive
-from app.domain.guardrails import (
+from app.domain.guardrails import sensitive
+from app.domain.guardrails.policy import (
     GUARDRAIL_BLOCKED,
     GUARDRAIL_FAILED,
     INVALID_CITATION,
@@ -20,7 +20,7 @@ from app.domain.guardrails import (
     check,
     unknown_at,
 )
-from app.domain.sensitive import REDACTED
+from app.domain.guardrails.sensitive import REDACTED
 
 # Built from parts so that no scanner mistakes this file for a leak.
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"

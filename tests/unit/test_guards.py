@@ -154,7 +154,7 @@ def test_no_test_patches_the_applications_own_modules(path: Path) -> None:
         ("from tests.support.leases import crash", False),
         ("from tests.support.dbserver import test_server", False),  # a function
         ("from tests.support import hostile", False),
-        ("from app.domain.status import RunStatus", False),
+        ("from app.domain.lifecycle.status import RunStatus", False),
         ("import pytest", False),
     ],
 )

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.domain.idempotency import (
+from app.domain.access.idempotency import (
     KeySyntaxError,
     StoredKey,
     Verdict,

@@ -8,8 +8,8 @@ from datetime import timedelta
 
 import pytest
 
-from app.domain.budget import Limits
-from app.domain.lineage import NoRoom, grant, reservation
+from app.domain.limits.budget import Limits
+from app.domain.limits.lineage import NoRoom, grant, reservation
 from tests.support.run_records import LIMITS, NOW
 from tests.support.run_records import run_record as parent
 
@@ -69,7 +69,7 @@ def test_a_parents_own_limits_leave_out_its_childrens_share() -> None:
     ],
 )
 def test_a_runs_own_limits_are_what_the_general_rule_gives(fields: dict[str, object]) -> None:
-    from app.domain.budget import own_limits
+    from app.domain.limits.budget import own_limits
 
     run = parent(**fields)
     assert run.own_limits == own_limits(run.limits, run.reserved, run.total_usage, run.usage)

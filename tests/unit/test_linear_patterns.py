@@ -18,8 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.domain import citations, routing, sensitive
-from app.domain.schema_validator import errors, fits, problem
+from app.domain.guardrails import sensitive
+from app.domain.model import citations, routing
+from app.domain.tools.schema_validator import errors, fits, problem
 from app.observability import captured_content
 from app.observability.captured_content import Capture
 

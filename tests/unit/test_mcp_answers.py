@@ -13,7 +13,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.adapters.mcp_answers import (
+from app.adapters.tools.mcp_answers import (
     LIST,
     MAX_LIST_BYTES,
     MAX_OTHER_BYTES,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.domain.mcp_declarations import (
+from app.domain.tools.mcp_declarations import (
     CLEAR_PENDING,
     MAX_ANNOTATIONS_BYTES,
     MAX_DESCRIPTION,
@@ -24,7 +24,7 @@ from app.domain.mcp_declarations import (
     refusals,
     seen_again,
 )
-from app.domain.tools import canonical_json
+from app.domain.tools.specs import canonical_json
 
 SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
 

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy.dialects import postgresql
 
-import app.domain.moves as moves
-from app.db import leases_repo, previews_repo, runs_repo, step_writes
-from app.domain.run_changes import CancelRequest, Sweep
-from app.domain.status import (
+import app.domain.lifecycle.moves as moves
+from app.db.approvals import previews
+from app.db.lifecycle import leases, runs, step_writes
+from app.domain.lifecycle.run_changes import CancelRequest, Sweep
+from app.domain.lifecycle.status import (
     CALL_TRANSITIONS,
     MOVES,
     PREVIEW_TRANSITIONS,
@@ -74,17 +75,17 @@ def _sql(statement: object) -> str:
 
 def test_the_statements_guards_are_the_moves() -> None:
     assert "AND run.status IN ('running') " in step_writes.statement()
-    sweep = _sql(previews_repo.sweep(Sweep(at=AT, limit=10)))
+    sweep = _sql(previews.sweep(Sweep(at=AT, limit=10)))
     assert "run.status = 'awaiting_approval'" in sweep and "SET status='running'" in sweep
-    claimable = _sql(leases_repo._claimable(leases_repo.DbTime()))
+    claimable = _sql(leases._claimable(leases.DbTime()))
     assert "run.status IN ('queued', 'running')" in claimable
-    cancel = _sql(runs_repo.cancel_statement(CancelRequest("t", "r", "u", AT)))
+    cancel = _sql(runs.cancel_statement(CancelRequest("t", "r", "u", AT)))
     assert "run.status IN ('awaiting_approval', 'queued', 'running')" in cancel
     assert "WHEN (run.status = 'awaiting_approval') THEN 'running'" in cancel
 
 
 def _moves_used_in(path: Path) -> set[str]:
-    """The names of `domain.moves` a module uses: `moves.X`, or imported from it."""
+    """The names of `domain.lifecycle.moves` a module uses: `moves.X`, or imported from it."""
     tree = ast.parse(path.read_text())
     used = {
         node.attr
@@ -94,7 +95,7 @@ def _moves_used_in(path: Path) -> set[str]:
         and node.value.id == "moves"
     }
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == "app.domain.moves":
+        if isinstance(node, ast.ImportFrom) and node.module == "app.domain.lifecycle.moves":
             used |= {alias.name for alias in node.names}
     return used
 
@@ -102,7 +103,7 @@ def _moves_used_in(path: Path) -> set[str]:
 def test_every_declared_move_is_made_by_the_code() -> None:
     """Each edge of the tables has its move (above); each move has code that makes it, so
     every edge is walked from its table row to the statement or rule that performs it."""
-    app = Path(moves.__file__).parents[1]
+    app = Path(moves.__file__).parents[2]
     used: set[str] = set()
     for path in app.rglob("*.py"):
         if path != Path(moves.__file__):

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from app.adapters.sdk_model import key_env_of
+from app.adapters.model.sdk import key_env_of
 from app.config.models import ModelRouteConfig
 from app.observability.captured_content import REDACTED, Capture
 from app.observability.otel_setup import Telemetry, TelemetryConfigError, check_env

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from app.domain import pinning
-from app.domain.tools import ToolSpec
+from app.domain.tools import pinning
+from app.domain.tools.specs import ToolSpec
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
 AGENT = {"model": "scripted", "instructions": "Help.", "tools": ["lookup"]}

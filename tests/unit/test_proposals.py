@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from app.domain.errors import MAX_MESSAGE, ErrorValue
-from app.domain.model import ProposedCall
+from app.domain.model.replies import ProposedCall
 from app.domain.ports import Tool, ToolContext
-from app.domain.proposals import CheckedCall, check_calls
-from app.domain.tools import Principal, ToolResult, ToolSpec, args_hash
+from app.domain.tools.proposals import CheckedCall, check_calls
+from app.domain.tools.specs import Principal, ToolResult, ToolSpec, args_hash
 
 SEARCH_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -9,18 +9,18 @@ from typing import Any
 
 import pytest
 
-from app.adapters.builtin_tools.tech_radar import SPECS
+from app.adapters.tools.builtin.tech_radar import SPECS
 from app.config.files import parse_config
-from app.domain.records import Call, Turn
-from app.domain.replay import (
+from app.domain.forensics.replay import (
     Decision,
     decision_for,
     first_difference,
     stable_data,
     transitions,
 )
-from app.domain.replay_script import NotRecorded, rebuild_script
-from app.domain.status import CallStatus, PreviewStatus
+from app.domain.forensics.replay_script import NotRecorded, rebuild_script
+from app.domain.lifecycle.records import Call, Turn
+from app.domain.lifecycle.status import CallStatus, PreviewStatus
 from app.replay_cli import replay_config, report
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

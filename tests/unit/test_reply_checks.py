@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.domain.model import (
+from app.domain.model.replies import (
     MAX_CALL_ID_CHARS,
     MAX_FINAL_TEXT_CHARS,
     FinalAnswer,

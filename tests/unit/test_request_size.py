@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from app.adapters.builtin_tools.tech_radar import SPECS
-from app.domain.budget import request_size
+from app.adapters.tools.builtin.tech_radar import SPECS
+from app.domain.limits.budget import request_size
 
 TOOLS = list(SPECS.values())
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.domain.retry import backoff_s, ends_run, may_retry
-from app.domain.tools import ToolError, ToolSpec
+from app.domain.tools.retry import backoff_s, ends_run, may_retry
+from app.domain.tools.specs import ToolError, ToolSpec
 
 SCHEMA = {"type": "object"}
 READ_ONLY = ToolSpec(name="read", description="reads", input_schema=SCHEMA)

@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from app.domain import moves
-from app.domain.budget import Limits
-from app.domain.events import EventType
-from app.domain.records import Run, RunLease
-from app.domain.run_changes import CancelRequest, Creation, Due, Sweep
-from app.domain.status import InvalidTransition, RunStatus
+from app.domain.lifecycle import moves
+from app.domain.lifecycle.events import EventType
+from app.domain.lifecycle.records import Run, RunLease
+from app.domain.lifecycle.run_changes import CancelRequest, Creation, Due, Sweep
+from app.domain.lifecycle.status import InvalidTransition, RunStatus
+from app.domain.limits.budget import Limits
 from tests.support.run_records import run_record
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)

@@ -7,10 +7,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from app.db.tables import run as run_table
-from app.domain.budget import Reserved, Usage
-from app.domain.records import RunLease
-from app.domain.run_columns import COLUMNS, columns_of, run_of, with_columns
-from app.domain.status import RunStatus
+from app.domain.lifecycle.records import RunLease
+from app.domain.lifecycle.run_columns import COLUMNS, columns_of, run_of, with_columns
+from app.domain.lifecycle.status import RunStatus
+from app.domain.limits.budget import Reserved, Usage
 from tests.support.run_records import NOW, run_record
 
 

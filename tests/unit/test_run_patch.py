@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from app.domain.run_patch import KEEP, RunPatch
-from app.domain.status import RunStatus
+from app.domain.lifecycle.run_patch import KEEP, RunPatch
+from app.domain.lifecycle.status import RunStatus
 
 
 def test_a_patch_sets_only_what_it_was_given_and_a_later_one_writes_over_it() -> None:

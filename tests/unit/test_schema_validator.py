@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from app.adapters.builtin_tools.tech_radar import SPECS
-from app.domain import schema_validator
-from app.domain.schema_validator import errors, fits, problem
+from app.adapters.tools.builtin.tech_radar import SPECS
+from app.domain.tools import schema_validator
+from app.domain.tools.schema_validator import errors, fits, problem
 
 SCHEMAS: list[Any] = [
     *(spec.input_schema for spec in SPECS.values()),

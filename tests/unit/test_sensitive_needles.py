@@ -12,7 +12,7 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.domain import sensitive
+from app.domain.guardrails import sensitive
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 

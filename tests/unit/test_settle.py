@@ -8,11 +8,16 @@ from datetime import UTC, datetime
 import pytest
 
 from app.domain.errors import ErrorValue
-from app.domain.events import EventType
-from app.domain.records import Call, Preview
-from app.domain.settle import UNKNOWN, Found, Outcome, settle
-from app.domain.status import CallStatus, InvalidTransition, PreviewStatus, TerminationReason
-from app.domain.steps import finish
+from app.domain.lifecycle.events import EventType
+from app.domain.lifecycle.records import Call, Preview
+from app.domain.lifecycle.settle import UNKNOWN, Found, Outcome, settle
+from app.domain.lifecycle.status import (
+    CallStatus,
+    InvalidTransition,
+    PreviewStatus,
+    TerminationReason,
+)
+from app.domain.lifecycle.steps import finish
 from app.engine.steps.finish import finish_change
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)

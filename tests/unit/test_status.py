@@ -8,7 +8,7 @@ from itertools import product
 
 import pytest
 
-from app.domain.status import (
+from app.domain.lifecycle.status import (
     ACTIVE_RUN_STATUSES,
     CALL_TRANSITIONS,
     RUN_TRANSITIONS,

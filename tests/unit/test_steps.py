@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.domain.budget import Limits, Usage
-from app.domain.status import CallStatus, TerminationReason
-from app.domain.steps import CallModel, CallState, ExecuteCalls, Finish, decide, finish
+from app.domain.lifecycle.status import CallStatus, TerminationReason
+from app.domain.lifecycle.steps import CallModel, CallState, ExecuteCalls, Finish, decide, finish
+from app.domain.limits.budget import Limits, Usage
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 DEADLINE = T0 + timedelta(seconds=120)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.domain.tools import (
+from app.domain.tools.specs import (
     Principal,
     Risk,
     ToolError,
@@ -239,7 +239,7 @@ def test_requested_may_be_a_one_shot_iterable() -> None:
 
 
 def test_unstorable_path_names_the_first_string_postgres_cannot_store_and_what_it_holds() -> None:
-    from app.domain.tools import unstorable_path
+    from app.domain.tools.specs import unstorable_path
 
     assert unstorable_path({"a": "ok", "b": [1, "x\x00"]}) == ("b.1", "a NUL character")
     assert unstorable_path({"a": {"k\x00": 1}}) == ("a.k\x00", "a NUL character")
@@ -248,7 +248,7 @@ def test_unstorable_path_names_the_first_string_postgres_cannot_store_and_what_i
 
 
 def test_first_path_names_the_first_value_postgres_cannot_store() -> None:
-    from app.domain.tools import first_path, unstorable
+    from app.domain.tools.specs import first_path, unstorable
 
     assert first_path({"a": ["ok", "x\ud800"]}, unstorable) == ["a", 1]
     assert first_path({"a": {"k\udfff": 1}}, unstorable) == ["a", "k\udfff"]
@@ -280,7 +280,7 @@ _json = st.recursive(
 @settings(max_examples=500, deadline=None, derandomize=True)
 @given(_json)
 def test_scan_answers_as_depth_nan_and_the_other_unstorables_do_one_by_one(value: Any) -> None:
-    from app.domain.tools import first_path, json_depth, scan, unstorable
+    from app.domain.tools.specs import first_path, json_depth, scan, unstorable
 
     def any_nan(item: Any) -> bool:
         return isinstance(item, float) and item != item

@@ -11,10 +11,10 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from app.adapters.builtin_tools.tech_radar import SPECS
-from app.adapters.openai_model import response_format
+from app.adapters.model.openai import response_format
+from app.adapters.tools.builtin.tech_radar import SPECS
 from app.config.files import ConfigError, load_config
-from app.domain.typed_output import MAX_ERRORS, OutputSchema, check
+from app.domain.model.typed_output import MAX_ERRORS, OutputSchema, check
 
 RING = {
     "type": "object",

@@ -1,5 +1,5 @@
-"""The webhook rules (app/domain/webhooks.py, webhook_signing.py): allowlist patterns, the
-addresses a delivery may connect to, what an answer means, the retry schedule, and
+"""The webhook rules (app/domain/webhooks/destinations.py, webhook_signing.py): allowlist patterns,
+the addresses a delivery may connect to, what an answer means, the retry schedule, and
 signatures as the standardwebhooks library computes and verifies them."""
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ from datetime import UTC, datetime
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from app.adapters.builtin_tools.tech_radar import SPECS
+from app.adapters.tools.builtin.tech_radar import SPECS
 from app.config.files import ConfigError, parse_config
-from app.domain.webhook_signing import new_secret, signature, signature_header
-from app.domain.webhooks import (
+from app.domain.webhooks.destinations import (
     BadDestination,
     Verdict,
     address_refusal,
@@ -24,6 +23,7 @@ from app.domain.webhooks import (
     retry_delay,
     verdict,
 )
+from app.domain.webhooks.signing import new_secret, signature, signature_header
 
 DEFAULT = [pattern("https://*"), pattern("http://127.0.0.1:*")]
 

@@ -11,7 +11,7 @@ from app.api.deps import DriverDep, RuntimeDep, require
 from app.api.idempotency import IdempotencyKey, RequiredIdempotencyKey, run_idempotent
 from app.api.responses import problems
 from app.api.routes.runs import run_answer
-from app.api.schemas import (
+from app.api.schemas.runs import (
     ApproveIn,
     CallOut,
     CommitIn,
@@ -21,10 +21,10 @@ from app.api.schemas import (
     RejectIn,
 )
 from app.api.views import call_view, preview_view
-from app.domain.status import PreviewStatus
-from app.domain.tools import Principal
-from app.engine import approvals
-from app.engine.idempotency import Claim
+from app.domain.lifecycle.status import PreviewStatus
+from app.domain.tools.specs import Principal
+from app.engine.access.idempotency import Claim
+from app.engine.approvals import decisions
 from app.engine.process.runtime import Runtime
 
 router = APIRouter(tags=["approvals"])
@@ -49,7 +49,7 @@ async def list_approvals(
 ) -> Any:
     """The approvers' queue: previews of the tenant with this status (default `pending`),
     newest first. A preview past its expiry is listed as `expired`."""
-    rows, next_cursor = await approvals.list_previews(
+    rows, next_cursor = await decisions.list_previews(
         rt, principal=principal, status=status, limit=limit, cursor=cursor
     )
     return {"items": [_json(rt, r) for r in rows], "next_cursor": next_cursor}
@@ -61,7 +61,7 @@ async def list_approvals(
 async def get_preview(preview_id: str, principal: CommitterDep, rt: RuntimeDep) -> Any:
     """One preview: the normalized arguments, what would change, and the `content_hash`
     an approval must send back."""
-    return _json(rt, await approvals.get_preview(rt, principal=principal, preview_id=preview_id))
+    return _json(rt, await decisions.get_preview(rt, principal=principal, preview_id=preview_id))
 
 
 @router.post(
@@ -83,7 +83,7 @@ async def approve_preview(
     commit executes the call."""
 
     async def operation(_claim: Claim | None) -> JSONResponse:
-        record = await approvals.approve(
+        record = await decisions.approve(
             rt, principal=principal, preview_id=preview_id, content_hash=body.content_hash
         )
         return JSONResponse(_json(rt, record))
@@ -109,7 +109,7 @@ async def reject_preview(
     the reason as its message, which the model sees; the run goes on."""
 
     async def operation(_claim: Claim | None) -> JSONResponse:
-        record = await approvals.reject(
+        record = await decisions.reject(
             rt, principal=principal, preview_id=preview_id, reason=body.reason
         )
         driver.kick(record.tenant_id, record.run_id)
@@ -141,7 +141,7 @@ async def commit_preview(
 
     async def operation(claim: Claim | None) -> JSONResponse:
         assert claim is not None  # the key is required
-        done = await approvals.commit(
+        done = await decisions.commit(
             rt, driver, principal=principal, preview_id=preview_id, key=claim.key, wait_s=wait_s
         )
         return JSONResponse(

@@ -7,18 +7,18 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from starlette.responses import JSONResponse
 
-from app.api.catalog_schemas import AcceptIn, AgentPage, MeOut, ToolOut, ToolPage
 from app.api.deps import AdminDep, AnyRoleDep, RuntimeDep
 from app.api.idempotency import IdempotencyKey, run_idempotent
 from app.api.responses import problems
+from app.api.schemas.catalog import AcceptIn, AgentPage, MeOut, ToolOut, ToolPage
 from app.api.views import tool_view
 from app.config.files import AgentConfig
-from app.domain.budget import narrow_limits
 from app.domain.errors import DomainError, ErrorCode, FieldError
-from app.domain.tools import Principal
-from app.engine import mcp_declarations, offered, tool_gates
-from app.engine.idempotency import Claim
-from app.engine.runs import caps, decode_cursor, encode_cursor
+from app.domain.limits.budget import narrow_limits
+from app.domain.tools.specs import Principal
+from app.engine.access.idempotency import Claim
+from app.engine.lifecycle.runs import caps, decode_cursor, encode_cursor
+from app.engine.tools import gates, mcp_declarations, offered
 
 router = APIRouter(prefix="/v1", tags=["catalog"])
 
@@ -61,7 +61,7 @@ async def _switch(
     request: Request, rt: RuntimeDep, principal: Principal, name: str, *, off: bool
 ) -> Any:
     async def operation(_claim: Claim | None) -> JSONResponse:
-        await tool_gates.switch_tool(rt, principal=principal, name=name, off=off)
+        await gates.switch_tool(rt, principal=principal, name=name, off=off)
         await offered.ready((rt.tools[name],))
         view = tool_view(rt.tools[name], await rt.disabled_tools.of(principal.tenant_id))
         return JSONResponse(ToolOut.model_validate(view).model_dump(mode="json"))

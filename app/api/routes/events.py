@@ -12,9 +12,9 @@ from fastapi import APIRouter, Query, Request
 from app.api.deps import KeyRecheckDep, ReaderDep, RuntimeDep, StreamsDep
 from app.api.event_stream import LastEventId, open_stream, streamed, wants_stream
 from app.api.responses import problems
-from app.api.schemas import TenantEventPage
+from app.api.schemas.runs import TenantEventPage
 from app.domain.errors import DomainError, ErrorCode, FieldError
-from app.domain.events import EventType
+from app.domain.lifecycle.events import EventType
 from app.engine.events import event_feeds
 
 router = APIRouter(prefix="/v1/events", tags=["events"])

@@ -9,7 +9,7 @@ from fastapi import APIRouter
 from app.api.deps import RuntimeDep
 from app.api.problems import ProblemError
 from app.api.responses import problems
-from app.api.schemas import ReadyOut
+from app.api.schemas.runs import ReadyOut
 from app.db.migrate import current_revision, head_revision
 
 router = APIRouter(tags=["health"])

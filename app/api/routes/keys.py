@@ -9,11 +9,11 @@ from starlette.responses import JSONResponse
 
 from app.api.deps import AdminDep, RuntimeDep
 from app.api.idempotency import IdempotencyKey, run_idempotent, shown_once
-from app.api.key_schemas import CreateKeyIn, KeyCreatedOut, KeyOut, KeyPage
 from app.api.responses import problems
-from app.db.keys_repo import KeyRecord
-from app.engine import keys
-from app.engine.idempotency import Claim
+from app.api.schemas.keys import CreateKeyIn, KeyCreatedOut, KeyOut, KeyPage
+from app.db.access.keys import KeyRecord
+from app.engine.access import keys
+from app.engine.access.idempotency import Claim
 
 router = APIRouter(prefix="/v1/keys", tags=["keys"])
 

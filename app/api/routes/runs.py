@@ -24,7 +24,7 @@ from app.api.event_stream import LastEventId, frame, open_stream, streamed, want
 from app.api.fast_json import FastJSONResponse
 from app.api.idempotency import IdempotencyKey, RequiredIdempotencyKey, run_idempotent
 from app.api.responses import problems
-from app.api.schemas import (
+from app.api.schemas.runs import (
     AdvanceIn,
     CallPage,
     CreateRunIn,
@@ -36,14 +36,15 @@ from app.api.schemas import (
 )
 from app.api.views import call_view, run_view
 from app.domain.errors import DomainError, ErrorCode, FieldError
-from app.domain.records import Preview, Run
-from app.domain.status import ACTIVE_RUN_STATUSES, RunStatus
-from app.domain.tools import Principal
-from app.engine import approvals, runs
-from app.engine.diagnosis import diagnose_run
+from app.domain.lifecycle.records import Preview, Run
+from app.domain.lifecycle.status import ACTIVE_RUN_STATUSES, RunStatus
+from app.domain.tools.specs import Principal
+from app.engine.access.idempotency import Claim
+from app.engine.approvals import decisions
+from app.engine.driver import Driver
 from app.engine.events.event_feeds import RunFeed
-from app.engine.idempotency import Claim
-from app.engine.process.driver import Driver
+from app.engine.forensics.diagnosis import diagnose_run
+from app.engine.lifecycle import runs
 from app.engine.process.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ def run_json(record: Run, pending: Sequence[Preview] = ()) -> dict[str, Any]:
 
 async def run_answer(rt: Runtime, record: Run) -> dict[str, Any]:
     """The run as answered, with its pending approvals when it is parked."""
-    pending = await approvals.pending_of(rt, [record])
+    pending = await decisions.pending_of(rt, [record])
     return run_json(record, pending.get(record.id, []))
 
 
@@ -184,7 +185,7 @@ async def list_runs(
         cursor=cursor,
         parent_run_id=parent_run_id,
     )
-    pending = await approvals.pending_of(rt, rows)
+    pending = await decisions.pending_of(rt, rows)
     return {"items": [run_view(r, pending.get(r.id, [])) for r in rows], "next_cursor": next_cursor}
 
 

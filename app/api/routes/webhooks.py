@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse, Response
 from app.api.deps import AdminDep, RuntimeDep
 from app.api.idempotency import IdempotencyKey, answered, run_idempotent, shown_once
 from app.api.responses import problems
-from app.api.webhook_schemas import (
+from app.api.schemas.webhooks import (
     CreateWebhookIn,
     DeliveryOut,
     DeliveryPage,
@@ -20,13 +20,13 @@ from app.api.webhook_schemas import (
     WebhookPage,
     WebhookSecretOut,
 )
-from app.db.idempotency_repo import Answered
-from app.db.webhooks_repo import Delivery, Endpoint
-from app.domain.tools import Principal
-from app.engine import webhooks
-from app.engine.idempotency import Claim, Replay
+from app.db.access.idempotency import Answered
+from app.db.webhooks.endpoints import Delivery, Endpoint
+from app.domain.tools.specs import Principal
+from app.engine.access.idempotency import Claim, Replay
 from app.engine.process.runtime import Runtime
-from app.engine.webhooks import WithSecret
+from app.engine.webhooks import endpoints
+from app.engine.webhooks.endpoints import WithSecret
 
 router = APIRouter(prefix="/v1/webhooks", tags=["webhooks"])
 Limit = Annotated[int, Query(ge=1, le=200, description="Items per page (default 50).")]
@@ -67,11 +67,11 @@ async def create_webhook(
         if claim is not None and claim.resource_id is not None:
             # An earlier holder of this key registered it, then stopped before answering:
             # the same endpoint, its secret not shown again (rotate for a new one).
-            found = await webhooks.get_endpoint(
+            found = await endpoints.get_endpoint(
                 rt, principal=principal, endpoint_id=claim.resource_id
             )
-            return _with_secret(webhooks.WithSecret(found, None), 201)
-        made = await webhooks.register(
+            return _with_secret(endpoints.WithSecret(found, None), 201)
+        made = await endpoints.register(
             rt, principal=principal, url=body.url, events=body.events, claim=claim
         )
         return _with_secret(made, 201)
@@ -93,7 +93,7 @@ async def list_webhooks(
     principal: AdminDep, rt: RuntimeDep, limit: Limit = 50, cursor: Cursor = None
 ) -> Any:
     """The tenant's endpoints, newest first; never a secret."""
-    rows, next_cursor = await webhooks.list_endpoints(
+    rows, next_cursor = await endpoints.list_endpoints(
         rt, principal=principal, limit=limit, cursor=cursor
     )
     return {"items": [_view(r) for r in rows], "next_cursor": next_cursor}
@@ -102,7 +102,7 @@ async def list_webhooks(
 @router.delete("/{webhook_id}", status_code=204, responses=problems(401, 403, 404))
 async def delete_webhook(webhook_id: str, principal: AdminDep, rt: RuntimeDep) -> Response:
     """Removes the endpoint and its deliveries: nothing more is sent to it."""
-    await webhooks.delete(rt, principal=principal, endpoint_id=webhook_id)
+    await endpoints.delete(rt, principal=principal, endpoint_id=webhook_id)
     return Response(status_code=204)
 
 
@@ -119,7 +119,7 @@ async def rotation_replayed(rt: Runtime, principal: Principal, stored: Replay) -
     if stored.status != 200 or not isinstance(stored.body, dict):
         return stored
     kept = WebhookSecretOut.model_validate(stored.body)
-    secret = await webhooks.rotated_secret(
+    secret = await endpoints.rotated_secret(
         rt, principal=principal, endpoint_id=kept.id, rotation=kept.previous_secret_expires_at
     )
     return replace(stored, body={**stored.body, "secret": secret})
@@ -145,7 +145,7 @@ async def rotate_webhook_secret(
     the secret."""
 
     async def operation(claim: Claim | None) -> JSONResponse:
-        made = await webhooks.rotate(
+        made = await endpoints.rotate(
             rt, principal=principal, endpoint_id=webhook_id, claim=claim, answer=rotation_answer
         )
         return _with_secret(made, 200)
@@ -180,7 +180,7 @@ async def list_webhook_deliveries(
 ) -> Any:
     """The endpoint's deliveries, newest first, each with its attempts (when, the status
     code, the latency, and why it failed)."""
-    rows, next_cursor = await webhooks.deliveries(
+    rows, next_cursor = await endpoints.deliveries(
         rt, principal=principal, endpoint_id=webhook_id, limit=limit, cursor=cursor
     )
     return {"items": [_delivery(r) for r in rows], "next_cursor": next_cursor}

@@ -8,15 +8,16 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from app.db import events_repo, runs_repo
+from app.db.lifecycle import events as events_repo
+from app.db.lifecycle import runs as runs_repo
 from app.domain.errors import DomainError, ErrorCode, FieldError
-from app.domain.events import EventType
-from app.domain.records import FeedEvent
-from app.domain.status import RunStatus
-from app.domain.tools import Principal
+from app.domain.lifecycle.events import EventType
+from app.domain.lifecycle.records import FeedEvent
+from app.domain.lifecycle.status import RunStatus
+from app.domain.tools.specs import Principal
 from app.engine.events.tenant_tail import PAGE, Listed, TenantTail, listed
+from app.engine.lifecycle.runs import decode_cursor, not_found
 from app.engine.process.runtime import Runtime
-from app.engine.runs import decode_cursor, not_found
 
 FINISHED = EventType.RUN_FINISHED
 #: Where a tenant's feed starts when asked for everything.

@@ -10,11 +10,11 @@ import asyncio
 import bisect
 from dataclasses import dataclass
 
-from app.db import events_repo
-from app.db.events_repo import Position
-from app.domain.records import FeedEvent
+from app.db.lifecycle import events
+from app.db.lifecycle.events import Position
+from app.domain.lifecycle.records import FeedEvent
+from app.engine.lifecycle.runs import encode_cursor
 from app.engine.process.runtime import Runtime
-from app.engine.runs import encode_cursor
 
 #: Events read per statement.
 PAGE = 200
@@ -67,9 +67,9 @@ class TenantTail:
             began = asyncio.get_running_loop().time()
             async with self.rt.reads() as session:
                 if self.start is None:
-                    _, self.start = await events_repo.now(session)
+                    _, self.start = await events.now(session)
                 while True:
-                    page = await events_repo.page(
+                    page = await events.page(
                         session, tenant_id=self.tenant_id, after=self.end, limit=PAGE
                     )
                     # Each event's id made once, for every stream.

@@ -1,1 +1,2 @@
-"""What a process holds: its driver, leases, runtime, deferred writes and view of the database."""
+"""What a process holds: its runtime, leases, group commit, deferred writes and its view of the
+database's availability."""

@@ -1,6 +1,6 @@
 """Group commit: a process's step writes of many runs, the runs its requests create, and
 the Idempotency-Key answers of its finished requests go to Postgres together as one
-statement (`db.step_writes`), so that many steps cost one round trip and one commit.
+statement (`db.lifecycle.step_writes`), so that many steps cost one round trip and one commit.
 
 One batch is in flight at a time, on a connection the batcher holds (checked out of the
 engine's pool once, in autocommit, taken again only when it was found broken): no
@@ -31,8 +31,8 @@ from typing import Any
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from app.db import step_writes
-from app.db.step_writes import Answer, Applied, Birth, Born, StaleWrite, StepWrite
+from app.db.lifecycle import step_writes
+from app.db.lifecycle.step_writes import Answer, Applied, Birth, Born, StaleWrite, StepWrite
 from app.observability.metrics import Metrics
 
 log = logging.getLogger(__name__)

@@ -15,14 +15,14 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
-from app.db import leases_repo
 from app.db.errors import is_unavailable
+from app.db.lifecycle import leases as leases_repo
 from app.domain.errors import ToolgateError
 from app.engine.process.outage import outage
 from app.engine.process.runtime import Runtime
 
 if TYPE_CHECKING:
-    from app.domain.records import Run
+    from app.domain.lifecycle.records import Run
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

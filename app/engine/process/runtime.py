@@ -12,14 +12,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from app.config.files import AgentConfig, AppConfig, ModelRouteConfig
 from app.config.settings import Settings
 from app.db.clock import DbTime
+from app.domain.limits.retention import Retention
 from app.domain.ports import Clock, ModelProvider, Tool
-from app.domain.retention import Retention
 from app.engine.events.event_hub import EventHub
-from app.engine.mcp_declarations import Declarations
-from app.engine.pinned_config import Versions
 from app.engine.process.commit_batcher import CommitBatcher
 from app.engine.process.deferred import Deferred
-from app.engine.tool_gates import DisabledTools
+from app.engine.tools.gates import DisabledTools
+from app.engine.tools.mcp_declarations import Declarations
+from app.engine.tools.pinned_config import Versions
 from app.observability import telemetry
 from app.observability.captured_content import Capture
 from app.observability.metrics import Metrics
@@ -35,7 +35,7 @@ class Runtime:
       the run it wakes, the claim of a commit with its gates). BEGIN and COMMIT are two
       more round trips; use it only when atomicity needs more than one statement.
     - `single` — `async with rt.single.connect()`: one statement that is atomic on its
-      own, without BEGIN/COMMIT. A step's write is this (`db.step_writes` builds the whole
+      own, without BEGIN/COMMIT. A step's write is this (`db.lifecycle.step_writes` builds the whole
       change as one statement, and `commits` sends many runs' steps as one), which is
       what keeps a step to one round trip, or less.
     - `reads` — `async with rt.reads()`: sessions on `single`, for a read (or one small

@@ -16,21 +16,21 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-from app.domain.approvals import PreviewBody, content_hash, expires_at
-from app.domain.budget import seconds_left
+from app.domain.approvals.previews import PreviewBody, content_hash, expires_at
 from app.domain.errors import ToolgateError
+from app.domain.guardrails.sensitive import redact_value
 from app.domain.ids import new_id
+from app.domain.lifecycle.records import Call, Preview
+from app.domain.lifecycle.status import CallStatus, PreviewStatus
+from app.domain.lifecycle.steps import Next
+from app.domain.limits.budget import seconds_left
 from app.domain.ports import Previewer, Tool
-from app.domain.records import Call, Preview
-from app.domain.retry import backoff_s
-from app.domain.sensitive import redact_value
-from app.domain.status import CallStatus, PreviewStatus
-from app.domain.steps import Next
-from app.domain.tools import ToolError
+from app.domain.tools.retry import backoff_s
+from app.domain.tools.specs import ToolError
 from app.engine.process.lease import Interrupted
 from app.engine.steps.round import Round
 from app.engine.steps.tool_attempt import DeadlineReached, context_of
-from app.engine.tool_gates import refusal_now
+from app.engine.tools.gates import refusal_now
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from typing import Any, NamedTuple
 
 from opentelemetry.trace import Span, Status, StatusCode
 
-from app.domain.model import FinalAnswer, ModelReply, ModelRequest
-from app.domain.tools import ToolSpec, schema_hash, sha256_tag
+from app.domain.model.replies import FinalAnswer, ModelReply, ModelRequest
+from app.domain.tools.specs import ToolSpec, schema_hash, sha256_tag
 from app.engine.process.runtime import Runtime
 from app.observability import telemetry
 

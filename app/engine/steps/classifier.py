@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import logging
 
-from app.domain.budget import request_size, seconds_left, spend_of
-from app.domain.model import (
+from app.domain.limits.budget import request_size, seconds_left, spend_of
+from app.domain.model.replies import (
     FinalAnswer,
     ModelError,
     ModelReply,
@@ -16,7 +16,7 @@ from app.domain.model import (
     reply_problem,
     usage_in_range,
 )
-from app.domain.routing import missing_tags
+from app.domain.model.routing import missing_tags
 from app.engine.process.lease import Interrupted, Lease
 from app.engine.steps.chat_call import chat_call, versions_of
 from app.engine.steps.state import RunState

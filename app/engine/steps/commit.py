@@ -1,4 +1,4 @@
-"""One step, one transaction — one statement (`db.step_writes`): the run's
+"""One step, one transaction — one statement (`db.lifecycle.step_writes`): the run's
 lease-conditional update, and the turn, calls and events that hang off it. The holder's
 in-memory state follows only once the statement has committed, so it never holds what the
 database does not — but for a turn held back for its read-only calls' outcomes (`hold`):
@@ -12,14 +12,14 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from app.db.step_writes import Applied, StepWrite
-from app.domain.budget import Spend
-from app.domain.events import Event
-from app.domain.moves import RUN_STEP
-from app.domain.records import Call, Preview, Run, Turn, add_cost
-from app.domain.run_columns import with_columns
-from app.domain.run_patch import RunPatch
-from app.domain.status import RunStatus
+from app.db.lifecycle.step_writes import Applied, StepWrite
+from app.domain.lifecycle.events import Event
+from app.domain.lifecycle.moves import RUN_STEP
+from app.domain.lifecycle.records import Call, Preview, Run, Turn, add_cost
+from app.domain.lifecycle.run_columns import with_columns
+from app.domain.lifecycle.run_patch import RunPatch
+from app.domain.lifecycle.status import RunStatus
+from app.domain.limits.budget import Spend
 from app.engine.process.lease import Lease
 from app.engine.steps.state import RunState
 

@@ -14,14 +14,13 @@ import contextlib
 from collections.abc import AsyncIterator
 from enum import Enum
 
-from app.domain.budget import seconds_left
+from app.domain.lifecycle.records import Call
+from app.domain.lifecycle.status import CallStatus
+from app.domain.lifecycle.steps import Next
+from app.domain.limits.budget import seconds_left
 from app.domain.ports import OperationStatus, Tool
-from app.domain.records import Call
-from app.domain.retry import backoff_s, may_retry
-from app.domain.status import CallStatus
-from app.domain.steps import Next
-from app.domain.tools import OutputRefused, ToolError, ToolResult, ToolSpec
-from app.engine import offered
+from app.domain.tools.retry import backoff_s, may_retry
+from app.domain.tools.specs import OutputRefused, ToolError, ToolResult, ToolSpec
 from app.engine.process.lease import Interrupted, Lease, NotStarted
 from app.engine.steps import approval_step
 from app.engine.steps.approval_step import VersionConflict
@@ -37,7 +36,8 @@ from app.engine.steps.tool_attempt import (
     has_lookup,
     invoke,
 )
-from app.engine.tool_gates import refusal_now
+from app.engine.tools import offered
+from app.engine.tools.gates import refusal_now
 
 NEVER_RECEIVED = ToolError(
     "unavailable", "the tool's backend did not receive the call in its attempts", retryable=True

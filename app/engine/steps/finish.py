@@ -8,18 +8,18 @@ from dataclasses import replace
 from typing import Any
 
 from app.domain.errors import ErrorValue
-from app.domain.events import Event, EventType, preview_event
-from app.domain.records import Call, Preview, Turn
-from app.domain.run_patch import RunPatch
-from app.domain.settle import UNKNOWN, Outcome, Settlement, settle
-from app.domain.status import (
+from app.domain.lifecycle.events import Event, EventType, preview_event
+from app.domain.lifecycle.records import Call, Preview, Turn
+from app.domain.lifecycle.run_patch import RunPatch
+from app.domain.lifecycle.settle import UNKNOWN, Outcome, Settlement, settle
+from app.domain.lifecycle.status import (
     OPEN_PREVIEW_STATUSES,
     SETTLED_CALL_STATUSES,
     CallStatus,
     PreviewStatus,
     RunStatus,
 )
-from app.domain.steps import Finish
+from app.domain.lifecycle.steps import Finish
 from app.engine.process.lease import Lease
 from app.engine.steps.commit import Change, commit
 from app.engine.steps.state import RunState

@@ -1,4 +1,4 @@
-"""Where the engine asks the guardrails (`domain.guardrails`): a turn's accepted
+"""Where the engine asks the guardrails (`domain.guardrails.policy`): a turn's accepted
 proposals (before_call), a call's result before it is stored (after_call) and a final
 answer before it ends the run (on_final, with a typed agent's schema check after the
 guardrails). Pure wiring: each returns what the step's own transaction then writes,
@@ -10,16 +10,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.domain import guardrails
 from app.domain.errors import ErrorValue
-from app.domain.events import Event
-from app.domain.guardrails import Checked, OnBlock, Point, Policy, Subject
+from app.domain.guardrails import policy as guardrails
+from app.domain.guardrails.policy import Checked, OnBlock, Point, Policy, Subject
+from app.domain.guardrails.sensitive import scrub_text
+from app.domain.lifecycle.events import Event
+from app.domain.lifecycle.records import Call
+from app.domain.model.typed_output import INVALID_OUTPUT, OutputError, OutputSchema, check
 from app.domain.ports import Tool
-from app.domain.proposals import CheckedCall
-from app.domain.records import Call
-from app.domain.sensitive import scrub_text
-from app.domain.tools import ToolResult
-from app.domain.typed_output import INVALID_OUTPUT, OutputError, OutputSchema, check
+from app.domain.tools.proposals import CheckedCall
+from app.domain.tools.specs import ToolResult
 from app.engine import off_loop
 from app.engine.steps.state import RunState
 

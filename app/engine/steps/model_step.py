@@ -9,20 +9,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.domain.budget import Spend, request_size, seconds_left
-from app.domain.context_budget import View
-from app.domain.model import ModelError, ModelRequest, reply_problem, usage_in_range
-from app.domain.paging import READ_RESULT
-from app.domain.retry import backoff_s
-from app.domain.status import TerminationReason
-from app.domain.steps import Finish, finish
-from app.domain.tools import ToolSpec
-from app.engine import offered
+from app.domain.lifecycle.status import TerminationReason
+from app.domain.lifecycle.steps import Finish, finish
+from app.domain.limits.budget import Spend, request_size, seconds_left
+from app.domain.model.paging import READ_RESULT
+from app.domain.model.replies import ModelError, ModelRequest, reply_problem, usage_in_range
+from app.domain.model.window import View
+from app.domain.tools.retry import backoff_s
+from app.domain.tools.specs import ToolSpec
 from app.engine.process.lease import Lease
 from app.engine.steps import guarding, routing
 from app.engine.steps.chat_call import Versions, chat_call, versions_of
 from app.engine.steps.state import RunState
 from app.engine.steps.turn_writes import record_failure, record_turn, spend_on
+from app.engine.tools import offered
 
 log = logging.getLogger(__name__)
 CONTEXT_EXHAUSTED = TerminationReason.CONTEXT_EXHAUSTED.value

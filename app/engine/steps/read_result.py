@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from app.domain.paging import (
+from app.domain.lifecycle.records import Call
+from app.domain.model.paging import (
     READ_RESULT,
     READ_RESULT_DESCRIPTION,
     READ_RESULT_SCHEMA,
@@ -21,8 +22,7 @@ from app.domain.paging import (
     result_text,
 )
 from app.domain.ports import ToolContext
-from app.domain.records import Call
-from app.domain.tools import ToolError, ToolResult, ToolSpec
+from app.domain.tools.specs import ToolError, ToolResult, ToolSpec
 
 SPEC = ToolSpec(
     name=READ_RESULT,

@@ -6,24 +6,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.domain.citations import number_sources
 from app.domain.errors import ErrorValue, ObservationCode
-from app.domain.events import Event, EventType, preview_event
+from app.domain.guardrails.sensitive import redact_secrets_text
 from app.domain.ids import operation_id
-from app.domain.moves import CALL_PARK, CALL_START, PREVIEW_SUPERSEDE
-from app.domain.records import Call, Preview, add_cost
-from app.domain.retry import ends_run
-from app.domain.run_patch import RunPatch
-from app.domain.sensitive import redact_secrets_text
-from app.domain.settle import UNKNOWN, Outcome, refusal, settle
-from app.domain.status import (
+from app.domain.lifecycle.events import Event, EventType, preview_event
+from app.domain.lifecycle.moves import CALL_PARK, CALL_START, PREVIEW_SUPERSEDE
+from app.domain.lifecycle.records import Call, Preview, add_cost
+from app.domain.lifecycle.run_patch import RunPatch
+from app.domain.lifecycle.settle import UNKNOWN, Outcome, refusal, settle
+from app.domain.lifecycle.status import (
     CallStatus,
     PreviewStatus,
     RunStatus,
     check_preview_transition,
 )
-from app.domain.steps import Next
-from app.domain.tools import ToolError, ToolResult
+from app.domain.lifecycle.steps import Next
+from app.domain.model.citations import number_sources
+from app.domain.tools.retry import ends_run
+from app.domain.tools.specs import ToolError, ToolResult
 from app.engine.process.lease import Lease
 from app.engine.steps import guarding
 from app.engine.steps.commit import Change, commit
@@ -168,7 +168,7 @@ class Round:
         ends: bool = False,
         **values: Any,
     ) -> None:
-        """The call settled by `outcome` (`domain.settle`), its open preview with it."""
+        """The call settled by `outcome` (`domain.lifecycle.settle`), its open preview with it."""
         preview = self.preview_of(call)
         settled = settle(call, outcome, preview=preview, error=error, ends_run=ends)
         if preview is not None and settled.preview is not None:

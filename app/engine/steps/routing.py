@@ -4,7 +4,7 @@ chooser, which is asked once per run (at its first step) and then followed."""
 
 from __future__ import annotations
 
-from app.domain.routing import Candidate, NoRoute, Routed, allowed, by_rules, settle
+from app.domain.model.routing import Candidate, NoRoute, Routed, allowed, by_rules, settle
 from app.engine.process.lease import Lease
 from app.engine.process.runtime import Runtime
 from app.engine.steps.classifier import classify

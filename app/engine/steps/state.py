@@ -11,18 +11,20 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import previews_repo, runs_repo, turns_repo
-from app.domain.budget import Spend, Usage, call_would_exceed, least_input_tokens
-from app.domain.context import TurnRecord, opening_messages, record_of
-from app.domain.context_budget import ContextWindow, View, schema_of
-from app.domain.paging import READ_RESULT, Paging
+from app.db.approvals import previews as previews_repo
+from app.db.lifecycle import runs
+from app.db.lifecycle import turns as turns_repo
+from app.domain.lifecycle.records import Call, Preview, Run, Turn
+from app.domain.lifecycle.run_changes import ScriptItem
+from app.domain.lifecycle.status import SETTLED_CALL_STATUSES, CallStatus
+from app.domain.lifecycle.steps import CallState, NextStep, decide
+from app.domain.limits.budget import Spend, Usage, call_would_exceed, least_input_tokens
+from app.domain.model.context import TurnRecord, opening_messages, record_of
+from app.domain.model.paging import READ_RESULT, Paging
+from app.domain.model.window import ContextWindow, View, schema_of
 from app.domain.ports import Tool
-from app.domain.records import Call, Preview, Run, Turn
-from app.domain.run_changes import ScriptItem
-from app.domain.status import SETTLED_CALL_STATUSES, CallStatus
-from app.domain.steps import CallState, NextStep, decide
-from app.engine.pinned_config import RunConfig
 from app.engine.steps.read_result import ReadResult
+from app.engine.tools.pinned_config import RunConfig
 
 if TYPE_CHECKING:
     from app.engine.steps.commit import Held
@@ -98,7 +100,7 @@ class RunState:
         cls, session: AsyncSession, run: Run, config: RunConfig, *, scripted: bool
     ) -> RunState:
         """The whole history (and script), read once by the process that claimed the run."""
-        script = await runs_repo.script_of(session, run.tenant_id, run.id) if scripted else None
+        script = await runs.script_of(session, run.tenant_id, run.id) if scripted else None
         state = cls.fresh(run, config, script)
         if run.usage.steps == 0:
             return state

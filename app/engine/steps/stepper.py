@@ -1,6 +1,6 @@
 """The stepper: holds a run's lease and advances it, one committed transaction a step.
 
-Each step is decided from the run's state (`domain.steps.decide`), which the holder read
+Each step is decided from the run's state (`domain.lifecycle.steps.decide`), which the holder read
 once when it claimed the run and keeps in step with what it commits; one function
 handles each step type. Any process can pick a run up where another stopped, because
 the state is read back from the same records.
@@ -13,15 +13,15 @@ import logging
 import secrets
 from collections.abc import Callable
 
-from app.db import leases_repo, runs_repo
 from app.db.errors import is_unavailable
-from app.db.runs_repo import StaleWrite
+from app.db.lifecycle import leases, runs
+from app.db.lifecycle.runs import StaleWrite
 from app.db.session import retrying
-from app.domain.events import EventType
-from app.domain.records import Run
-from app.domain.run_patch import RunPatch
-from app.domain.status import RunStatus, TerminationReason
-from app.domain.steps import CallModel, ExecuteCalls, Finish, NextStep, finish
+from app.domain.lifecycle.events import EventType
+from app.domain.lifecycle.records import Run
+from app.domain.lifecycle.run_patch import RunPatch
+from app.domain.lifecycle.status import RunStatus, TerminationReason
+from app.domain.lifecycle.steps import CallModel, ExecuteCalls, Finish, NextStep, finish
 from app.engine.process.lease import Interrupted, Lease
 from app.engine.process.outage import outage
 from app.engine.process.runtime import Runtime
@@ -66,7 +66,7 @@ async def claim(rt: Runtime, tenant_id: str, run_id: str) -> tuple[Lease, Run] |
 
     claimed = await retrying(
         rt.sessions,
-        leases_repo.claim,
+        leases.claim,
         tenant_id=tenant_id,
         run_id=run_id,
         owner=rt.settings.instance_id,
@@ -123,7 +123,7 @@ async def _outlast_outage(lease: Lease, state: RunState) -> bool:
         pause = min(pause * 2, 5.0)
 
         try:
-            run = await retrying(rt.sessions, runs_repo.get, lease.tenant_id, lease.run_id)
+            run = await retrying(rt.sessions, runs.get, lease.tenant_id, lease.run_id)
             if run is None or run.lease is None or run.lease.token != lease.token:
                 lease.lose()
                 return False
@@ -203,7 +203,7 @@ async def drive(lease: Lease, state: RunState, on_progress: Progress = lambda ru
         return  # the finishing (or parking) transaction handed the lease back
     try:
         async with lease.rt.sessions.begin() as session:
-            await leases_repo.release(
+            await leases.release(
                 session, tenant_id=lease.tenant_id, run_id=lease.run_id, token=lease.token
             )
     except Exception:  # the lease then simply lapses

@@ -11,14 +11,15 @@ from typing import Any
 
 from opentelemetry.trace import Status, StatusCode
 
-from app.domain import schema_validator, settle
-from app.domain.approvals import PreviewRef
-from app.domain.budget import seconds_left
+from app.domain.approvals.previews import PreviewRef
 from app.domain.errors import ToolgateError
+from app.domain.lifecycle import settle
+from app.domain.lifecycle.records import Call
+from app.domain.lifecycle.status import CallStatus
+from app.domain.limits.budget import seconds_left
 from app.domain.ports import StatusLookup, Tool, ToolContext
-from app.domain.records import Call
-from app.domain.status import CallStatus
-from app.domain.tools import (
+from app.domain.tools import schema_validator
+from app.domain.tools.specs import (
     OutputRefused,
     Principal,
     SentUnanswered,

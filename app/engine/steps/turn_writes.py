@@ -10,18 +10,18 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from app.domain.budget import Spend, spend_of, spent_budget, tool_calls_that_fit
-from app.domain.citations import cited_ids
 from app.domain.errors import ErrorValue, ObservationCode
-from app.domain.events import Event, EventType
 from app.domain.ids import new_id, operation_id
-from app.domain.model import FinalAnswer, ModelError, ModelReply, TokenUsage, clean_text
-from app.domain.moves import CALL_PROPOSAL_REJECTED
-from app.domain.proposals import CheckedCall, check_calls
-from app.domain.records import Call, Turn, add_cost
-from app.domain.run_patch import RunPatch
-from app.domain.status import CallStatus, TerminationReason
-from app.domain.steps import finish
+from app.domain.lifecycle.events import Event, EventType
+from app.domain.lifecycle.moves import CALL_PROPOSAL_REJECTED
+from app.domain.lifecycle.records import Call, Turn, add_cost
+from app.domain.lifecycle.run_patch import RunPatch
+from app.domain.lifecycle.status import CallStatus, TerminationReason
+from app.domain.lifecycle.steps import finish
+from app.domain.limits.budget import Spend, spend_of, spent_budget, tool_calls_that_fit
+from app.domain.model.citations import cited_ids
+from app.domain.model.replies import FinalAnswer, ModelError, ModelReply, TokenUsage, clean_text
+from app.domain.tools.proposals import CheckedCall, check_calls
 from app.engine import off_loop
 from app.engine.process.lease import Lease
 from app.engine.steps import guarding, routing
@@ -29,7 +29,7 @@ from app.engine.steps.chat_call import Versions
 from app.engine.steps.commit import Change, commit, hold
 from app.engine.steps.finish import finish_run
 from app.engine.steps.state import RunState
-from app.engine.tool_gates import apply_rate_limits
+from app.engine.tools.gates import apply_rate_limits
 
 #: The model name a turn keeps (the provider reports it; the column holds 200).
 MAX_MODEL_NAME = 200

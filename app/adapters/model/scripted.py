@@ -1,0 +1,67 @@
+"""The scripted model (SPEC §5): turns come from the run's script, one item per call.
+
+The item read is the one at the run's count of recorded model outcomes, so a call cut off
+by a crash is asked again and gets the same item.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from app.domain.model.replies import (
+    FinalAnswer,
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    ProposedCall,
+    TokenUsage,
+    ToolCallsProposal,
+)
+
+MODEL_NAME = "scripted"
+
+
+def _usage(item: dict) -> TokenUsage:
+    usage = item.get("usage") or {}
+    return TokenUsage(
+        input_tokens=int(usage.get("input_tokens") or 0),
+        output_tokens=int(usage.get("output_tokens") or 0),
+    )
+
+
+def _final_text(item: dict) -> str:
+    """A final item's text; its `data` (for a typed agent) as the JSON a model would send."""
+    if "text" not in item and "data" in item:
+        return json.dumps(item["data"], ensure_ascii=False)
+    return str(item.get("text", ""))
+
+
+class ScriptedModel:
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        script = request.script or []
+        if request.position >= len(script):
+            raise ModelError(
+                "script_exhausted", "the run's script has no more items", consumed=False
+            )
+        item = dict(script[request.position])
+        delay_ms = item.get("delay_ms") or 0
+        if delay_ms:
+            # Cancellation (cancel, deadline) interrupts the sleep like a real request.
+            await asyncio.sleep(delay_ms / 1000)
+        kind = item.get("type")
+        if kind == "error":
+            raise ModelError(
+                str(item.get("code") or "model_error"),
+                str(item.get("message") or "scripted model error"),
+                retryable=bool(item.get("retryable", False)),
+            )
+        if kind == "final":
+            return FinalAnswer(_final_text(item), _usage(item), MODEL_NAME)
+        if kind == "tool_calls":
+            calls = tuple(
+                ProposedCall(str(c.get("id")), str(c.get("name")), c.get("arguments", {}))
+                for c in item.get("calls") or []
+            )
+            return ToolCallsProposal(calls, _usage(item), MODEL_NAME)
+        raise ModelError("malformed_output", "unknown script item type")

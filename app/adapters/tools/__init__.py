@@ -1,0 +1,1 @@
+"""Tool backends: operator HTTP tools, MCP servers, built-in tools."""

@@ -1,0 +1,1 @@
+"""Webhook transport: resolving and posting to a checked address."""

@@ -1,0 +1,1 @@
+"""Wire models: runs, the catalog, keys, webhooks, script items."""

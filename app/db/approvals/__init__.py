@@ -1,0 +1,1 @@
+"""Previews' rows and the conditional writes of a decision."""

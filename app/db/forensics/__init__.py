@@ -1,0 +1,1 @@
+"""The reads of diagnosis and replay."""

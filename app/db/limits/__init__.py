@@ -1,0 +1,1 @@
+"""Quota counters, child runs' reservations, retention's purges."""

@@ -1,0 +1,1 @@
+"""The demo technology radar: its rows and their history."""

@@ -1,0 +1,1 @@
+"""Tools' rows: pinned MCP declarations, kill switches, config versions."""

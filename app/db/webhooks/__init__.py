@@ -1,0 +1,1 @@
+"""Webhook endpoints, their deliveries (the outbox) and the senders' claims."""

@@ -1,0 +1,1 @@
+"""Who may do what once: Idempotency-Keys."""

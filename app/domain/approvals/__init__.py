@@ -1,0 +1,1 @@
+"""Previews of calls that need approval, and decisions on them."""

@@ -1,0 +1,2 @@
+"""A finished run explained and replayed: diagnosis, its taxonomy, replay's comparison and
+script."""

@@ -1,0 +1,1 @@
+"""Webhook destinations (the allowlist, the retry schedule) and their signatures."""

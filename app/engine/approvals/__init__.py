@@ -1,0 +1,1 @@
+"""The approver's use cases: read, approve, reject, commit."""

@@ -1,0 +1,1 @@
+"""A run's diagnosis, and replay of a recorded run."""

@@ -1,0 +1,1 @@
+"""A tenant's quotas at a run's creation, and retention's purge."""

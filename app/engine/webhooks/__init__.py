@@ -1,0 +1,1 @@
+"""An admin's webhook endpoints, and the sender that delivers events."""
