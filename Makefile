@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-## Test processes: each has its own database; a file's tests run in one of them.
-TEST_WORKERS ?= 2
+## Test processes: each has its own database; a file's tests run in one of them. Four on
+## two cores: the tests wait on Postgres and on their servers more than they compute
+## (a fresh clone: 5 m 17 s with four, 6 m 10 s with two).
+TEST_WORKERS ?= 4
 TSC := node_modules/.bin/tsc
 
 .PHONY: run test system-packages lint typecheck openapi bench bench-profile bench-dbos clean
