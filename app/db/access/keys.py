@@ -3,12 +3,11 @@ lists it, and its revocation (a conditional write: the first revocation is the o
 
 from __future__ import annotations
 
-import functools
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, insert, or_, select, tuple_, update
+from sqlalchemy import and_, insert, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 from app.db.clock import DbTime
@@ -73,17 +72,14 @@ def _stale() -> Any:
     )
 
 
-@functools.cache
-def _by_hash() -> Any:
-    stale = _stale()
-    return select(
-        api_key.c.tenant_id,
-        api_key.c.id,
-        api_key.c.subject,
-        api_key.c.roles,
-        api_key.c.scopes,
-        stale.label("stale"),
-    ).where(api_key.c.key_hash == bindparam("key_hash"), api_key.c.revoked_at.is_(None))
+#: The lookup every request sends, as plain SQL sent as it is (SQLAlchemy would otherwise
+#: build a cache key of a statement each time): the owner, and whether its last use is
+#: older than `$2` (an interval, negative, from now on the database's clock).
+_BY_HASH = (
+    "SELECT tenant_id, id, subject, roles, scopes, "
+    "(last_used_at IS NULL OR last_used_at < now() + $2::interval) AS stale "
+    "FROM api_key WHERE key_hash = $1 AND revoked_at IS NULL"
+)
 
 
 async def get_by_hash(
@@ -98,7 +94,7 @@ async def get_by_hash(
     minute, not once a request; a row another request is touching is skipped, never
     waited for. The lookup, sent by every request, stands alone on an engine (`alone`)."""
     params = {"key_hash": key_hash, "touch": db_time.interval(-touch_every_s)}
-    rows = await alone(session, _by_hash(), params)
+    rows = await alone(session, _BY_HASH, (key_hash, params["touch"]))
     if not rows:
         return None
     tenant_id, key_id, subject, roles, scopes, is_stale = rows[0]

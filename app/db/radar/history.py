@@ -28,7 +28,7 @@ _MATCH = " OR ".join(_CONTAINS.format(column=c) for c in ("name", "category", "d
 
 
 def _search_statement(with_ring: bool) -> Any:
-    # The same matching as technology_repo.search (strpos: % and _ match literally),
+    # The same matching as `technologies.search` (strpos: % and _ match literally),
     # applied to the versions the snapshot sees.
     ring = "AND ring = :ring" if with_ring else ""
     return text(

@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Integer, String, bindparam, column, func, or_, select, text
+from sqlalchemy import column, select, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
@@ -34,33 +34,22 @@ class Technology:
 _COLUMNS = [technology.c[f.name] for f in fields(Technology)]
 
 
-def _contains(column: Any, needle: Any) -> Any:
-    # strpos, not LIKE: a query with % or _ must match literally.
-    return func.strpos(func.lower(column), func.lower(needle)) > 0
-
-
-def _search_statement(with_ring: bool) -> Any:
-    needle = bindparam("needle", type_=String())
-    condition = [
-        technology.c.tenant_id == bindparam("tenant_id", type_=String()),
-        or_(
-            _contains(technology.c.name, needle),
-            _contains(technology.c.category, needle),
-            _contains(technology.c.description, needle),
-        ),
-    ]
-    if with_ring:
-        condition.append(technology.c.ring == bindparam("ring", type_=String()))
-    # The total over all matches comes with the page: one statement, not two.
+def _search_sql(with_ring: bool) -> str:
+    """The search as plain SQL, sent as it is: it goes out on every call of the search
+    tool, and SQLAlchemy would otherwise build a cache key of a statement each time.
+    strpos, not LIKE: a query with % or _ must match literally."""
+    matches = " OR ".join(
+        f"strpos(lower({c}), lower($2)) > 0" for c in ("name", "category", "description")
+    )
+    ring = " AND ring = $4" if with_ring else ""
+    columns = ", ".join(f.name for f in fields(Technology))
     return (
-        select(*_COLUMNS, func.count().over().label("total"))
-        .where(*condition)
-        .order_by(technology.c.name)
-        .limit(bindparam("limit", type_=Integer()))
+        f"SELECT {columns}, count(*) OVER () AS total FROM technology "
+        f"WHERE tenant_id = $1 AND ({matches}){ring} ORDER BY name LIMIT $3"
     )
 
 
-_SEARCH = {with_ring: _search_statement(with_ring) for with_ring in (False, True)}
+_SEARCH = {with_ring: _search_sql(with_ring) for with_ring in (False, True)}
 
 
 async def search(
@@ -71,9 +60,7 @@ async def search(
     ring: str | None,
     limit: int,
 ) -> tuple[list[Technology], int]:
-    params = {"tenant_id": tenant_id, "needle": query, "limit": limit}
-    if ring:
-        params["ring"] = ring
+    params = (tenant_id, query, limit, *((ring,) if ring else ()))
     rows = await alone(session, _SEARCH[bool(ring)], params)
     return [Technology(*row[:-1]) for row in rows], int(rows[0][-1]) if rows else 0
 
