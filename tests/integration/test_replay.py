@@ -264,8 +264,9 @@ async def test_what_cannot_be_replayed_is_a_usage_error(recording: Recording) ->
         ((recording.run_id, "--tenant", "someone-else"), "no run"),
         ((recording.ticket_id,), "--side-effects"),
     ]
-    for args, said in cases:
-        done = await recording.replay(*args)
+    # Side by side: each is a process of its own, refused before it changes anything.
+    answers = await asyncio.gather(*(recording.replay(*args) for args, _ in cases))
+    for (args, said), done in zip(cases, answers, strict=True):
         assert done.returncode == 2, (args, done.stdout, done.stderr[-3000:])
         assert said in done.stderr and "Traceback" not in done.stderr, done.stderr[-3000:]
         assert done.stdout == ""
