@@ -865,6 +865,19 @@ async def test_the_stream_parser_takes_frames_split_anywhere(console: Console) -
     }
 
 
+async def polled_until(page: Page, every_ms: int, shown: Any) -> None:
+    """Moves the page's clock on by its polling interval until `shown` is visible (each
+    poll's answer given a second of real time to arrive)."""
+    for _ in range(15):
+        await page.clock.run_for(every_ms)
+        try:
+            await expect(shown).to_be_visible(timeout=1_000)
+            return
+        except AssertionError:
+            continue
+    await expect(shown).to_be_visible(timeout=1)
+
+
 async def test_refused_streams_fall_back_to_polling(console: Console) -> None:
     """A 429 from a stream (the service's stream limit) leaves the console working: the
     queue is read every 10 s and a run's timeline every 2 s."""
@@ -884,6 +897,9 @@ async def test_refused_streams_fall_back_to_polling(console: Console) -> None:
 
     async with opened(console) as (_, page, _seen):
         await page.route("**/v1/**", no_streams)
+        # The page's timers on a clock the test moves: its 10 s and 2 s polls without
+        # waiting for them.
+        await page.clock.install()
         await sign_in(page, console, console.approver)
         queue = page.get_by_role("table", name="Approval queue")
         await expect(
@@ -891,7 +907,7 @@ async def test_refused_streams_fall_back_to_polling(console: Console) -> None:
         ).to_be_visible(timeout=WAIT_MS)
         run_id, preview_id = await console.park_kafka_move(delay_ms=500)
         summary = queue.get_by_role("link", name="Move Kafka from trial to adopt")
-        await expect(summary).to_be_visible(timeout=15_000)
+        await polled_until(page, 10_000, summary)
 
         await page.goto(f"{console.url}/console/runs/{run_id}")
         timeline = page.get_by_role("list", name="Timeline")
@@ -916,9 +932,7 @@ async def test_refused_streams_fall_back_to_polling(console: Console) -> None:
             json={"wait_s": 0},
         )
         assert committed.status_code == 200, committed.text
-        await expect(timeline.locator("li[data-type='run.finished']")).to_have_count(
-            1, timeout=WAIT_MS
-        )
+        await polled_until(page, 2_000, timeline.locator("li[data-type='run.finished']"))
         await expect(page.locator("#run-status")).to_have_text("finished", timeout=WAIT_MS)
     assert any("/v1/events" in url for url in refused)
     assert any(f"/v1/runs/{run_id}/events" in url for url in refused)
