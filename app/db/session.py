@@ -64,11 +64,11 @@ def make_engine(
         # would prepare every statement on every pooled connection in turn).
         pool_use_lifo=True,
         pool_timeout=pool_timeout_s,
-        connect_args={**driver_connect_args(cache_statements=cache_statements), **uncached},
+        connect_args={**_driver_connect_args(cache_statements=cache_statements), **uncached},
     )
 
 
-def driver_connect_args(*, cache_statements: bool) -> dict[str, Any]:
+def _driver_connect_args(*, cache_statements: bool) -> dict[str, Any]:
     """asyncpg's connection settings of the engine's connections."""
     return {
         "timeout": 5,
@@ -124,21 +124,19 @@ async def retrying_alone(
 
 
 async def alone(
-    target: AsyncSession | AsyncConnection | AsyncEngine, statement: Any, params: Any
+    target: AsyncSession | AsyncConnection | AsyncEngine, sql: str, args: Sequence[Any]
 ) -> Sequence[Row[Any]]:
-    """The rows of `statement` (SQL text with positional `params`, or a Core statement with
-    a mapping of them). On an engine it stands alone, on a pooled connection in autocommit:
-    one round trip, no BEGIN or COMMIT (the hot path's statements: a batch of step writes,
-    a request's key lookup). On a session or connection it joins their transaction."""
+    """The rows of `sql`, plain SQL with positional arguments, sent as it is (no statement
+    for SQLAlchemy to build a cache key of). On an engine it stands alone, on a pooled
+    connection in autocommit: one round trip, no BEGIN or COMMIT (the hot path's
+    statements: a batch of step writes, a request's key lookup). On a session or
+    connection it joins their transaction."""
     if isinstance(target, AsyncEngine):
         async with target.connect() as connection:
             if target.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
                 await connection.execution_options(isolation_level="AUTOCOMMIT")
-            return await alone(connection, statement, params)
+            return await alone(connection, sql, args)
     if isinstance(target, AsyncSession):
         target = await target.connection()
-    if isinstance(statement, str):
-        result = await target.exec_driver_sql(statement, tuple(params))
-    else:
-        result = await target.execute(statement, params)
+    result = await target.exec_driver_sql(sql, tuple(args))
     return result.all() if result.returns_rows else []

@@ -93,8 +93,8 @@ async def get_by_hash(
     `touch_every_s` (on the database's clock), so a busy key costs a write once a
     minute, not once a request; a row another request is touching is skipped, never
     waited for. The lookup, sent by every request, stands alone on an engine (`alone`)."""
-    params = {"key_hash": key_hash, "touch": db_time.interval(-touch_every_s)}
-    rows = await alone(session, _BY_HASH, (key_hash, params["touch"]))
+    touch_before = db_time.interval(-touch_every_s)
+    rows = await alone(session, _BY_HASH, (key_hash, touch_before))
     if not rows:
         return None
     tenant_id, key_id, subject, roles, scopes, is_stale = rows[0]
@@ -108,9 +108,9 @@ async def get_by_hash(
         )
         if isinstance(session, AsyncEngine):  # once a minute a key: SQLAlchemy's way
             async with session.connect() as connection:
-                await connection.execute(touch, {"touch": params["touch"]})
+                await connection.execute(touch, {"touch": touch_before})
         else:
-            await session.execute(touch, {"touch": params["touch"]})
+            await session.execute(touch, {"touch": touch_before})
     return KeyOwner(tenant_id, subject, list(roles), scopes)
 
 

@@ -1,7 +1,8 @@
 """How every run is made: one JSON item with its first events, its script and its request
 key's binding, inserted by the CTEs built here. A request's run travels in the batch
-statement (`db.lifecycle.step_writes`) beside other runs' steps — one round trip and one commit for
-all; a child's goes on its own (`create`) in the transaction of its parent's reservation.
+statement (`db.lifecycle.step_writes`) beside other runs' steps — one round trip and one
+commit for all; a child's goes on its own (`create`) in its parent's reservation
+transaction.
 
 Each birth is conditional on its own binding: `insert` a claim of the key that nobody
 holds yet, or `bind` the claim its request holds; when the binding does not take hold,
@@ -76,9 +77,8 @@ class Born:
 def ctes(rows: str) -> list[str]:
     """The births' CTEs, reading `rows` (a FROM item of JSON objects, for a column list to
     follow): `b` (one row a birth), the key bindings that took hold (`bound`), the runs
-    (`born`) and their scripts. Their events
-    are inserted with the steps' (`appended`), so that the event table's statement trigger
-    fires once a batch."""
+    (`born`) and their scripts. Their events are inserted with the steps' (`appended`),
+    so that the event table's statement trigger fires once a batch."""
     keys = idempotency_key.name
     cols = ", ".join(COLUMNS)
     values = ", ".join(

@@ -6,7 +6,7 @@ decisions — travels as one JSON item, and a batch of items (one per run) is a 
 statement of data-modifying CTEs, each joined to the runs whose update matched (and, in
 the same statement, the Idempotency-Key answers of requests that have finished):
 
-    WITH w        AS (SELECT ... FROM unnest($1)),                        -- one row a run
+    WITH w        AS (SELECT ... FROM batch_items($1)),                   -- one row a run
          changed  AS (UPDATE run SET ... FROM w WHERE <w's run> AND lease_token = w.token
                       AND lease_expires_at > now() AND status = 'running' RETURNING ...),
          appended AS (INSERT INTO event     SELECT ... FROM changed, <its events>),
@@ -59,7 +59,6 @@ __all__ = [
     "Born",
     "StaleWrite",
     "StepWrite",
-    "apply",
     "apply_batch",
 ]
 
@@ -219,14 +218,6 @@ async def apply_batch(
         }
         found[row[1]] = Applied(row[2], row[3], row[4], shared)
     return found, born
-
-
-async def apply(connection: AsyncEngine | AsyncConnection, write: StepWrite) -> Applied:
-    """One write alone; StaleWrite when its lease was gone."""
-    (applied,), _ = await apply_batch(connection, [write])
-    if applied is None:
-        raise StaleWrite(write.run_id)
-    return applied
 
 
 # -- the statement ---------------------------------------------------------------------------

@@ -151,7 +151,7 @@ class CommitBatcher:
         """The batcher's connection, taken from the engine's pool when it has none, or
         when the one it holds was closed while idle (the server restarted, or ended it):
         a statement is never sent on a connection known to be gone."""
-        if self._connection is not None and self._driver_closed():
+        if self._driver is not None and self._driver.is_closed():
             await self._let_go(broken=True)
         if self._connection is None:
             connection = await self._engine.connect()
@@ -164,13 +164,10 @@ class CommitBatcher:
             self._driver = (await connection.get_raw_connection()).driver_connection
         return self._connection
 
-    def _driver_closed(self) -> bool:
-        return bool(getattr(self._driver, "is_closed", lambda: False)())
-
     async def _let_go(self, *, broken: bool = False) -> None:
         """Gives the held connection back; `broken` (it may be mid-statement): closed
         for good, never handed out again."""
-        connection, self._connection = self._connection, None
+        connection, self._connection, self._driver = self._connection, None, None
         if connection is not None:
             with contextlib.suppress(Exception):
                 await (connection.invalidate() if broken else connection.close())
