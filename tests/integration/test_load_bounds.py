@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
 
 import httpx
 
@@ -15,17 +14,10 @@ from tests.support.factories import final, run_body, tool_calls
 from tests.support.fakes import ProbeTool, probe_spec
 from tests.support.harness import Harness
 from tests.support.streams import reopens, stream
+from tests.support.waiting import until
 
 #: The database pool would make a request wait this long; a refusal must not wait at all.
 AT_ONCE_S = 1.0
-
-
-async def until(condition: Callable[[], bool], timeout_s: float = 20) -> None:
-    for _ in range(int(timeout_s * 100)):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the condition never held")
 
 
 def held_run(h: Harness, headers: dict[str, str]) -> asyncio.Task[httpx.Response]:
@@ -43,11 +35,11 @@ async def test_a_request_past_the_http_bound_is_refused_at_once_and_served_once_
     retried = {**headers, "Idempotency-Key": "refused-then-retried"}
     try:
         first = held_run(h, headers)
-        await until(lambda: probe.executions == 1)
+        await until(lambda: probe.executions == 1, timeout_s=20)
         # One request in flight: the second slot is free.
         assert (await h.client.get("/v1/runs", headers=headers)).status_code == 200
         second = held_run(h, headers)
-        await until(lambda: probe.executions == 2)
+        await until(lambda: probe.executions == 2, timeout_s=20)
 
         loop = asyncio.get_running_loop()
         started = loop.time()

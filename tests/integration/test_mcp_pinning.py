@@ -28,6 +28,7 @@ from tests.support.harness import DEFAULT_AGENT, Harness, make_config
 from tests.support.loop_lag import loop_lag
 from tests.support.mcp_server import FakeMcp, up
 from tests.support.runs import calls_of, create
+from tests.support.waiting import until
 
 ORIGINAL = "Look a document up in the knowledge base."
 #: A rug pull: no injection marker, just a new errand for the model.
@@ -72,13 +73,6 @@ async def one_lookup(h: Harness) -> dict[str, Any]:
 
 def unavailable(call: dict[str, Any]) -> bool:
     return call["status"] == "rejected" and call["error"]["code"] == "tool_unavailable"
-
-
-async def eventually(check: Any, timeout_s: float = 5.0) -> None:
-    end = time.monotonic() + timeout_s
-    while not await check():
-        assert time.monotonic() < end, "not within the time allowed"
-        await asyncio.sleep(0.05)
 
 
 async def test_a_description_changed_mid_run_holds_the_tool_until_an_admin_accepts_it(
@@ -167,7 +161,7 @@ async def test_the_pin_holds_across_a_restart_and_on_every_replica(
     async def held_on_first() -> bool:
         return (await catalog(first))["enabled"] is False
 
-    await eventually(held_on_first)
+    await until(held_on_first, timeout_s=5)
     assert unavailable(await one_lookup(first))
 
     # Accepted on one replica: every replica serves the new declaration.
@@ -178,7 +172,7 @@ async def test_the_pin_holds_across_a_restart_and_on_every_replica(
         now = await catalog(first)
         return now["enabled"] is True and now["description"] == CHANGED
 
-    await eventually(served_on_first)
+    await until(served_on_first, timeout_s=5)
     assert (await one_lookup(first))["status"] == "succeeded"
 
     # Restarted again: the accepted declaration is the pinned one.
@@ -207,7 +201,7 @@ async def test_a_replica_changes_no_pin_from_a_list_older_than_what_it_was_told(
 
     # Told, the first replica holds the tool too, and its list (the pinned declaration)
     # does not clear what the second one holds.
-    await eventually(held_on_first)
+    await until(held_on_first, timeout_s=5)
     assert unavailable(await one_lookup(first))
     pending = await stored()
     assert pending.pending is not None and pending.pending["description"] == CHANGED
@@ -219,7 +213,7 @@ async def test_a_replica_changes_no_pin_from_a_list_older_than_what_it_was_told(
     async def pinned_on_first() -> bool:
         return (await catalog(first))["description"] == CHANGED
 
-    await eventually(pinned_on_first)
+    await until(pinned_on_first, timeout_s=5)
     await one_lookup(first)
     now = await stored()
     assert (now.pinned_hash, now.pending, now.version) == (pending.pending_hash, None, 3)
@@ -457,7 +451,7 @@ async def test_an_answer_past_its_limit_is_cut_while_it_is_read(
     assert cut["error"]["message"] == "the tool's answer is larger than 1000 bytes"
     assert took < 10, took  # cut at once, not read until the call's timeout
     # Past 4 x 1000 bytes and 64 KiB, the client let go (what the socket buffers held aside).
-    await eventually(lambda: _done(kb), timeout_s=5)
+    await until(lambda: _done(kb), timeout_s=5)
     assert kb.flooded < 8 << 20, kb.flooded
     # The session is whole: the next call on it is answered.
     assert calls["c2"]["status"] == "succeeded", calls["c2"]
