@@ -42,7 +42,8 @@ class StaleWrite(ToolgateError):
     """The run changed under us: the lease was lost or the run left `running`."""
 
 
-_COSTS = ("cost_usd", "reserved_cost_usd", "children_cost_usd")
+#: The run's money columns: NUMERIC in the table, float in a `Run`.
+COSTS = ("cost_usd", "reserved_cost_usd", "children_cost_usd")
 
 
 def to_run(row: Mapping[str, Any]) -> Run:
@@ -51,7 +52,7 @@ def to_run(row: Mapping[str, Any]) -> Run:
     data["tools"] = tuple(row["tools"])
     data["data_policy"] = tuple(row["data_policy"] or ())
     data["limits"] = Limits.from_dict(row["limits"])
-    for name in _COSTS:
+    for name in COSTS:
         data[name] = float(row[name])
     scopes = row["creator_scopes"]
     data["creator_scopes"] = None if scopes is None else tuple(scopes)

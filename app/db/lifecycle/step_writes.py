@@ -41,13 +41,14 @@ from app.db import column_types
 from app.db.lifecycle import births
 from app.db.lifecycle.births import Birth, Born
 from app.db.lifecycle.json_rows import each, encode
-from app.db.lifecycle.runs import StaleWrite, event_items
+from app.db.lifecycle.runs import COSTS, StaleWrite, event_items
 from app.db.session import alone
 from app.db.tables import idempotency_key, preview, tool_call, turn
 from app.domain.errors import ToolgateError
 from app.domain.lifecycle.events import Event
 from app.domain.lifecycle.moves import RUN_STEP
 from app.domain.lifecycle.records import Call, Preview, Turn
+from app.domain.lifecycle.run_columns import NESTED
 from app.domain.lifecycle.run_patch import RunPatch
 
 __all__ = [
@@ -86,14 +87,8 @@ _OUTCOME = (
 #: The run's columns only others write (a child's creation, a finishing child's
 #: settlement): every step's write returns them, so that the holder's budget checks see
 #: its children without a read of their own.
-SHARED = (
-    "reserved_tokens",
-    "reserved_cost_usd",
-    "reserved_tool_calls",
-    "children_input_tokens",
-    "children_output_tokens",
-    "children_cost_usd",
-    "children_tool_calls",
+SHARED = tuple(
+    name for name, (record, _) in NESTED.items() if record in ("reserved", "children")
 )
 
 
@@ -213,7 +208,7 @@ async def apply_batch(
             born[row[1]] = Born(row[-2], row[-1])
             continue
         shared = {
-            name: float(value) if name.endswith("cost_usd") else value
+            name: float(value) if name in COSTS else value
             for name, value in zip(SHARED, row[5:-2], strict=True)
         }
         found[row[1]] = Applied(row[2], row[3], row[4], shared)

@@ -15,7 +15,6 @@ messages the config errors have always quoted.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -28,6 +27,7 @@ from jsonschema.exceptions import SchemaError
 
 from app.domain import patterns
 from app.domain.memo import by_identity
+from app.domain.tools.specs import canonical_json
 
 #: How many compiled validators are kept by the schema's canonical JSON (beyond those
 #: kept by the identity of the schema objects the process holds).
@@ -108,7 +108,7 @@ def _keep(text: str, made: Any) -> None:
 
 def _compiled(schema: Any) -> Any:
     try:
-        text = json.dumps(schema, sort_keys=True, separators=(",", ":"))
+        text = canonical_json(schema)
     except (TypeError, ValueError, RecursionError):
         text = None
     found = None if text is None else _cached(text)
