@@ -108,7 +108,7 @@ def _problem_responses_only(document: dict[str, Any]) -> None:
             for status, response in operation.get("responses", {}).items():
                 if status[0] in "45":
                     slugs = _slugs(int(status), path, operation)
-                    title = response.get("description", "").split(" (")[0]
+                    title = response.get("description", "")
                     response["description"] = f"{title} ({', '.join(slugs)})"
                     response["content"] = {
                         PROBLEM_JSON: {
