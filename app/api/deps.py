@@ -47,7 +47,9 @@ async def get_principal(
             "send an API key as `Authorization: Bearer ...`",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    principal = await authenticate(rt.single, credentials.credentials, rt.db_time)
+    principal = await authenticate(
+        rt.single, credentials.credentials, rt.db_time, known=rt.known_keys
+    )
     if principal is None:
         raise ProblemError(
             "unauthenticated", "the API key is not valid", headers={"WWW-Authenticate": "Bearer"}
@@ -60,7 +62,8 @@ async def key_recheck(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Callable[[], Awaitable[bool]]:
     """For a long response (an event stream): whether the request's key still opens it,
-    with a reader's role, so a key revoked meanwhile stops it."""
+    with a reader's role, so a key revoked meanwhile stops it. Looked up each time: a
+    notification missed by this process does not keep a stream open."""
     key = credentials.credentials if credentials is not None else ""
 
     async def still_valid() -> bool:

@@ -102,6 +102,9 @@ class Settings(BaseSettings):
     stream_poll_s: float = Field(default=5.0, gt=0)
     #: An event stream checks this often that its request's key still holds.
     stream_key_check_s: float = Field(default=15.0, gt=0)
+    #: How long a process keeps a key's principal after looking it up (0: never), while
+    #: revocations reach it; the bound for a revocation whose notification is lost unseen.
+    key_cache_s: float = Field(default=5.0, ge=0, le=300)
     #: Database connections per process; unset: sized from max_active_runs and
     #: http_concurrency (see `db.session.pool_size_for`).
     db_pool_size: int | None = Field(default=None, ge=1)

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Coroutine, Iterator
 from typing import Any
 
+from app.db.access import keys as keys_repo
 from app.db.errors import is_unavailable
 from app.db.lifecycle import events as events_repo
 from app.db.lifecycle import leases as leases_repo
@@ -78,6 +79,7 @@ class Driver:
             lineage.RESERVED_CHANNEL: self._on_reserved,
             switches.CHANNEL: self._on_tools_switched,
             mcp_declarations_repo.CHANNEL: rt.mcp_declarations.on_notification,
+            keys_repo.REVOKED_CHANNEL: rt.known_keys.on_notification,
             events_repo.CHANNEL: rt.events.on_notification,
         }
         self.listener = (
@@ -85,6 +87,8 @@ class Driver:
             if listen_url
             else None
         )
+        if self.listener is not None:
+            rt.known_keys.listen_through(self.listener.ready.is_set)
 
     @property
     def free_slots(self) -> int:

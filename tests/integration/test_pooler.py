@@ -49,7 +49,8 @@ def two_processes(env: dict[str, str]) -> Iterator[tuple[str, str]]:
 
 async def listening(db: AsyncEngine, processes: int) -> None:
     """Until `processes` listeners are connected, each past its last LISTEN (the events
-    channel's, after the cancels' and the tool switches'), or already notifying on it."""
+    channel's, after the cancels', the tool switches' and the key revocations'), or already
+    notifying on it."""
     query = text(
         "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'toolgate-listen' "
         "AND state = 'idle' "

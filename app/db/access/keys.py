@@ -7,12 +7,16 @@ from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, insert, or_, select, tuple_, update
+from sqlalchemy import and_, func, insert, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 from app.db.clock import DbTime
 from app.db.session import alone
 from app.db.tables import api_key
+
+#: Announces a key's revocation (`tenant key_id`) to every process, which may keep its
+#: principal for a few seconds (`engine.access.known_keys`).
+REVOKED_CHANNEL = "toolgate_key_revoked"
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,7 @@ class KeyOwner:
     """Whom a key that is not revoked stands for."""
 
     tenant_id: str
+    key_id: str
     subject: str
     roles: list[str]
     scopes: list[str] | None
@@ -111,7 +116,7 @@ async def get_by_hash(
                 await connection.execute(touch, {"touch": touch_before})
         else:
             await session.execute(touch, {"touch": touch_before})
-    return KeyOwner(tenant_id, subject, list(roles), scopes)
+    return KeyOwner(tenant_id, key_id, subject, list(roles), scopes)
 
 
 async def get_record(session: AsyncSession, tenant_id: str, key_id: str) -> KeyRecord | None:
@@ -153,6 +158,8 @@ async def revoke(
         .returning(api_key.c.id)
     )
     if result.first() is not None:
+        # Delivered when the revocation commits: every process forgets the key's principal.
+        await session.execute(select(func.pg_notify(REVOKED_CHANNEL, f"{tenant_id} {key_id}")))
         return True
     found = await session.execute(select(api_key.c.id).where(ours))
     return False if found.first() is not None else None

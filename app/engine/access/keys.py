@@ -1,9 +1,11 @@
 """API keys: made by the CLI (the first admin key) or by an admin over HTTP, shown once,
 stored as a SHA-256 hash with a short non-secret prefix to tell them apart.
 
-Keys are not cached: every request looks its key up by hash (the request's first
-database touch anyway), so a revocation committed by any process holds on every process
-from the next request on, with no invalidation to miss."""
+A request looks its key up by hash, or finds its principal among those this process
+looked up in the last few seconds (`known_keys`: kept only while revocations reach the
+process, forgotten when one does). A revocation is announced in its own transaction, so
+it holds at once in the revoking process and, as soon as the announcement arrives, in
+every other."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from app.domain.ports import Clock
 from app.domain.tools.specs import Principal, Role
 from app.engine.access import idempotency
 from app.engine.access.idempotency import Claim
+from app.engine.access.known_keys import KnownKeys
 from app.engine.lifecycle.runs import created_position, page_of
 
 if TYPE_CHECKING:
@@ -175,17 +178,27 @@ async def revoke_key(rt: Runtime, *, principal: Principal, key_id: str) -> None:
         )
     if revoked is None:
         raise _not_found()
+    # Its notification reaches this process too, but the answer must not come first.
+    rt.known_keys.forget(principal.tenant_id, key_id)
 
 
 async def authenticate(
     sessions: async_sessionmaker[AsyncSession] | AsyncEngine,
     key: str,
     db_time: DbTime | None = None,
+    known: KnownKeys | None = None,
 ) -> Principal | None:
     """The key's principal, or None. `sessions`: the service's AUTOCOMMIT engine (each
-    statement on its own, the request path), or sessions (a CLI's)."""
+    statement on its own, the request path), or sessions (a CLI's). `known`: principals
+    looked up lately, used and kept when given."""
     if not key.startswith(KEY_PREFIX) or len(key) > 200:
         return None
+    key_hash = hash_key(key)
+    if known is not None:
+        principal = known.get(key_hash)
+        if principal is not None:
+            return principal
+        ticket = known.ticket()
 
     # The first database touch of every request: a connection found dropped here is
     # replaced and the lookup made again, instead of answering 503.
@@ -193,15 +206,18 @@ async def authenticate(
     owner = await lookup(
         sessions,  # type: ignore[arg-type]
         keys.get_by_hash,
-        hash_key(key),
+        key_hash,
         db_time=db_time or DbTime(),
         touch_every_s=TOUCH_EVERY_S,
     )
     if owner is None:
         return None
-    return Principal(
+    principal = Principal(
         tenant_id=owner.tenant_id,
         subject=owner.subject,
         roles=frozenset(owner.roles),
         scopes=None if owner.scopes is None else frozenset(owner.scopes),
     )
+    if known is not None:
+        known.keep(key_hash, owner.tenant_id, owner.key_id, principal, ticket)
+    return principal

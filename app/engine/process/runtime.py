@@ -14,6 +14,7 @@ from app.config.settings import Settings
 from app.db.clock import DbTime
 from app.domain.limits.retention import Retention
 from app.domain.ports import Clock, ModelProvider, Tool
+from app.engine.access.known_keys import KnownKeys
 from app.engine.events.event_hub import EventHub
 from app.engine.process.commit_batcher import CommitBatcher
 from app.engine.process.deferred import Deferred
@@ -75,6 +76,8 @@ class Runtime:
     events: EventHub = field(default_factory=EventHub, init=False)
     #: Commits steps' writes (and Idempotency-Key answers), many runs' in one statement.
     commits: CommitBatcher = field(init=False)
+    #: The principals of keys looked up lately (kept while revocations reach the process).
+    known_keys: KnownKeys = field(init=False)
     _group_slots: dict[str, asyncio.Semaphore] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
@@ -85,6 +88,7 @@ class Runtime:
             self.metrics,
             max_size=self.settings.commit_batch_max,
         )
+        self.known_keys = KnownKeys(self.settings.key_cache_s, self.clock.monotonic)
 
     @property
     def retention(self) -> Retention:
