@@ -1,6 +1,7 @@
 """The run page of a run that continues another (`continue_from`), in a real browser
 (Debian's Chromium, every other host blocked): it says which run it continues, as a link
-that opens that run's page."""
+that opens that run's page; and the page's refresh leaves the run's facts as they are
+when the run did not change (a link drawn again under a click would lose the click)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,19 @@ from tests.support.factories import final
 from tests.support.harness import Harness, make_config, serving
 
 WAIT_MS = 20_000
+#: Counts the run facts (`dl.facts`) taken out of the page, from its first script on.
+_COUNT_FACTS_REMOVED = """
+window.factsRemoved = 0;
+new MutationObserver((mutations) => {
+  for (const mutation of mutations) {
+    for (const node of mutation.removedNodes) {
+      if (node instanceof Element && (node.matches("dl.facts") || node.querySelector("dl.facts"))) {
+        window.factsRemoved += 1;
+      }
+    }
+  }
+}).observe(document, { childList: true, subtree: true });
+"""
 
 
 @pytest.fixture
@@ -46,6 +60,7 @@ async def test_the_run_page_links_to_the_run_it_continues(served: tuple[str, Har
         page = await context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
+        await page.add_init_script(_COUNT_FACTS_REMOVED)
         await page.goto(f"{url}/console/runs/{later}")
         await page.get_by_label("API key").fill(headers["Authorization"].removeprefix("Bearer "))
         await page.get_by_role("button", name="Sign in").click()
@@ -54,6 +69,9 @@ async def test_the_run_page_links_to_the_run_it_continues(served: tuple[str, Har
         await expect(facts).to_contain_text("Continued from", timeout=WAIT_MS)
         back = facts.get_by_role("link", name=earlier)
         await expect(back).to_have_attribute("href", f"/console/runs/{earlier}")
+        # The calls are drawn by the refresh that follows the first drawing of the facts.
+        await expect(page.get_by_text("No calls yet.")).to_be_visible(timeout=WAIT_MS)
+        assert await page.evaluate("window.factsRemoved") == 0
         await back.click()
         await expect(page.get_by_role("heading", level=1)).to_have_text(
             f"Run {earlier}", timeout=WAIT_MS

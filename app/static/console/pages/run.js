@@ -237,11 +237,27 @@ export async function runPage(ctx, id) {
    * @param {DiagnosisOut | null} [found]
    */
   const paint = (callItems, found = null) => {
-    replace(facts, factsView(run));
-    replace(output, outputView(run));
-    replace(usage, usageView(run));
-    if (callItems) replace(calls, callsView(callItems));
-    if (found) replace(diagnosis, diagnosisView(found));
+    // What did not change is left as it is: a part drawn again under a click that began
+    // on a link (mousedown on the old one, mouseup on the new) would lose that click.
+    if (changed("run", run)) {
+      replace(facts, factsView(run));
+      replace(output, outputView(run));
+      replace(usage, usageView(run));
+    }
+    if (callItems && changed("calls", callItems)) replace(calls, callsView(callItems));
+    if (found && changed("diagnosis", found)) replace(diagnosis, diagnosisView(found));
+  };
+  /** @type {Map<string, string>} */
+  const drawn = new Map();
+  /**
+   * @param {string} part
+   * @param {unknown} value
+   */
+  const changed = (part, value) => {
+    const seen = JSON.stringify(value);
+    if (drawn.get(part) === seen) return false;
+    drawn.set(part, seen);
+    return true;
   };
   const read = async () => {
     const [fresh, page, found, children] = await Promise.all([
@@ -252,7 +268,8 @@ export async function runPage(ctx, id) {
     ]);
     run = /** @type {RunOut} */ (fresh);
     paint(/** @type {CallPage} */ (page).items, /** @type {DiagnosisOut} */ (found));
-    replace(kids, childrenView(/** @type {RunPage} */ (children).items));
+    const childItems = /** @type {RunPage} */ (children).items;
+    if (changed("children", childItems)) replace(kids, childrenView(childItems));
     clearProblem(slot);
     if (run.status !== lastStatus) {
       lastStatus = run.status;
