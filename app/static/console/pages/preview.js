@@ -59,11 +59,18 @@ export async function previewPage(ctx, id) {
   const tool = await toolNamed(ctx, preview.tool);
   const decision = decisionControls(ctx.me);
 
+  let drawn = "";
   function paint() {
-    replace(parts.summary, preview.summary);
-    replace(parts.facts, factsView(preview, tool));
-    replace(parts.impact, impactView(preview.impact));
-    replace(parts.argsBody, jsonBlock(preview.arguments, "Arguments"));
+    // An unchanged preview is left as it is (another preview's events reload this one):
+    // its run link drawn again under a click would lose the click.
+    const seen = JSON.stringify(preview);
+    if (seen !== drawn) {
+      drawn = seen;
+      replace(parts.summary, preview.summary);
+      replace(parts.facts, factsView(preview, tool));
+      replace(parts.impact, impactView(preview.impact));
+      replace(parts.argsBody, jsonBlock(preview.arguments, "Arguments"));
+    }
     decision.paint(preview);
   }
   /** @param {boolean} report whether a failure shows its problem */
