@@ -87,9 +87,7 @@ _OUTCOME = (
 #: The run's columns only others write (a child's creation, a finishing child's
 #: settlement): every step's write returns them, so that the holder's budget checks see
 #: its children without a read of their own.
-SHARED = tuple(
-    name for name, (record, _) in NESTED.items() if record in ("reserved", "children")
-)
+SHARED = tuple(name for name, (record, _) in NESTED.items() if record in ("reserved", "children"))
 
 
 @dataclass(frozen=True)
