@@ -128,6 +128,11 @@ class Driver:
         """Advances a run this process claimed itself (e.g. leased to it at creation)."""
         self._start(lease.key, self._drive(lease, state))
 
+    def take_up(self, lease: Lease, run: Run) -> None:
+        """Reads the history of a run this process claimed itself, then advances it; the
+        lease is handed back when the history does not load."""
+        self._start(lease.key, self._load_and_drive(lease, run))
+
     def _start(self, key: Key, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work, name=f"run:{key[1]}")
         self._tasks[key] = task

@@ -18,7 +18,7 @@ from app.engine.process.lease import Lease, hand_back, released_if_unanswered
 from app.engine.process.runtime import Runtime
 from app.engine.steps import guarding
 from app.engine.steps.state import RunState
-from app.engine.steps.stepper import lease_for, load_state, new_lease_token
+from app.engine.steps.stepper import lease_for, new_lease_token
 
 if TYPE_CHECKING:
     # Only named: the driver calls use cases (retention, webhooks), so importing it here
@@ -40,12 +40,13 @@ __all__ = [
 ]
 
 
-async def adopt(rt: Runtime, driver: Driver, run: Run, sent_at: float) -> None:
+def adopt(rt: Runtime, driver: Driver, run: Run, sent_at: float) -> None:
     """A run leased to this process by a use case's own transaction (sent at loop time
-    `sent_at`): its history is read once and this process's driver advances it."""
-    lease = lease_for(rt, run, sent_at)
-    state = await load_state(rt, run)
-    driver.adopt(lease, state)
+    `sent_at`): this process's driver reads its history and advances it, in a task of its
+    own, holding the lease from the start. A history that does not load hands the lease
+    back at once (any process's poll takes the run up), and never fails the use case,
+    whose transaction has committed."""
+    driver.take_up(lease_for(rt, run, sent_at), run)
 
 
 def handed_back_if_unanswered(

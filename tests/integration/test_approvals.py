@@ -37,6 +37,7 @@ from tests.support.fakes import FakeClock
 from tests.support.harness import make_config
 from tests.support.leases import LEASE_S, crash
 from tests.support.processes import free_port, server, wait_healthy
+from tests.support.statements import answer_lost
 
 
 async def test_nothing_runs_before_approval_and_a_commit_runs_the_approved_call_once(
@@ -644,3 +645,25 @@ async def test_another_tenants_preview_is_no_such_preview_on_every_route(
         assert theirs.json()["detail"] == missing.json()["detail"] == "no such preview"
     still = (await h.client.get(f"/v1/previews/{preview['id']}", headers=approver)).json()
     assert still["status"] == "pending" and await ledger_size(h) == 0
+
+
+async def test_a_commit_whose_run_history_does_not_load_hands_the_run_back_at_once(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    # The commit's transaction leases the run to this process; reading its history then
+    # fails once. The lease is handed back at once (a poll takes the run up, here or
+    # elsewhere), rather than lapsing in 30 s, and the commit is answered, not failed.
+    h = await approvals_harness(harness_factory)
+    caller, approver = await keys(h)
+    kafka = await row(h, "Kafka")
+    run = await parked_run(h, caller, tool_calls(move(kafka["id"])), final("Moved [source:s1]"))
+    preview_id = run["pending_approvals"][0]["preview_id"]
+    await approve(h, approver, preview_id)
+    with answer_lost(h.app.state.engine, "FROM turn") as hit:
+        done = await commit(h, approver, preview_id, "commit-1")
+    assert len(hit) == 1  # the history's read failed once
+    assert done.status_code == 200, done.text
+    body = done.json()
+    assert body["preview"]["status"] == "committed"
+    assert body["run"]["status"] == "finished" and body["run"]["termination_reason"] == "final"
+    assert (await row(h, "Kafka"))["ring"] == "adopt" and await ledger_size(h) == 1

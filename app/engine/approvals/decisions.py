@@ -183,7 +183,7 @@ async def commit(
         if latest.status is PreviewStatus.APPROVED and latest.commit_key is not None:
             raise DomainError(ErrorCode.INVALID_STATE, "the preview is being committed") from None
         raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.APPROVED) from None
-    await _adopt(rt, driver, claimed.run, sent)
+    _adopt(rt, driver, claimed.run, sent)
     if refused is not None:  # the run goes on here: its model hears why the call did not run
         raise DomainError(
             ErrorCode.INVALID_STATE,
@@ -238,10 +238,10 @@ async def _claimed(
         return _Claimed(decided, run), refused
 
 
-async def _adopt(rt: Runtime, driver: Driver, run: Run, sent: float) -> None:
+def _adopt(rt: Runtime, driver: Driver, run: Run, sent: float) -> None:
     """This process took the run's lease in the decision's transaction: it advances it."""
     rt.events.committed(run.tenant_id, run.id)
-    await adopt(rt, driver, run, sent)
+    adopt(rt, driver, run, sent)
 
 
 async def _gate_refusal(rt: Runtime, session: AsyncSession, record: Preview) -> ErrorValue | None:
