@@ -19,6 +19,7 @@ from tests.support.approvals import (
     WRITER,
     approvals_harness,
     approve,
+    approved_kafka_move,
     commit,
     desk_env,
     events_of,
@@ -190,11 +191,7 @@ async def test_a_resource_changed_since_the_preview_supersedes_it_with_a_new_one
     harness_factory,
 ) -> None:  # type: ignore[no-untyped-def]
     h = await approvals_harness(harness_factory)
-    caller, approver = await keys(h)
-    kafka = await row(h, "Kafka")
-    run = await parked_run(h, caller, tool_calls(move(kafka["id"])), final("Moved [source:s1]"))
-    first = run["pending_approvals"][0]["preview_id"]
-    await approve(h, approver, first)
+    _, approver, kafka, first = await approved_kafka_move(h)
     await moved_meanwhile(h, kafka["id"], "assess")
 
     conflict = await commit(h, approver, first, "commit-1")
@@ -654,11 +651,7 @@ async def test_a_commit_whose_run_history_does_not_load_hands_the_run_back_at_on
     # fails once. The lease is handed back at once (a poll takes the run up, here or
     # elsewhere), rather than lapsing in 30 s, and the commit is answered, not failed.
     h = await approvals_harness(harness_factory)
-    caller, approver = await keys(h)
-    kafka = await row(h, "Kafka")
-    run = await parked_run(h, caller, tool_calls(move(kafka["id"])), final("Moved [source:s1]"))
-    preview_id = run["pending_approvals"][0]["preview_id"]
-    await approve(h, approver, preview_id)
+    _, approver, _, preview_id = await approved_kafka_move(h)
     with answer_lost(h.app.state.engine, "FROM turn") as hit:
         done = await commit(h, approver, preview_id, "commit-1")
     assert len(hit) == 1  # the history's read failed once

@@ -16,7 +16,7 @@ from app.db.session import make_sessionmaker
 from app.db.tables import technology, technology_operation
 from app.engine.access.keys import create_key
 from tests.support.backend import FakeBackend
-from tests.support.factories import run_body, seed_radar
+from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.harness import DEFAULT_AGENT, Harness, make_config
 
 WRITER = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], "move_technology_ring"]}
@@ -77,6 +77,19 @@ async def parked_run(h: Harness, caller: dict[str, str], *script: dict[str, Any]
     run = response.json()
     assert run["status"] == "awaiting_approval", run
     return run
+
+
+async def approved_kafka_move(
+    h: Harness,
+) -> tuple[dict[str, str], dict[str, str], dict[str, Any], str]:
+    """A run parked on moving Kafka to adopt, its preview approved: (caller's headers,
+    approver's headers, Kafka's row before, the preview's id)."""
+    caller, approver = await keys(h)
+    kafka = await row(h, "Kafka")
+    run = await parked_run(h, caller, tool_calls(move(kafka["id"])), final("Moved [source:s1]"))
+    preview_id = run["pending_approvals"][0]["preview_id"]
+    await approve(h, approver, preview_id)
+    return caller, approver, kafka, preview_id
 
 
 async def events_of(h: Harness, headers: dict[str, str], run_id: str) -> list[dict[str, Any]]:
