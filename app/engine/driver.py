@@ -390,5 +390,6 @@ class Driver:
 
 def _named(payload: str) -> Key:
     """The run a notice's payload names: "tenant run"."""
-    tenant_id, _, run_id = payload.partition(" ")
+    # The run id, made here, has no space; a tenant's name may.
+    tenant_id, _, run_id = payload.rpartition(" ")
     return tenant_id, run_id

@@ -257,13 +257,29 @@ async def test_a_replayed_creation_names_the_key_but_never_shows_it_again(h: Har
     assert fixed.status_code == 201 and fixed.json()["key"].startswith("tg_")
 
 
-async def test_while_revocations_cannot_arrive_every_request_looks_its_key_up(
-    h: Harness,
-) -> None:
-    listener = h.app.state.driver.listener
+async def test_the_revoking_process_forgets_the_key_before_it_answers(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    h = await harness_factory(settings_override={"key_cache_s": 300.0})
+    known, listener = h.runtime.known_keys, h.app.state.driver.listener
     await asyncio.wait_for(listener.ready.wait(), 10)
-    key = await h.key()
+    admin = await h.key(subject="root", roles="admin")
+    made = await make(h, admin)
+    key = bearer(made["key"])
+    # The process stops hearing notifications, its own revocation's included, yet keeps
+    # principals as if it heard them: only the revocation's own forgetting can refuse it.
+    await _cut_listening(h)
+    await until(lambda: not listener.ready.is_set(), what="the listener noticing its loss")
+    known.listen_through(lambda: True)
     assert (await h.client.get("/v1/me", headers=key)).status_code == 200
+    assert known.get(hash_key(made["key"])) is not None
+    revoked = await h.client.delete(f"{KEYS}/{made['id']}", headers=admin)
+    assert revoked.status_code == 204
+    assert_problem(await h.client.get("/v1/me", headers=key), 401, "unauthenticated", "/v1/me")
+
+
+async def _cut_listening(h: Harness) -> None:
+    """Ends the listening connections on the test's database (its process's)."""
     async with h.app.state.engine.connect() as connection:
         await connection.execute(
             text(
@@ -271,6 +287,18 @@ async def test_while_revocations_cannot_arrive_every_request_looks_its_key_up(
                 "WHERE application_name = 'toolgate-listen' AND datname = current_database()"
             )
         )
+
+
+async def test_while_revocations_cannot_arrive_every_request_looks_its_key_up(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    # Kept far longer than the test: a lookup is only ever for want of listening.
+    h = await harness_factory(settings_override={"key_cache_s": 300.0})
+    listener = h.app.state.driver.listener
+    await asyncio.wait_for(listener.ready.wait(), 10)
+    key = await h.key()
+    assert (await h.client.get("/v1/me", headers=key)).status_code == 200
+    await _cut_listening(h)
     await until(lambda: not listener.ready.is_set(), what="the listener noticing its loss")
     with counting(h.app.state.engine) as seen:
         for _ in range(2):

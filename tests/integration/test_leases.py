@@ -488,3 +488,17 @@ async def test_a_claim_whose_answer_was_lost_hands_its_leases_back(harness_facto
     assert await h.driver.poll_once() == 1
     done = await h.driver.wait("acme", queued["id"], 10)
     assert done.termination_reason == "final"
+
+
+async def test_a_cancel_reaches_the_holder_for_a_tenant_whose_name_has_a_space(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    # Renewal every 40 s: within this test only the notification can deliver the cancel,
+    # whose payload is "tenant run" (the run id has no space; the tenant's name may).
+    a = await harness_factory(run_driver=True, settings_override={"lease_s": 120})
+    b = await harness_factory(run_driver=False)
+    headers = await a.key(tenant="acme corp")
+    run_id = (await start(a, headers, final("slow", delay_ms=60_000), wait_s=0))["id"]
+    await asyncio.wait_for(a.driver.listener.ready.wait(), 10)
+    cancelled = await b.client.post(f"/v1/runs/{run_id}/cancel", headers=headers)
+    assert cancelled.json()["termination_reason"] == "cancelled"  # within the 5 s it waits

@@ -72,6 +72,15 @@ def test_a_revocation_forgets_its_key_only() -> None:
     assert known.get("h3") == ALICE  # another tenant's key of the same id
 
 
+def test_a_tenant_whose_name_has_a_space_has_its_revocations_heard() -> None:
+    known, _, _ = listening_keys()
+    known.keep("h1", "acme corp", "k1", ALICE, known.ticket())
+    known.keep("h2", "acme", "k1", BOB, known.ticket())
+    known.on_notification("acme corp k1")
+    assert known.get("h1") is None
+    assert known.get("h2") == BOB
+
+
 def test_a_lookup_overtaken_by_a_revocation_is_not_kept() -> None:
     known, _, _ = listening_keys()
     ticket = known.ticket()  # the lookup reads the key while it still opens...

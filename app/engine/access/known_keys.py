@@ -84,7 +84,8 @@ class KnownKeys:
 
     def on_notification(self, payload: str) -> None:
         """A revocation (`tenant key_id`), or "" when the listener reconnected."""
-        tenant_id, _, key_id = payload.partition(" ")
+        # The key id, made here, has no space; a tenant's name may.
+        tenant_id, _, key_id = payload.rpartition(" ")
         if key_id:
             self.forget(tenant_id, key_id)
         else:
