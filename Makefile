@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 TEST_WORKERS ?= 4
 TSC := node_modules/.bin/tsc
 
-.PHONY: run test system-packages lint typecheck openapi bench bench-profile bench-dbos clean
+.PHONY: run test system-packages lint typecheck openapi bench bench-ab bench-profile bench-dbos clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,10 @@ openapi: $(STAMP)
 ## its CPU by layer (bench/profile.txt keeps the collapsed stacks, for a flame graph).
 bench: $(STAMP)
 	$(BIN)/python bench/bench_runs.py $(ARGS)
+
+## Alternating A/B pairs against an earlier commit: make bench-ab BEFORE=3f54fae [PAIRS=5]
+bench-ab: $(STAMP)
+	$(BIN)/python bench/ab_pairs.py --before $(BEFORE) --pairs $(or $(PAIRS),5) $(if $(ARGS),-- $(ARGS))
 
 bench-profile: $(STAMP)
 	$(BIN)/python bench/bench_runs.py --only 4 --no-pgbench --no-one-worker --profile $(ARGS)
