@@ -1018,3 +1018,64 @@ async def test_a_console_page_asks_for_nothing_it_does_not_get_and_shows_its_ico
         assert icon == [200, "image/svg+xml"]
         assert failed == []
         assert not [text for text in logged if "404" in text or "Failed to load" in text]
+
+
+#: Counts the facts (`dl.facts`) taken out of the page after the preview was rejected, and
+#: the preview reads started and finished (`window.fetch`, read to its end).
+_WATCH_PREVIEW_REDRAWS = """
+window.rejectedFactsRemoved = 0;
+window.previewReads = { started: 0, done: 0 };
+new MutationObserver((mutations) => {
+  for (const mutation of mutations) {
+    for (const node of mutation.removedNodes) {
+      if (!(node instanceof Element)) continue;
+      const facts = node.matches("dl.facts") ? node : node.querySelector("dl.facts");
+      if (facts && facts.querySelector("#preview-status")?.textContent === "rejected") {
+        window.rejectedFactsRemoved += 1;
+      }
+    }
+  }
+}).observe(document, { childList: true, subtree: true });
+const fetched = window.fetch;
+window.fetch = async (...args) => {
+  const preview = new URL(String(args[0]), location.href).pathname.startsWith("/v1/previews/");
+  if (preview) window.previewReads.started += 1;
+  const response = await fetched(...args);
+  if (!preview) return response;
+  const text = response.text.bind(response);
+  response.text = async () => {
+    try {
+      return await text();
+    } finally {
+      window.previewReads.done += 1;
+    }
+  };
+  return response;
+};
+"""
+
+
+async def test_a_preview_page_reloaded_without_a_change_keeps_what_it_shows(
+    console: Console,
+) -> None:
+    # Rejected, the run goes on to its final answer 1.5 s later; that run.finished reloads
+    # the preview, unchanged: drawn again, its run link would lose a click under way.
+    _, preview_id = await console.park_kafka_move(delay_ms=1500)
+    async with opened(console) as (_, page, _seen):
+        await page.add_init_script(_WATCH_PREVIEW_REDRAWS)
+        await sign_in(page, console, console.approver, f"/console/previews/{preview_id}")
+        await expect(page.locator("#preview-status")).to_have_text("pending", timeout=WAIT_MS)
+        rejected = await console.api.post(
+            f"/v1/previews/{preview_id}/reject", headers=console.approver, json={"reason": "no"}
+        )
+        assert rejected.status_code == 200, rejected.text
+        await expect(page.locator("#preview-status")).to_have_text("rejected", timeout=WAIT_MS)
+        timeline = page.get_by_role("list", name="Timeline")
+        await expect(timeline).to_contain_text("run.finished", timeout=WAIT_MS)
+        # The reload run.finished started (with the event's row) has been read and drawn.
+        await page.wait_for_function(
+            "window.previewReads.done === window.previewReads.started", timeout=WAIT_MS
+        )
+        reads = await page.evaluate("window.previewReads.started")
+        assert reads >= 3  # the first, the rejection's, and run.finished's
+        assert await page.evaluate("window.rejectedFactsRemoved") == 0
