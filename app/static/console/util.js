@@ -37,6 +37,23 @@ export function coalesce(fn) {
 }
 
 /**
+ * A page's memory of what it drew: `changed(part, value)` is true the first time and when
+ * `value` differs from what `part` last showed. A part drawn again for nothing would lose a
+ * click under way on a link in it (mousedown on the old element, mouseup on the new).
+ * @returns {(part: string, value: unknown) => boolean}
+ */
+export function drawnParts() {
+  /** @type {Map<string, string>} */
+  const drawn = new Map();
+  return (part, value) => {
+    const seen = JSON.stringify(value);
+    if (drawn.get(part) === seen) return false;
+    drawn.set(part, seen);
+    return true;
+  };
+}
+
+/**
  * `fn` called once, `ms` after the last of a burst of calls.
  * @param {() => unknown} fn
  * @param {number} ms

@@ -7,7 +7,7 @@
 import { h, jsonBlock, replace } from "../dom.js";
 import { attempt } from "../problems.js";
 import { timeline } from "../timeline.js";
-import { coalesce, optional } from "../util.js";
+import { coalesce, drawnParts, optional } from "../util.js";
 import { decisionControls, wireDecision } from "./preview-decision.js";
 import { factsView, impactView } from "./preview-view.js";
 import { tickCountdowns } from "./queue.js";
@@ -59,13 +59,10 @@ export async function previewPage(ctx, id) {
   const tool = await toolNamed(ctx, preview.tool);
   const decision = decisionControls(ctx.me);
 
-  let drawn = "";
+  // An unchanged preview is left as it is (other events than its own reload it).
+  const changed = drawnParts();
   function paint() {
-    // An unchanged preview is left as it is (another preview's events reload this one):
-    // its run link drawn again under a click would lose the click.
-    const seen = JSON.stringify(preview);
-    if (seen !== drawn) {
-      drawn = seen;
+    if (changed("preview", preview)) {
       replace(parts.summary, preview.summary);
       replace(parts.facts, factsView(preview, tool));
       replace(parts.impact, impactView(preview.impact));

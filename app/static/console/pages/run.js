@@ -7,7 +7,7 @@ import { diagnosisView } from "../diagnosis.js";
 import { guardrailsView, isGuardrailEvent } from "../guardrails.js";
 import { attempt, clearProblem } from "../problems.js";
 import { timeline } from "../timeline.js";
-import { coalesce, debounce } from "../util.js";
+import { coalesce, debounce, drawnParts } from "../util.js";
 
 /** @typedef {import("../context.js").PageContext} PageContext */
 /** @typedef {import("../schema.js").CallOut} CallOut */
@@ -232,13 +232,12 @@ export async function runPage(ctx, id) {
   let run = /** @type {RunOut} */ (await ctx.api(path));
   let lastStatus = run.status;
 
+  const changed = drawnParts(); // what did not change is left as it is
   /**
    * @param {CallOut[] | null} callItems
    * @param {DiagnosisOut | null} [found]
    */
   const paint = (callItems, found = null) => {
-    // What did not change is left as it is: a part drawn again under a click that began
-    // on a link (mousedown on the old one, mouseup on the new) would lose that click.
     if (changed("run", run)) {
       replace(facts, factsView(run));
       replace(output, outputView(run));
@@ -246,18 +245,6 @@ export async function runPage(ctx, id) {
     }
     if (callItems && changed("calls", callItems)) replace(calls, callsView(callItems));
     if (found && changed("diagnosis", found)) replace(diagnosis, diagnosisView(found));
-  };
-  /** @type {Map<string, string>} */
-  const drawn = new Map();
-  /**
-   * @param {string} part
-   * @param {unknown} value
-   */
-  const changed = (part, value) => {
-    const seen = JSON.stringify(value);
-    if (drawn.get(part) === seen) return false;
-    drawn.set(part, seen);
-    return true;
   };
   const read = async () => {
     const [fresh, page, found, children] = await Promise.all([
