@@ -31,7 +31,7 @@ from app.main import create_app
 from app.observability.otel_setup import Telemetry
 from tests.support.approvals import WRITER, ledger_size, move, moved_meanwhile, row
 from tests.support.backend import serving_app
-from tests.support.browser import browsing
+from tests.support.browser import browsing, counting_removed_facts
 from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.harness import Harness, make_config
 
@@ -1020,22 +1020,9 @@ async def test_a_console_page_asks_for_nothing_it_does_not_get_and_shows_its_ico
         assert not [text for text in logged if "404" in text or "Failed to load" in text]
 
 
-#: Counts the facts (`dl.facts`) taken out of the page after the preview was rejected, and
-#: the preview reads started and finished (`window.fetch`, read to its end).
-_WATCH_PREVIEW_REDRAWS = """
-window.rejectedFactsRemoved = 0;
+#: The preview reads started and finished (`window.fetch`, read to its end).
+_COUNT_PREVIEW_READS = """
 window.previewReads = { started: 0, done: 0 };
-new MutationObserver((mutations) => {
-  for (const mutation of mutations) {
-    for (const node of mutation.removedNodes) {
-      if (!(node instanceof Element)) continue;
-      const facts = node.matches("dl.facts") ? node : node.querySelector("dl.facts");
-      if (facts && facts.querySelector("#preview-status")?.textContent === "rejected") {
-        window.rejectedFactsRemoved += 1;
-      }
-    }
-  }
-}).observe(document, { childList: true, subtree: true });
 const fetched = window.fetch;
 window.fetch = async (...args) => {
   const preview = new URL(String(args[0]), location.href).pathname.startsWith("/v1/previews/");
@@ -1062,7 +1049,8 @@ async def test_a_preview_page_reloaded_without_a_change_keeps_what_it_shows(
     # the preview, unchanged: drawn again, its run link would lose a click under way.
     _, preview_id = await console.park_kafka_move(delay_ms=1500)
     async with opened(console) as (_, page, _seen):
-        await page.add_init_script(_WATCH_PREVIEW_REDRAWS)
+        await page.add_init_script(counting_removed_facts("rejected"))
+        await page.add_init_script(_COUNT_PREVIEW_READS)
         await sign_in(page, console, console.approver, f"/console/previews/{preview_id}")
         await expect(page.locator("#preview-status")).to_have_text("pending", timeout=WAIT_MS)
         rejected = await console.api.post(
@@ -1078,4 +1066,4 @@ async def test_a_preview_page_reloaded_without_a_change_keeps_what_it_shows(
         )
         reads = await page.evaluate("window.previewReads.started")
         assert reads >= 3  # the first, the rejection's, and run.finished's
-        assert await page.evaluate("window.rejectedFactsRemoved") == 0
+        assert await page.evaluate("window.factsRemoved") == 0

@@ -13,24 +13,11 @@ from playwright.async_api import expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.config.settings import Settings
-from tests.support.browser import browsing
+from tests.support.browser import browsing, counting_removed_facts
 from tests.support.factories import final
 from tests.support.harness import Harness, make_config, serving
 
 WAIT_MS = 20_000
-#: Counts the run facts (`dl.facts`) taken out of the page, from its first script on.
-_COUNT_FACTS_REMOVED = """
-window.factsRemoved = 0;
-new MutationObserver((mutations) => {
-  for (const mutation of mutations) {
-    for (const node of mutation.removedNodes) {
-      if (node instanceof Element && (node.matches("dl.facts") || node.querySelector("dl.facts"))) {
-        window.factsRemoved += 1;
-      }
-    }
-  }
-}).observe(document, { childList: true, subtree: true });
-"""
 
 
 @pytest.fixture
@@ -60,7 +47,7 @@ async def test_the_run_page_links_to_the_run_it_continues(served: tuple[str, Har
         page = await context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
-        await page.add_init_script(_COUNT_FACTS_REMOVED)
+        await page.add_init_script(counting_removed_facts())
         await page.goto(f"{url}/console/runs/{later}")
         await page.get_by_label("API key").fill(headers["Authorization"].removeprefix("Bearer "))
         await page.get_by_role("button", name="Sign in").click()

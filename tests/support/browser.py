@@ -46,3 +46,23 @@ async def browsing(base_url: str) -> AsyncIterator[tuple[BrowserContext, list[st
             yield context, blocked
         finally:
             await browser.close()
+
+
+def counting_removed_facts(status: str | None = None) -> str:
+    """An init script: `window.factsRemoved` counts the facts (`dl.facts`) taken out of the
+    page from its first script on (only those showing `status`, when given, in their
+    `.status` element): a refresh that draws them again for nothing counts."""
+    shown = 'facts.querySelector(".status")?.textContent'
+    showing = "true" if status is None else f'{shown} === "{status}"'
+    return f"""
+window.factsRemoved = 0;
+new MutationObserver((mutations) => {{
+  for (const mutation of mutations) {{
+    for (const node of mutation.removedNodes) {{
+      if (!(node instanceof Element)) continue;
+      const facts = node.matches("dl.facts") ? node : node.querySelector("dl.facts");
+      if (facts && {showing}) window.factsRemoved += 1;
+    }}
+  }}
+}}).observe(document, {{ childList: true, subtree: true }});
+"""
