@@ -25,7 +25,7 @@ from app.domain.lifecycle.records import Run
 from app.domain.lifecycle.run_changes import Sweep
 from app.domain.lifecycle.status import ACTIVE_RUN_STATUSES
 from app.domain.limits.quotas import day_start
-from app.engine.events.listener import Listener
+from app.engine.events.listener import Listener, named
 from app.engine.limits import retention
 from app.engine.process.lease import (
     Lease,
@@ -200,10 +200,10 @@ class Driver:
 
     def _on_cancel(self, payload: str) -> None:
         if payload:
-            self.interrupt(*_named(payload))
+            self.interrupt(*named(payload))
 
     def _on_reserved(self, payload: str) -> None:
-        lease = self._leases.get(_named(payload))
+        lease = self._leases.get(named(payload))
         if lease is not None:
             lease.children_seen = True
 
@@ -386,10 +386,3 @@ class Driver:
             await self.webhooks.stop()
         for lease in leases:
             await self._release(lease)
-
-
-def _named(payload: str) -> Key:
-    """The run a notice's payload names: "tenant run"."""
-    # The run id, made here, has no space; a tenant's name may.
-    tenant_id, _, run_id = payload.rpartition(" ")
-    return tenant_id, run_id

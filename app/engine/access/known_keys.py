@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.domain.tools.specs import Principal
+from app.engine.events.listener import named
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +85,7 @@ class KnownKeys:
 
     def on_notification(self, payload: str) -> None:
         """A revocation (`tenant key_id`), or "" when the listener reconnected."""
-        # The key id, made here, has no space; a tenant's name may.
-        tenant_id, _, key_id = payload.rpartition(" ")
+        tenant_id, key_id = named(payload)
         if key_id:
             self.forget(tenant_id, key_id)
         else:

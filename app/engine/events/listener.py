@@ -30,6 +30,13 @@ def asyncpg_dsn(url: str) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
+def named(payload: str) -> tuple[str, str]:
+    """The tenant and the id a notification names ("tenant id": a cancel's run, a
+    revocation's key). The id, made by the service, has no space; a tenant's name may."""
+    tenant_id, _, row_id = payload.rpartition(" ")
+    return tenant_id, row_id
+
+
 class Listener:
     """One connection listening on every channel of `handlers` (channel -> handler of the
     notification's payload)."""
