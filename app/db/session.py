@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import Row
+from sqlalchemy import Row, event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
@@ -54,7 +54,7 @@ def make_engine(
     statement outside a transaction cannot be split across two server connections. The
     cost: each statement is parsed and described every time (see docs/decisions.md)."""
     uncached = {} if cache_statements else _UNCACHED
-    return create_async_engine(
+    engine = create_async_engine(
         url,
         pool_size=pool_size,
         max_overflow=pool_size // 2,
@@ -66,6 +66,15 @@ def make_engine(
         pool_timeout=pool_timeout_s,
         connect_args={**_driver_connect_args(cache_statements=cache_statements), **uncached},
     )
+    # A connection the server closed while it sat in the pool (a restart, a blip) is never
+    # handed out: the pool opens another, whichever statement comes first (no round trip).
+    event.listen(engine.sync_engine.pool, "checkout", _not_closed)
+    return engine
+
+
+def _not_closed(_dbapi: Any, record: Any, _proxy: Any) -> None:
+    if record.driver_connection.is_closed():
+        raise sa_exc.DisconnectionError("the server closed this pooled connection")
 
 
 def _driver_connect_args(*, cache_statements: bool) -> dict[str, Any]:

@@ -102,6 +102,9 @@ async def test_connections_dropped_by_the_server_are_replaced_without_an_error(
     h: Harness = await harness_factory(run_driver=False)
     await seed_radar(h)
     headers = await h.key()
+    # Listening, the process keeps the key's principal: the request after the drop sends
+    # no key lookup, and its first statement meets a dropped connection.
+    await asyncio.wait_for(h.app.state.driver.listener.ready.wait(), 10)
     first = await h.client.post("/v1/runs", headers=headers, json=run_body(*SCRIPT))
     assert first.json()["termination_reason"] == "final"
     # Every pooled connection of the app ends, server side, as in a restart or a blip.
