@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 from sqlalchemy import func, select
 
 from app.adapters.tools.builtin.tech_radar import SPECS
@@ -16,6 +17,8 @@ from app.db.errors import is_unavailable
 from app.db.lifecycle import runs as runs_repo
 from app.db.tables import turn
 from app.domain.tools.specs import Principal
+from app.engine import driver as driver_module
+from app.engine.events import listener as listener_module
 from app.engine.lifecycle.runs import CreateRun, start_run
 from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.fakes import FakeClock, HeldModel, ProbeTool, probe_spec
@@ -502,3 +505,29 @@ async def test_a_cancel_reaches_the_holder_for_a_tenant_whose_name_has_a_space(
     await asyncio.wait_for(a.driver.listener.ready.wait(), 10)
     cancelled = await b.client.post(f"/v1/runs/{run_id}/cancel", headers=headers)
     assert cancelled.json()["termination_reason"] == "cancelled"  # within the 5 s it waits
+
+
+async def test_a_process_serves_once_it_hears_notifications(harness_factory, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # A list or a principal read before the listener connects could be older than a change
+    # announced meanwhile: a starting process waits for its listener (here a slow one).
+    connect = listener_module.asyncpg.connect
+
+    async def slow_connect(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("server_settings", {}).get("application_name") == "toolgate-listen":
+            await asyncio.sleep(0.5)
+        return await connect(*args, **kwargs)
+
+    monkeypatch.setattr(listener_module.asyncpg, "connect", slow_connect)
+    h = await harness_factory()
+    assert h.driver.listener.ready.is_set()
+
+
+async def test_a_process_whose_listener_cannot_connect_serves_after_a_bound(  # type: ignore[no-untyped-def]
+    harness_factory, monkeypatch, caplog
+) -> None:
+    nobody = SecretStr("postgresql+asyncpg://postgres@127.0.0.1:1/toolgate")  # refused
+    monkeypatch.setattr(driver_module, "LISTEN_WAIT_S", 0.3)
+    h = await harness_factory(settings_override={"listen_database_url": nobody})
+    assert not h.driver.listener.ready.is_set()
+    assert (await h.client.get("/v1/runs", headers=await h.key())).status_code == 200
+    assert any("before notifications are heard" in r.getMessage() for r in caplog.records)

@@ -34,6 +34,8 @@ class Shell:
     folder: Path
     origin: str
     env: dict[str, str]
+    #: Variables of the test's environment the reader does not have.
+    unset: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         self.state = self.folder / ".doc-shell-state"
@@ -59,7 +61,7 @@ class Shell:
         done = subprocess.run(
             ["bash", "-c", script],
             cwd=self.folder,
-            env={**os.environ, **self.env},
+            env={**{k: v for k, v in os.environ.items() if k not in self.unset}, **self.env},
             capture_output=True,
             text=True,
             timeout=timeout_s,
