@@ -229,7 +229,7 @@ def _lifespan(
         # Lease upkeep and cancel delivery run in every process that may hold a run; only
         # the poller (claiming runs nobody advances) is optional.
         driver.start(poll=settings.run_driver if run_driver is None else run_driver)
-        if not await driver.hearing():
+        if driver.listener is not None and not await driver.listener.first_connection():
             log.warning("serving before notifications are heard; they are read again later")
         try:
             yield

@@ -47,8 +47,6 @@ Key = tuple[str, str]
 POLL_FLOOR_S = 0.2
 #: How often writes owed since an outage are tried again.
 OWED_EVERY_S = 0.5
-#: How long a starting process waits for its listener before it serves without it.
-LISTEN_WAIT_S = 5.0
 #: How often expired Idempotency-Key records are deleted.
 PURGE_EVERY_S = 60.0
 
@@ -296,18 +294,6 @@ class Driver:
                 self._background.append(
                     asyncio.create_task(self.listener.run_forever(), name="listener")
                 )
-
-    async def hearing(self) -> bool:
-        """Waits, at most `LISTEN_WAIT_S`, until the listener hears notifications; False when
-        it does not yet (the process serves all the same: what it keeps is then read again
-        when the listener connects). A process that serves before it listens reads an MCP
-        list, say, before it could hear of a change to it, and must then distrust that
-        list until it is read again."""
-        if self.listener is None:
-            return True
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.listener.ready.wait(), LISTEN_WAIT_S)
-        return self.listener.ready.is_set()
 
     async def _announce(self, payload: str) -> None:
         # Without a listener connection (or while it reconnects) other processes' streams

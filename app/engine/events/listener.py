@@ -6,6 +6,7 @@ again, and lease upkeep (and the streams' poll) covers the gap."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Mapping
 
@@ -18,6 +19,8 @@ from app.engine.process.outage import outage
 log = logging.getLogger(__name__)
 #: The pause before reconnecting.
 CHECK_EVERY_S = 2.0
+#: How long a starting process waits for its listener's first connection.
+FIRST_WAIT_S = 3.0
 
 
 def asyncpg_dsn(url: str) -> str:
@@ -54,7 +57,22 @@ class Listener:
         self._not_from_self = not_from_self
         self._own_pid = -1
         self.ready = asyncio.Event()
+        #: Set once the first connection has been tried, whether it was made or not.
+        self._tried = asyncio.Event()
         self._connection: asyncpg.Connection | None = None
+
+    async def first_connection(self) -> bool:
+        """Whether the first connection was made, once it has been tried (at most
+        `FIRST_WAIT_S`: a database that does not answer keeps the process from serving
+        no longer than that).
+
+        A starting process serves after this: what it keeps from the database (an MCP
+        server's list, a key's principal) is trusted only while it could hear of a change,
+        so a list read before the listener connects would be distrusted, changing no pin,
+        until it is read again."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._tried.wait(), FIRST_WAIT_S)
+        return self.ready.is_set()
 
     def _deliver(self, _connection: object, pid: int, channel: str, payload: str) -> None:
         if pid == self._own_pid and channel in self._not_from_self:
@@ -94,6 +112,7 @@ class Listener:
                 self._own_pid = connection.get_server_pid()
                 self._connection = connection
                 self.ready.set()
+                self._tried.set()
                 await closed.wait()
             except asyncio.CancelledError:
                 raise
@@ -103,6 +122,7 @@ class Listener:
                 else:
                     log.warning("listening for notifications failed; reconnecting", exc_info=True)
             finally:
+                self._tried.set()
                 self._connection = None
                 self.ready.clear()
                 if connection is not None and not connection.is_closed():
