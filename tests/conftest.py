@@ -39,6 +39,13 @@ def database_url(db_server: tuple[str, str]) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture
+def own_database(db_server: tuple[str, str]) -> Iterator[str]:
+    """A database of the test's own (not migrated), for real processes the test starts."""
+    with fresh_database(db_server[1]) as url:
+        yield url
+
+
 @pytest.fixture(scope="session")
 async def db_engine(database_url: str) -> AsyncIterator[AsyncEngine]:
     engine = create_async_engine(database_url)

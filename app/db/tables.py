@@ -378,8 +378,7 @@ preview = Table(
     ),
 )
 
-# The built-in write tool's ledger: one row per operation id, written with the change it
-# made, so that an operation changes its row once however often it is sent.
+# The write tool's ledger: a row per operation id, written with its change (made once).
 technology_operation = Table(
     "technology_operation",
     metadata,
@@ -393,6 +392,7 @@ technology_operation = Table(
 
 # What other modules declare on `metadata` (tables, triggers, functions): imported here.
 from app.db.lifecycle import json_rows as _json_rows  # noqa: E402, F401
+from app.db.lifecycle import liveness as _liveness  # noqa: E402, F401
 from app.db.limits import lineage_tables as _lineage_tables  # noqa: E402, F401
 from app.db.limits import quota_tables as _quota_tables  # noqa: E402, F401
 from app.db.radar import history_tables as _history_tables  # noqa: E402, F401

@@ -17,14 +17,12 @@ from app.db.lifecycle import events as events_repo
 from app.db.lifecycle import leases as leases_repo
 from app.db.lifecycle import runs
 from app.db.limits import lineage
-from app.db.limits import quotas as quotas_repo
 from app.db.session import retrying
 from app.db.tools import mcp_declarations as mcp_declarations_repo
 from app.db.tools import switches
 from app.domain.lifecycle.records import Run
 from app.domain.lifecycle.run_changes import Sweep
 from app.domain.lifecycle.status import ACTIVE_RUN_STATUSES
-from app.domain.limits.quotas import day_start
 from app.engine.events.listener import Listener, named
 from app.engine.limits import retention
 from app.engine.process.lease import (
@@ -34,6 +32,7 @@ from app.engine.process.lease import (
     hand_back_claim,
     released_if_unanswered,
 )
+from app.engine.process.liveness import Liveness
 from app.engine.process.outage import outage
 from app.engine.process.runtime import Runtime
 from app.engine.steps.state import RunState
@@ -82,8 +81,14 @@ class Driver:
             keys_repo.REVOKED_CHANNEL: rt.known_keys.on_notification,
             events_repo.CHANNEL: rt.events.on_notification,
         }
+        self.liveness = Liveness(rt)
         self.listener = (
-            Listener(listen_url, channels, not_from_self=frozenset({events_repo.CHANNEL}))
+            Listener(
+                listen_url,
+                channels,
+                not_from_self=frozenset({events_repo.CHANNEL}),
+                on_connect=self.liveness.hold,
+            )
             if listen_url
             else None
         )
@@ -150,6 +155,10 @@ class Driver:
         self._wake(key, ended=True)
         if not task.cancelled() and task.exception() is not None:
             log.error("advancing a run failed", exc_info=task.exception())
+
+    @property
+    def live(self) -> bool:  # holds its liveness lock (always, without a listener)
+        return self.listener is None or self.listener.ready.is_set()
 
     async def _claim_and_drive(self, key: Key) -> None:
         claimed = await claim(self.rt, *key)
@@ -277,23 +286,20 @@ class Driver:
         the webhook sender runs with it; the background is quiet (untraced) unless asked,
         but for the runs the poller starts, which are traced."""
         if poll:
-            self._background.append(asyncio.create_task(self._poll_forever(), name="driver-poller"))
+            self._spawn("driver-poller", self._poll_forever())
         with self._quiet():
             if poll:
-                self._background.append(asyncio.create_task(self._purge_forever(), name="purge"))
+                self._spawn("purge", self._purge_forever())
             if poll and self.webhooks is not None:
-                self._background.append(
-                    asyncio.create_task(self.webhooks.run_forever(), name="webhooks")
-                )
-            self._background.append(asyncio.create_task(self.keeper.run_forever(), name="leases"))
-            self._background.append(asyncio.create_task(self._pay_forever(), name="owed-writes"))
-            self._background.append(
-                asyncio.create_task(self.rt.events.publish_forever(self._announce), name="events")
-            )
+                self._spawn("webhooks", self.webhooks.run_forever())
+            self._spawn("leases", self.keeper.run_forever())
+            self._spawn("owed-writes", self._pay_forever())
+            self._spawn("events", self.rt.events.publish_forever(self._announce))
             if self.listener is not None:
-                self._background.append(
-                    asyncio.create_task(self.listener.run_forever(), name="listener")
-                )
+                self._spawn("listener", self.listener.run_forever())
+
+    def _spawn(self, name: str, work: Coroutine[Any, Any, None]) -> None:
+        self._background.append(asyncio.create_task(work, name=name))
 
     async def _announce(self, payload: str) -> None:
         # Without a listener connection (or while it reconnects) other processes' streams
@@ -311,7 +317,11 @@ class Driver:
     async def _poll_forever(self) -> None:
         while True:
             try:
-                if self.free_slots > 0:
+                # Not live (the listener is down): claims nothing, and says nothing of the
+                # database either way.
+                if self.live and self.listener is not None:
+                    await self.liveness.take_over_dead()
+                if self.free_slots > 0 and self.live:
                     await self.poll_once()
                     outage.over()  # the database answered: runs waiting on it go on
             except Exception as exc:
@@ -324,12 +334,7 @@ class Driver:
         while True:
             try:
                 with self._quiet():
-                    await retention.purge(self.rt.sessions, retention.pass_of(self.rt))
-                    async with self.rt.reads() as session:
-                        await switches.purge_rates(session, db_time=self.rt.db_time)
-                        await quotas_repo.purge(
-                            session, db_time=self.rt.db_time, today=day_start(self.rt.clock.now())
-                        )
+                    await retention.purge_all(self.rt)
             except Exception as exc:
                 self._failed(exc, "the purge")
             await asyncio.sleep(PURGE_EVERY_S)
@@ -343,7 +348,7 @@ class Driver:
     async def poll_once(self) -> int:
         """Claims runnable runs (skipping rows other drivers hold) and advances them."""
         free = self.free_slots
-        if free <= 0:
+        if free <= 0 or not self.live:
             return 0
         rt = self.rt
         sent = asyncio.get_running_loop().time()
@@ -353,7 +358,7 @@ class Driver:
             claimed = await retrying(
                 rt.sessions,
                 leases_repo.claim_runnable,
-                owner=rt.settings.instance_id,
+                owner=rt.owner,
                 claim_id=claim_id,
                 limit=free,
                 lease_s=rt.settings.lease_s,
@@ -386,3 +391,5 @@ class Driver:
             await self.webhooks.stop()
         for lease in leases:
             await self._release(lease)
+        with contextlib.suppress(Exception):  # else it is found dead
+            await self.liveness.leave()

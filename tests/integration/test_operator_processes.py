@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 
 import httpx
-import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from tests.support.dbserver import fresh_database
 from tests.support.factories import final, run_body
 from tests.support.processes import cli_out, free_port, server, wait_healthy
 from tests.support.waiting import until
@@ -29,12 +27,6 @@ agents:
     tools: [search_technologies]
 quotas: {runs_per_minute: 3}
 """
-
-
-@pytest.fixture
-def own_database(db_server: tuple[str, str]) -> Iterator[str]:
-    with fresh_database(db_server[1]) as url:
-        yield url
 
 
 async def test_a_quota_and_a_revocation_hold_across_two_processes(

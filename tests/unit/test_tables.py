@@ -21,8 +21,8 @@ EXCEPTIONS = {
     "ix_webhook_delivery_done",
 }
 #: Tables of no tenant: config versions are the operator's, shared by every tenant's runs;
-#: so are the pinned declarations of the operator's MCP tools.
-TENANTLESS = {"config_version", "mcp_declaration"}
+#: so are the pinned declarations of the operator's MCP tools, and the processes serving.
+TENANTLESS = {"config_version", "mcp_declaration", "process"}
 
 
 def test_tenant_id_leads_every_key_and_index_but_the_documented_exceptions() -> None:

@@ -208,9 +208,7 @@ async def _claim(
     commit, whatever the approver saw — then the claim of the commit, or its refusal
     (the call failed with the gates' code, the preview expired). Either way the run is
     leased to this process. DecisionLost when the preview is no longer approved."""
-    lease = decisions_repo.Lease(
-        rt.settings.instance_id, new_lease_token(), rt.db_time.after(rt.settings.lease_s)
-    )
+    lease = decisions_repo.Lease(rt.owner, new_lease_token(), rt.db_time.after(rt.settings.lease_s))
     # An MCP tool's server list, read before the transaction, never inside it.
     await offered.ready(t for t in (rt.tools.get(record.tool),) if t is not None)
     # Unanswered, the claim may have committed: a driver then executes the call at once.

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 import asyncpg
 from sqlalchemy.engine import make_url
@@ -17,7 +17,10 @@ from app.db.errors import is_unavailable
 from app.engine.process.outage import outage
 
 log = logging.getLogger(__name__)
-#: The pause before reconnecting.
+#: The pause before reconnecting: short after a connection that worked dropped (a
+#: process without its connection looks dead to the others, `engine.process.liveness`),
+#: longer between tries that fail.
+AGAIN_S = 0.2
 CHECK_EVERY_S = 2.0
 #: How long a starting process waits for its listener's first connection.
 FIRST_WAIT_S = 3.0
@@ -49,12 +52,16 @@ class Listener:
         url: str,
         handlers: Mapping[str, Callable[[str], None]],
         not_from_self: frozenset[str] = frozenset(),
+        *,
+        on_connect: Callable[[asyncpg.Connection], Awaitable[None]] | None = None,
     ) -> None:
         """`not_from_self`: channels whose notifications sent on this connection are not
-        handed back to this process."""
+        handed back to this process. `on_connect` runs on each new connection before it is
+        ready (the process's liveness lock is taken there)."""
         self._dsn = asyncpg_dsn(url)
         self._handlers = dict(handlers)
         self._not_from_self = not_from_self
+        self._on_connect = on_connect
         self._own_pid = -1
         self.ready = asyncio.Event()
         #: Set once the first connection has been tried, whether it was made or not.
@@ -108,6 +115,8 @@ class Listener:
                 connection.add_termination_listener(lambda _c, ev=closed: ev.set())
                 for channel in self._handlers:
                     await connection.add_listener(channel, self._deliver)
+                if self._on_connect is not None:
+                    await self._on_connect(connection)
                 self._reconnected()
                 self._own_pid = connection.get_server_pid()
                 self._connection = connection
@@ -124,7 +133,8 @@ class Listener:
             finally:
                 self._tried.set()
                 self._connection = None
+                dropped = self.ready.is_set()
                 self.ready.clear()
                 if connection is not None and not connection.is_closed():
                     connection.terminate()
-            await asyncio.sleep(CHECK_EVERY_S)
+            await asyncio.sleep(AGAIN_S if dropped else CHECK_EVERY_S)

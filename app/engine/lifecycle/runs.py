@@ -245,7 +245,7 @@ def _new_run(
         deadline_at=deadline_at(now, limits),
         created_at=now,
         updated_at=now,
-        lease=None if token is None else RunLease(rt.settings.instance_id, token),
+        lease=None if token is None else RunLease(rt.owner, token),
         data_policy=tuple(sorted(policy)),
         config_hash=rt.versions.hash_of(request.agent),
         consistency=request.consistency,

@@ -13,7 +13,10 @@ from typing import TYPE_CHECKING
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db.clock import DbTime
+from app.db.limits import quotas as quotas_repo
 from app.db.limits import retention as retention_repo
+from app.db.tools import switches
+from app.domain.limits.quotas import day_start
 from app.domain.limits.retention import Kind, Retention
 
 if TYPE_CHECKING:
@@ -83,3 +86,12 @@ async def purge(sessions: async_sessionmaker[AsyncSession], run: Pass) -> Purged
                 done.behind.add(kind)
                 break
     return done
+
+
+async def purge_all(rt: Runtime) -> None:
+    """A pass of the retention purge, then the counters that are over: rate-limit slots of
+    the kill switch and quota days."""
+    await purge(rt.sessions, pass_of(rt))
+    async with rt.reads() as session:
+        await switches.purge_rates(session, db_time=rt.db_time)
+        await quotas_repo.purge(session, db_time=rt.db_time, today=day_start(rt.clock.now()))

@@ -156,7 +156,7 @@ async def hand_back(rt: Runtime, tenant_id: str, run_id: str, token: str) -> Non
 async def hand_back_claim(rt: Runtime, claim_id: str) -> None:
     """Releases every lease the poller's claim `claim_id` took and still holds."""
     async with rt.sessions.begin() as session:
-        await leases_repo.release_claim(session, owner=rt.settings.instance_id, claim_id=claim_id)
+        await leases_repo.release_claim(session, owner=rt.owner, claim_id=claim_id)
 
 
 @contextlib.contextmanager

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -78,9 +79,13 @@ class Runtime:
     commits: CommitBatcher = field(init=False)
     #: The principals of keys looked up lately (kept while revocations reach the process).
     known_keys: KnownKeys = field(init=False)
+    #: Who holds this process's leases: its instance id and a token of this start, so
+    #: that no other process (a restart in the same container) passes for it.
+    owner: str = field(init=False)
     _group_slots: dict[str, asyncio.Semaphore] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
+        self.owner = f"{self.settings.instance_id}:{secrets.token_hex(4)}"
         self.tool_slots = asyncio.Semaphore(self.settings.tool_concurrency)
         self.disabled_tools = DisabledTools(self)
         self.commits = CommitBatcher(

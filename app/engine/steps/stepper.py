@@ -69,7 +69,7 @@ async def claim(rt: Runtime, tenant_id: str, run_id: str) -> tuple[Lease, Run] |
         leases.claim,
         tenant_id=tenant_id,
         run_id=run_id,
-        owner=rt.settings.instance_id,
+        owner=rt.owner,
         token=new_lease_token(),
         lease_s=rt.settings.lease_s,
         db_time=rt.db_time,

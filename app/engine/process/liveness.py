@@ -1,0 +1,70 @@
+"""Death detected, not waited out (SPEC §2, on replicas). A process holds its liveness lock
+on its listener's connection (`db.lifecycle.liveness`); the poll finds processes whose lock
+nobody holds and takes them over: the leases they held lapse at once and the claim poll
+takes their runs up, instead of after `TOOLGATE_LEASE_S`. The lease stays the bound for
+what cannot be detected (a partition, a hung process).
+
+A process is taken over only when it has been found dead twice, `GRACE_S` apart: a live
+process whose connection dropped (a blip, a restart of the database) reconnects and holds
+its lock again within that, and keeps its runs. While its listener is down, a process
+claims no run (`Driver.live`). What it was advancing when it was taken over, it cannot
+write any more: every write names its lease's token, and the claim that takes the run up
+changes it; a call it had started is looked up before it is sent again, as after any
+lapse."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import asyncpg
+
+from app.db.lifecycle import liveness as liveness_repo
+
+if TYPE_CHECKING:
+    from app.engine.process.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+#: How long a process found dead must stay dead before it is taken over: longer than a
+#: live one takes to connect again (`listener.AGAIN_S`) after its connection dropped.
+GRACE_S = 2.0
+
+
+class Liveness:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.owner = rt.owner
+        #: Processes found dead, with when they were first found so (`clock.monotonic`).
+        self._suspects: dict[str, float] = {}
+
+    async def hold(self, connection: asyncpg.Connection) -> None:
+        """On each new listener connection, before it is ready: the lock (waiting while
+        another process takes this one over), then the row."""
+        await connection.execute(liveness_repo.HOLD_WITHIN)
+        await connection.execute(liveness_repo.HOLD, self.owner)
+        await connection.execute(liveness_repo.REGISTER, self.owner)
+
+    async def take_over_dead(self) -> int:
+        """Takes over the processes found dead twice, `GRACE_S` apart; how many leases
+        lapsed."""
+        async with self.rt.reads() as session:
+            dead = await liveness_repo.dead(session, me=self.owner)
+        now = self.rt.clock.monotonic()
+        self._suspects = {owner: self._suspects.get(owner, now) for owner in dead}
+        due = [owner for owner, seen in self._suspects.items() if now - seen >= GRACE_S]
+        if not due:
+            return 0
+        async with self.rt.reads() as session:
+            lapsed = await liveness_repo.take_over(
+                session, owners=due, me=self.owner, db_time=self.rt.db_time
+            )
+        for owner in due:
+            del self._suspects[owner]
+        log.info("took over %d dead processes: %d leases lapsed", len(due), lapsed)
+        return lapsed
+
+    async def leave(self) -> None:
+        """A clean stop (its leases handed back): its row goes."""
+        async with self.rt.reads() as session:
+            await liveness_repo.leave(session, me=self.owner)

@@ -1,0 +1,225 @@
+"""Death detected, not waited out (SPEC §2, on replicas): each process holds its liveness
+lock on its listener's connection; a process found dead twice, `GRACE_S` apart, is taken
+over (its leases lapse at once and a claim takes its runs up), while a live one, even one
+whose connection just dropped and came back, keeps its runs. Two apps on the test's
+database, and two real processes, one of them SIGKILLed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+from sqlalchemy import text
+
+from app.db.lifecycle.liveness import LIVENESS_LOCK
+from app.engine.process.liveness import GRACE_S
+from tests.support.factories import final
+from tests.support.fakes import FakeClock, HeldModel
+from tests.support.harness import Harness
+from tests.support.processes import cli_out, free_port, server, wait_healthy
+from tests.support.waiting import until
+
+
+async def holder(h: Harness, owner: str) -> int | None:
+    """The backend holding `owner`'s liveness lock, if any."""
+    query = text(
+        "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+        "AND classid = :lock AND objsubid = 2 "
+        "AND objid::bigint = (hashtext(:owner)::bigint + 4294967296) % 4294967296"
+    )
+    async with h.runtime.reads() as session:
+        return (await session.execute(query, {"lock": LIVENESS_LOCK, "owner": owner})).scalar()
+
+
+async def lease_owner(h: Harness, run_id: str) -> str | None:
+    async with h.runtime.reads() as session:
+        query = text("SELECT lease_owner FROM run WHERE id = :id")
+        return (await session.execute(query, {"id": run_id})).scalar()
+
+
+async def terminate(h: Harness, pid: int) -> None:
+    async with h.runtime.reads() as session:
+        await session.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+
+
+async def a_holding_and_b_looking(  # type: ignore[no-untyped-def]
+    harness_factory,
+) -> tuple[Harness, Harness, HeldModel, FakeClock]:
+    """a, whose model calls are held; b, whose clock the test moves; neither polls."""
+    model = HeldModel()
+    a = await harness_factory(run_driver=False, models={"scripted": model})
+    clock = FakeClock()
+    b = await harness_factory(run_driver=False, clock_=clock)
+    return a, b, model, clock
+
+
+async def start_held(h: Harness, model: HeldModel) -> str:
+    """A run leased to `h`, its model call in flight (held)."""
+    body = {"agent": "tech-radar", "input": "q", "wait_s": 0, "script": [final("done")]}
+    made = await h.client.post("/v1/runs", headers=await h.key(), json=body)
+    assert made.status_code == 201, made.text
+    await asyncio.wait_for(model.started.wait(), 10)
+    return str(made.json()["id"])
+
+
+async def test_a_dead_process_is_taken_over_without_waiting_for_its_leases(
+    harness_factory, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    a, b, model, clock = await a_holding_and_b_looking(harness_factory)
+    run_id = await start_held(a, model)
+    assert await lease_owner(a, run_id) == a.runtime.owner
+    pid = await holder(b, a.runtime.owner)
+    assert pid is not None, "a holds its liveness lock"
+
+    # a's listener can connect no more, then its connection ends: to the others, a is dead.
+    connect = asyncpg.connect
+
+    async def refused(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("server_settings", {}).get("application_name") == "toolgate-listen":
+            raise OSError("refused")
+        return await connect(*args, **kwargs)
+
+    monkeypatch.setattr(asyncpg, "connect", refused)
+    await terminate(b, pid)
+
+    async def lock_free() -> bool:
+        return await holder(b, a.runtime.owner) is None
+
+    await until(lock_free)
+    # Found dead once: nothing yet (a live process whose connection dropped comes back).
+    assert await b.driver.liveness.take_over_dead() == 0
+    assert await b.driver.poll_once() == 0
+    clock.advance(GRACE_S)
+    # Found dead again: its lease lapses now, decades before TOOLGATE_LEASE_S would.
+    assert await b.driver.liveness.take_over_dead() == 1
+    assert await b.driver.poll_once() == 1
+    finished = await b.driver.wait("acme", run_id, 15)
+    assert finished.termination_reason == "final"
+    assert await lease_owner(b, run_id) is None
+
+    # a's held call comes back to a run it no longer holds: nothing of it is written.
+    model.gate.set()
+    await until(lambda: not a.driver.is_advancing("acme", run_id), what="a letting go")
+    events = (
+        await b.client.get(f"/v1/runs/{run_id}/events?limit=200", headers=await b.key())
+    ).json()["items"]
+    kinds = [e["type"] for e in events]
+    # Claimed at its creation by a, then by b; one turn, one end.
+    assert kinds == ["run.created", "run.claimed", "run.claimed", "turn.completed", "run.finished"]
+
+    # a comes back: it holds its lock and is registered again.
+    monkeypatch.setattr(asyncpg, "connect", connect)
+
+    async def back() -> bool:
+        return await holder(b, a.runtime.owner) is not None
+
+    await until(back, timeout_s=10)
+
+
+async def test_a_process_whose_connection_drops_and_comes_back_keeps_its_runs(
+    harness_factory,
+) -> None:  # type: ignore[no-untyped-def]
+    a, b, model, clock = await a_holding_and_b_looking(harness_factory)
+    run_id = await start_held(a, model)
+    pid = await holder(b, a.runtime.owner)
+    assert pid is not None
+    await terminate(b, pid)
+
+    async def held_again() -> bool:
+        now = await holder(b, a.runtime.owner)
+        return now is not None and now != pid
+
+    await until(held_again, timeout_s=5)  # well within GRACE_S of the drop: reconnected
+    for _ in range(2):
+        assert await b.driver.liveness.take_over_dead() == 0
+        clock.advance(GRACE_S)
+    assert await b.driver.poll_once() == 0
+    assert await lease_owner(a, run_id) == a.runtime.owner
+    model.gate.set()
+    finished = await a.driver.wait("acme", run_id, 15)
+    assert finished.termination_reason == "final"
+
+
+async def test_a_process_stopped_cleanly_leaves_nothing_to_take_over(harness_factory) -> None:  # type: ignore[no-untyped-def]
+    b = await harness_factory(run_driver=False)
+    a = await harness_factory(run_driver=False)
+    owner = a.runtime.owner
+
+    async def registered() -> list[str]:
+        async with b.runtime.reads() as session:
+            return list((await session.execute(text("SELECT owner FROM process"))).scalars())
+
+    assert owner in await registered()
+    await a.driver.stop()  # as at its lifespan's end: leases handed back, row gone
+    assert owner not in await registered()
+
+
+# -- two real processes --------------------------------------------------------------------
+
+CONFIG = """
+models:
+  scripted: {provider: scripted}
+agents:
+  tech-radar:
+    model: scripted
+    tools: [search_technologies]
+"""
+
+
+async def test_a_sigkilled_process_s_run_is_taken_up_by_the_other_within_seconds(
+    own_database: str, tmp_path: Path
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(CONFIG)
+    env = {"TOOLGATE_DATABASE_URL": own_database, "TOOLGATE_CONFIG": str(config)}
+    cli_out(env, "db", "upgrade")
+    argv = ("keys", "create", "--tenant", "acme", "--subject", "ops", "--roles", "caller")
+    made = cli_out(env, *argv)
+    headers = {"Authorization": f"Bearer {json.loads(made.strip().splitlines()[-1])['key']}"}
+    ports = free_port(), free_port()
+    # The lease (30 s by default) is what a takeover no longer waits for.
+    with (
+        server(["serve", "--port", str(ports[0])], env) as a,
+        server(["serve", "--port", str(ports[1])], env),
+    ):
+        on_a, on_b = (f"http://127.0.0.1:{p}" for p in ports)
+        await wait_healthy(on_a)
+        await wait_healthy(on_b)
+        # A model turn of 3 s, under way on a when a is killed.
+        body = {
+            "agent": "tech-radar",
+            "input": "q",
+            "wait_s": 0,
+            "script": [final("done", delay_ms=3000)],
+        }
+        async with httpx.AsyncClient(timeout=30, headers=headers) as client:
+            created = await client.post(
+                f"{on_a}/v1/runs", json=body, headers={"Idempotency-Key": "killed-1"}
+            )
+            assert created.status_code == 201, created.text
+            run_id = created.json()["id"]
+            await asyncio.sleep(0.3)
+            os.killpg(a.pid, signal.SIGKILL)
+            killed_at = time.time()
+            a.wait(10)
+
+            async def finished() -> bool:
+                run = (await client.get(f"{on_b}/v1/runs/{run_id}")).json()
+                return bool(run["status"] == "finished")
+
+            await until(finished, timeout_s=20)
+            events = (await client.get(f"{on_b}/v1/runs/{run_id}/events?limit=200")).json()
+    claims = [e for e in events["items"] if e["type"] == "run.claimed"]
+    assert len(claims) == 2, claims  # a's at the creation, b's
+    taken_s = datetime.fromisoformat(claims[1]["at"].replace("Z", "+00:00")).timestamp() - killed_at
+    assert 0 < taken_s < 5, taken_s  # the lease would have held it 30 s
+    assert [e["type"] for e in events["items"]].count("run.finished") == 1
