@@ -22,7 +22,10 @@ def upgrade() -> None:
         "process",
         sa.Column("owner", sa.String(200), nullable=False),
         sa.Column(
-            "started_at", sa.DateTime(timezone=True), nullable=False, server_default=sa.text("now()")
+            "started_at",
+            sa.DateTime(timezone=True),
+            nullable=False,
+            server_default=sa.text("now()"),
         ),
         sa.PrimaryKeyConstraint("owner", name=op.f("pk_process")),
     )
