@@ -320,7 +320,8 @@ class Driver:
                 # Not live (the listener is down): claims nothing, and says nothing of the
                 # database either way.
                 if self.live and self.listener is not None:
-                    await self.liveness.take_over_dead()
+                    with self._quiet():
+                        await self.liveness.take_over_dead()
                 if self.free_slots > 0 and self.live:
                     await self.poll_once()
                     outage.over()  # the database answered: runs waiting on it go on
@@ -391,5 +392,5 @@ class Driver:
             await self.webhooks.stop()
         for lease in leases:
             await self._release(lease)
-        with contextlib.suppress(Exception):  # else it is found dead
+        with contextlib.suppress(Exception), self._quiet():  # else it is found dead
             await self.liveness.leave()

@@ -35,7 +35,7 @@ async def test_a_replica_killed_mid_step_is_finished_by_another(
         "TOOLGATE_LEASE_S": "2",
         "TOOLGATE_DRIVER_POLL_S": "0.2",
     }
-    port_a, port_b = free_port(), free_port()
+    port_a = free_port()
     with server(["serve", "--port", str(port_a)], env) as a:
         await wait_healthy(f"http://127.0.0.1:{port_a}")
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port_a}", timeout=10) as client:
@@ -53,6 +53,7 @@ async def test_a_replica_killed_mid_step_is_finished_by_another(
         run_id = response.json()["id"]
         os.killpg(a.pid, signal.SIGKILL)  # mid model call, lease held
         a.wait(timeout=10)
+    port_b = free_port()  # taken now: a port chosen long before may be another's by then
     with server(["serve", "--port", str(port_b)], env):
         base_b = f"http://127.0.0.1:{port_b}"
         await wait_healthy(base_b)
@@ -218,7 +219,7 @@ async def test_a_replica_killed_mid_side_effect_never_sends_it_twice(
             "TOOLGATE_LEASE_S": "2",
             "TOOLGATE_DRIVER_POLL_S": "0.2",
         }
-        port_a, port_b = free_port(), free_port()
+        port_a = free_port()
         script = [
             {"type": "tool_calls", "calls": [{"id": "c1", "name": "ticket", "arguments": {}}]},
             final("made it [source:s1]"),
@@ -232,6 +233,7 @@ async def test_a_replica_killed_mid_side_effect_never_sends_it_twice(
             await backend.wait_sent("ticket")
             os.killpg(a.pid, signal.SIGKILL)  # mid side effect: sent, not answered
             a.wait(timeout=10)
+        port_b = free_port()  # taken now: a port chosen long before may be another's by then
         with server(["serve", "--port", str(port_b)], env):
             base_b = f"http://127.0.0.1:{port_b}"
             await wait_healthy(base_b)

@@ -33,10 +33,10 @@ from tests.support.harness import Harness, make_config
 from tests.support.tenancy import Reach, capturing, reaches
 from tests.support.webhook_receiver import LOOPBACK, Receiver, receiving, register, settled
 
-#: Tables without `tenant_id`: the operator's config versions and the pinned declarations of
-#: its MCP tools (reference tables, copied to every node) and Alembic's own (the
-#: coordinator's).
-REFERENCE = {"config_version", "mcp_declaration", "alembic_version"}
+#: Tables without `tenant_id`: the operator's config versions, the pinned declarations of
+#: its MCP tools and the processes serving (reference tables, copied to every node) and
+#: Alembic's own (the coordinator's).
+REFERENCE = {"config_version", "mcp_declaration", "process", "alembic_version"}
 #: The one unique key not scoped to a tenant: a request's key is found by its hash alone.
 GLOBAL_UNIQUE = {"uq_api_key_key_hash"}
 #: The columns stamped with the writing transaction's id (`pg_current_xact_id()`).
@@ -154,12 +154,12 @@ async def test_every_foreign_key_pairs_tenant_id_with_tenant_id(db: AsyncEngine)
 async def test_unique_keys_hold_tenant_id_but_the_api_key_hash(db: AsyncEngine) -> None:
     unique = await _rows(
         db,
-        """SELECT i.indexrelid::regclass::text,
+        f"""SELECT i.indexrelid::regclass::text,
                   bool_or(a.attname = 'tenant_id') FROM pg_index i
            JOIN pg_class t ON t.oid = i.indrelid AND t.relnamespace = 'public'::regnamespace
            JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
            WHERE i.indisunique
-             AND t.relname NOT IN ('config_version', 'mcp_declaration', 'alembic_version')
+             AND t.relname NOT IN ({", ".join(f"'{t}'" for t in sorted(REFERENCE))})
            GROUP BY 1""",
     )
     assert len(unique) > len(GLOBAL_UNIQUE)

@@ -122,7 +122,7 @@ async def test_a_dead_process_is_taken_over_without_waiting_for_its_leases(
     async def back() -> bool:
         return await holder(b, a.runtime.owner) is not None
 
-    await until(back, timeout_s=10)
+    await until(back, timeout_s=20, what="a holding its lock again")
 
 
 async def test_a_process_whose_connection_drops_and_comes_back_keeps_its_runs(
