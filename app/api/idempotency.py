@@ -130,7 +130,9 @@ async def run_idempotent(
         body = await _body(request)  # also refuses what JSON does not allow (NaN, Infinity)
     request_print = fingerprint(request.method, request.scope["path"], body)
     if creates:
-        claim = idempotency.defer(tenant_id=principal.tenant_id, key=key, fingerprint=request_print)
+        claim = idempotency.defer(
+            rt, tenant_id=principal.tenant_id, key=key, fingerprint=request_print
+        )
         try:
             return await _run_claimed(rt, claim, operation, request, kept)
         except KeyTaken:

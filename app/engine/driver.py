@@ -88,6 +88,7 @@ class Driver:
                 channels,
                 not_from_self=frozenset({events_repo.CHANNEL}),
                 on_connect=self.liveness.hold,
+                on_lost=self.liveness.lost,
             )
             if listen_url
             else None

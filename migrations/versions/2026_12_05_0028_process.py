@@ -21,6 +21,7 @@ def upgrade() -> None:
     op.create_table(
         "process",
         sa.Column("owner", sa.String(200), nullable=False),
+        sa.Column("lock_key", sa.Integer(), nullable=False),
         sa.Column(
             "started_at",
             sa.DateTime(timezone=True),

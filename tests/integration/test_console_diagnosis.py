@@ -93,9 +93,11 @@ async def test_the_run_page_shows_the_diagnosis_above_the_timeline(
         timeline = page.get_by_role("list", name="Timeline")
         boxes = [await table.bounding_box(), await timeline.bounding_box()]
         assert boxes[0] and boxes[1] and boxes[0]["y"] < boxes[1]["y"]
-        await row.get_by_role("link", name=f"Event {first['seq']} in the timeline").click()
+        # Clicked once the timeline is drawn (the diagnosis may come first): a fragment
+        # names an element only if it is there when the link is followed.
         target = timeline.locator(f"li#event-{first['seq']}")
         await expect(target).to_have_attribute("data-type", "call.rejected")
+        await row.get_by_role("link", name=f"Event {first['seq']} in the timeline").click()
         assert await target.evaluate("li => li.matches(':target')")
         assert page.url.endswith(f"/console/runs/{run_id}#event-{first['seq']}")
         assert errors == []

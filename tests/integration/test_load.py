@@ -110,6 +110,15 @@ async def test_connections_dropped_by_the_server_are_replaced_without_an_error(
     # Every pooled connection of the app ends, server side, as in a restart or a blip.
     killed = await app_connections(db, terminate=True)
     assert killed
+
+    async def gone() -> bool:  # pg_terminate_backend only signals: until they have ended
+        return not (await app_connections(db)) & killed
+
+    await until(gone, what="the backends' end")
+    # A backend leaves pg_stat_activity just before its socket closes: the app's loop reads
+    # each end within a moment (a statement sent before that meets the connection in a
+    # state no client can tell from a live one, and its outcome is unknown).
+    await asyncio.sleep(0.2)
     again = await h.client.post("/v1/runs", headers=headers, json=run_body(*SCRIPT))
     assert again.status_code == 201 and again.json()["termination_reason"] == "final"
     # Replaced: the app now talks to Postgres on connections it opened since.

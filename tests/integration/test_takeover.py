@@ -22,6 +22,7 @@ from sqlalchemy import text
 
 from app.db.lifecycle.liveness import LIVENESS_LOCK
 from app.engine.process.liveness import GRACE_S
+from tests.support.assertions import assert_problem
 from tests.support.factories import final
 from tests.support.fakes import FakeClock, HeldModel
 from tests.support.harness import Harness
@@ -29,15 +30,15 @@ from tests.support.processes import cli_out, free_port, server, wait_healthy
 from tests.support.waiting import until
 
 
-async def holder(h: Harness, owner: str) -> int | None:
-    """The backend holding `owner`'s liveness lock, if any."""
+async def holder(h: Harness, key: int) -> int | None:
+    """The backend holding the liveness lock of `key` (a process's), if any."""
     query = text(
         "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
-        "AND classid = :lock AND objsubid = 2 "
-        "AND objid::bigint = (hashtext(:owner)::bigint + 4294967296) % 4294967296"
+        "AND classid = :lock AND objsubid = 2 AND objid::bigint = :key"
     )
+    params = {"lock": LIVENESS_LOCK, "key": key & 0xFFFFFFFF}
     async with h.runtime.reads() as session:
-        return (await session.execute(query, {"lock": LIVENESS_LOCK, "owner": owner})).scalar()
+        return (await session.execute(query, params)).scalar()
 
 
 async def lease_owner(h: Harness, run_id: str) -> str | None:
@@ -49,6 +50,36 @@ async def lease_owner(h: Harness, run_id: str) -> str | None:
 async def terminate(h: Harness, pid: int) -> None:
     async with h.runtime.reads() as session:
         await session.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+
+
+async def dies(a: Harness, b: Harness, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """a's listener can connect no more, then its connection ends: to the others, a is
+    dead (its runs and requests go on in this test's process). Answers the real connect,
+    for a to come back with."""
+    pid = await holder(b, a.runtime.owner_key)
+    assert pid is not None, "a holds its liveness lock"
+    connect = asyncpg.connect
+
+    async def refused(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("server_settings", {}).get("application_name") == "toolgate-listen":
+            raise OSError("refused")
+        return await connect(*args, **kwargs)
+
+    monkeypatch.setattr(asyncpg, "connect", refused)
+    await terminate(b, pid)
+
+    async def lock_free() -> bool:
+        return await holder(b, a.runtime.owner_key) is None
+
+    await until(lock_free)
+    return connect
+
+
+async def taken_over(b: Harness, clock: FakeClock) -> int:
+    """b finds a dead twice, GRACE_S apart; the leases that lapsed."""
+    assert await b.driver.liveness.take_over_dead() == 0
+    clock.advance(GRACE_S)
+    return await b.driver.liveness.take_over_dead()
 
 
 async def a_holding_and_b_looking(  # type: ignore[no-untyped-def]
@@ -77,24 +108,7 @@ async def test_a_dead_process_is_taken_over_without_waiting_for_its_leases(
     a, b, model, clock = await a_holding_and_b_looking(harness_factory)
     run_id = await start_held(a, model)
     assert await lease_owner(a, run_id) == a.runtime.owner
-    pid = await holder(b, a.runtime.owner)
-    assert pid is not None, "a holds its liveness lock"
-
-    # a's listener can connect no more, then its connection ends: to the others, a is dead.
-    connect = asyncpg.connect
-
-    async def refused(*args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("server_settings", {}).get("application_name") == "toolgate-listen":
-            raise OSError("refused")
-        return await connect(*args, **kwargs)
-
-    monkeypatch.setattr(asyncpg, "connect", refused)
-    await terminate(b, pid)
-
-    async def lock_free() -> bool:
-        return await holder(b, a.runtime.owner) is None
-
-    await until(lock_free)
+    connect = await dies(a, b, monkeypatch)
     # Found dead once: nothing yet (a live process whose connection dropped comes back).
     assert await b.driver.liveness.take_over_dead() == 0
     assert await b.driver.poll_once() == 0
@@ -120,9 +134,38 @@ async def test_a_dead_process_is_taken_over_without_waiting_for_its_leases(
     monkeypatch.setattr(asyncpg, "connect", connect)
 
     async def back() -> bool:
-        return await holder(b, a.runtime.owner) is not None
+        return await holder(b, a.runtime.owner_key) is not None
 
     await until(back, timeout_s=20, what="a holding its lock again")
+
+
+async def test_a_dead_process_s_key_is_taken_over_by_a_retry_without_waiting_for_its_lock(
+    harness_factory, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    a, b, model, clock = await a_holding_and_b_looking(harness_factory)
+    headers = {**await a.key(), "Idempotency-Key": "dies-with-a"}
+    body = {"agent": "tech-radar", "input": "q", "wait_s": 30, "script": [final("done")]}
+    first = asyncio.create_task(a.client.post("/v1/runs", headers=headers, json=body))
+    await asyncio.wait_for(model.started.wait(), 10)  # a holds the key, its run mid call
+    in_flight = await b.client.post("/v1/runs", headers=headers, json=body)
+    assert_problem(in_flight, 409, "idempotency-key-in-flight", "/v1/runs")
+
+    await dies(a, b, monkeypatch)
+    # Found dead once: still a's (a live process whose connection dropped comes back).
+    assert await b.driver.liveness.take_over_dead() == 0
+    again = await b.client.post("/v1/runs", headers=headers, json=body)
+    assert_problem(again, 409, "idempotency-key-in-flight", "/v1/runs")
+    clock.advance(GRACE_S)
+    assert await b.driver.liveness.take_over_dead() == 1
+    # The retry takes the key over at once (its lock had 60 s to go), and answers the run
+    # a had made under it: none is made twice.
+    retried = await b.client.post("/v1/runs", headers=headers, json=body)
+    assert retried.status_code == 201, retried.text
+    assert retried.json()["termination_reason"] == "final"
+    listed = (await b.client.get("/v1/runs", headers=headers)).json()["items"]
+    assert [r["id"] for r in listed] == [retried.json()["id"]]
+    model.gate.set()
+    await asyncio.wait_for(first, 15)  # a's own request ends (its answer is not the key's)
 
 
 async def test_a_process_whose_connection_drops_and_comes_back_keeps_its_runs(
@@ -130,12 +173,12 @@ async def test_a_process_whose_connection_drops_and_comes_back_keeps_its_runs(
 ) -> None:  # type: ignore[no-untyped-def]
     a, b, model, clock = await a_holding_and_b_looking(harness_factory)
     run_id = await start_held(a, model)
-    pid = await holder(b, a.runtime.owner)
+    pid = await holder(b, a.runtime.owner_key)
     assert pid is not None
     await terminate(b, pid)
 
     async def held_again() -> bool:
-        now = await holder(b, a.runtime.owner)
+        now = await holder(b, a.runtime.owner_key)
         return now is not None and now != pid
 
     await until(held_again, timeout_s=5)  # well within GRACE_S of the drop: reconnected

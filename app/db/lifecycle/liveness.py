@@ -1,12 +1,15 @@
 """Which processes are alive, as the database sees them (SPEC §2, on replicas): each one
-holds a session-level advisory lock of its own (`HOLD`, class `LIVENESS_LOCK`, keyed by its
-owner name) on its listener's connection, and has a row in `process` while it serves. The
-lock ends with that session, so a killed process, or one whose connection the server
-dropped, is found dead at once: another process then gets the lock itself (`dead`).
+holds a session-level advisory lock of its own (`HOLD`, class `LIVENESS_LOCK`, keyed by a
+random 32-bit `lock_key` of its start) on its listener's connection, and has a row in
+`process` while it serves. The lock ends with that session, so a killed process, or one
+whose connection the server dropped, is found dead at once: another process then gets the
+lock itself (`dead`).
 
 A process found dead is taken over (`take_over`): its row goes and the leases it held
 lapse now, in one statement under its lock, and the claim poll takes those runs up as it
-takes any run whose lease lapsed (a conditional write on each run, as ever)."""
+takes any run whose lease lapsed (a conditional write on each run, as ever). An
+Idempotency-Key claim names its process's key in its token; a claim whose process is no
+longer registered is abandoned, and a retry takes it over at once (`registered`)."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from typing import Any
 from sqlalchemy import (
     Column,
     DateTime,
+    Integer,
     PrimaryKeyConstraint,
     String,
     Table,
@@ -32,14 +36,15 @@ from app.db.guards import status_in
 from app.db.tables import metadata, run
 from app.domain.lifecycle.moves import RUN_CLAIM
 
-#: The class of the liveness locks (the other key is `hashtext(owner)`). Two processes
-#: whose names hash alike look alive while either is: the lease bounds the wait, as before.
+#: The class of the liveness locks (the other key is the process's `lock_key`). Two
+#: processes whose keys are alike look alive while either is: the lease bounds the wait.
 LIVENESS_LOCK = 1_953_066_358
 
 process = Table(
     "process",
     metadata,
     Column("owner", String(200), nullable=False),
+    Column("lock_key", Integer, nullable=False),
     Column("started_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
     PrimaryKeyConstraint("owner"),
 )
@@ -47,14 +52,14 @@ process = Table(
 #: On the listener's connection: waits while another process takes this one over (a
 #: statement), never for long: two names that hash alike wait for neither to end.
 HOLD_WITHIN = "SET lock_timeout = '10s'"
-HOLD = f"SELECT pg_advisory_lock({LIVENESS_LOCK}, hashtext($1))"
-REGISTER = "INSERT INTO process (owner) VALUES ($1) ON CONFLICT DO NOTHING"
+HOLD = f"SELECT pg_advisory_lock({LIVENESS_LOCK}, $1::int)"
+REGISTER = "INSERT INTO process (owner, lock_key) VALUES ($1, $2) ON CONFLICT DO NOTHING"
 
 
 def _taken() -> Any:
     # A lock that can be taken is a holder gone; taken for the statement only (on an
     # autocommit session).
-    return func.pg_try_advisory_xact_lock(LIVENESS_LOCK, func.hashtext(process.c.owner))
+    return func.pg_try_advisory_xact_lock(LIVENESS_LOCK, process.c.lock_key)
 
 
 async def dead(session: AsyncSession, *, me: str) -> list[str]:
@@ -88,6 +93,12 @@ async def take_over(
     )
     result = await session.execute(lapse)
     return result.rowcount  # type: ignore[attr-defined,no-any-return]
+
+
+async def registered(session: AsyncSession, lock_key: int) -> bool:
+    """Whether a process of that key is registered (not taken over, nor stopped)."""
+    found = await session.execute(select(process.c.owner).where(process.c.lock_key == lock_key))
+    return found.first() is not None
 
 
 async def leave(session: AsyncSession, *, me: str) -> None:

@@ -6,6 +6,11 @@ A request that creates something may take a *deferred* claim: nothing is written
 the creating transaction, which inserts the key already bound to what it creates. Two
 requests racing with one key meet at the key's unique index there; the loser's
 transaction rolls back (`KeyTaken`) and it goes the ordinary way (replay, refusal).
+
+A claim's token names the process that holds it (`p` and its liveness key, while it is
+registered): a claim in flight whose process is no longer registered (taken over as dead,
+`engine.process.liveness`) is abandoned, and a retry takes it over at once rather than
+after `TOOLGATE_IDEMPOTENCY_LOCK_S`.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.db.access import idempotency as idempotency_repo
+from app.db.lifecycle import liveness as liveness_repo
 from app.db.lifecycle.step_writes import Answer
 from app.domain.access.idempotency import StoredKey, Verdict, judge
 from app.domain.errors import ToolgateError
@@ -53,8 +59,26 @@ class Replay:
     body: Any
 
 
-def defer(*, tenant_id: str, key: str, fingerprint: str) -> Claim:
-    return Claim(tenant_id, key, secrets.token_hex(16), None, fingerprint, deferred=True)
+def _token(rt: Runtime) -> str:
+    if rt.live:
+        return f"p{rt.owner_key & 0xFFFFFFFF:08x}{secrets.token_hex(12)}"
+    return secrets.token_hex(16)  # a holder that is not registered cannot be found dead
+
+
+def _holder_key(token: str) -> int | None:
+    """The liveness key of the process a claim's token names, if it names one."""
+    if len(token) < 9 or token[0] != "p":
+        return None
+    return int.from_bytes(bytes.fromhex(token[1:9]), "big", signed=True)
+
+
+async def _abandoned(session: Any, token: str) -> bool:
+    holder = _holder_key(token)
+    return holder is not None and not await liveness_repo.registered(session, holder)
+
+
+def defer(rt: Runtime, *, tenant_id: str, key: str, fingerprint: str) -> Claim:
+    return Claim(tenant_id, key, _token(rt), None, fingerprint, deferred=True)
 
 
 def _fresh(rt: Runtime, claim: Claim) -> idempotency_repo.NewClaim:
@@ -99,7 +123,7 @@ async def begin(
     rt: Runtime, *, tenant_id: str, key: str, fingerprint: str
 ) -> Claim | Replay | Verdict:
     for _ in range(3):
-        claim = Claim(tenant_id, key, secrets.token_hex(16), None, fingerprint)
+        claim = Claim(tenant_id, key, _token(rt), None, fingerprint)
         fresh = _fresh(rt, claim)
         async with rt.sessions.begin() as session:
             if await idempotency_repo.try_claim(session, fresh):
@@ -108,6 +132,8 @@ async def begin(
             if record is None:
                 continue  # purged between our insert and our read: try again
             judged = _judged(record, fingerprint)
+            if judged is Verdict.IN_FLIGHT and await _abandoned(session, record.claim_token):
+                judged = Verdict.PROCEED  # its process was found dead: as if its lock lapsed
             if isinstance(judged, Replay) or judged in (Verdict.REUSED, Verdict.IN_FLIGHT):
                 return judged
             expired = judged is Verdict.EXPIRED

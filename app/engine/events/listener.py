@@ -54,14 +54,17 @@ class Listener:
         not_from_self: frozenset[str] = frozenset(),
         *,
         on_connect: Callable[[asyncpg.Connection], Awaitable[None]] | None = None,
+        on_lost: Callable[[], None] | None = None,
     ) -> None:
         """`not_from_self`: channels whose notifications sent on this connection are not
         handed back to this process. `on_connect` runs on each new connection before it is
-        ready (the process's liveness lock is taken there)."""
+        ready (the process's liveness lock is taken there); `on_lost` when a connection
+        that was ready is gone."""
         self._dsn = asyncpg_dsn(url)
         self._handlers = dict(handlers)
         self._not_from_self = not_from_self
         self._on_connect = on_connect
+        self._on_lost = on_lost
         self._own_pid = -1
         self.ready = asyncio.Event()
         #: Set once the first connection has been tried, whether it was made or not.
@@ -135,6 +138,8 @@ class Listener:
                 self._connection = None
                 dropped = self.ready.is_set()
                 self.ready.clear()
+                if dropped and self._on_lost is not None:
+                    self._on_lost()
                 if connection is not None and not connection.is_closed():
                     connection.terminate()
             await asyncio.sleep(AGAIN_S if dropped else CHECK_EVERY_S)

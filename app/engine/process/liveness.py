@@ -42,8 +42,13 @@ class Liveness:
         """On each new listener connection, before it is ready: the lock (waiting while
         another process takes this one over), then the row."""
         await connection.execute(liveness_repo.HOLD_WITHIN)
-        await connection.execute(liveness_repo.HOLD, self.owner)
-        await connection.execute(liveness_repo.REGISTER, self.owner)
+        await connection.execute(liveness_repo.HOLD, self.rt.owner_key)
+        await connection.execute(liveness_repo.REGISTER, self.owner, self.rt.owner_key)
+        self.rt.live = True
+
+    def lost(self) -> None:
+        """The listener's connection is gone, and the lock with it."""
+        self.rt.live = False
 
     async def take_over_dead(self) -> int:
         """Takes over the processes found dead twice, `GRACE_S` apart; how many leases

@@ -80,12 +80,17 @@ class Runtime:
     #: The principals of keys looked up lately (kept while revocations reach the process).
     known_keys: KnownKeys = field(init=False)
     #: Who holds this process's leases: its instance id and a token of this start, so
-    #: that no other process (a restart in the same container) passes for it.
+    #: that no other process (a restart in the same container) passes for it; the token
+    #: is also the key of its liveness lock (`engine.process.liveness`).
     owner: str = field(init=False)
+    owner_key: int = field(init=False)
+    #: Holding its liveness lock, registered: what it claims is taken over if it dies.
+    live: bool = field(default=False, init=False)
     _group_slots: dict[str, asyncio.Semaphore] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
-        self.owner = f"{self.settings.instance_id}:{secrets.token_hex(4)}"
+        self.owner_key = int.from_bytes(secrets.token_bytes(4), "big", signed=True)
+        self.owner = f"{self.settings.instance_id}:{self.owner_key & 0xFFFFFFFF:08x}"
         self.tool_slots = asyncio.Semaphore(self.settings.tool_concurrency)
         self.disabled_tools = DisabledTools(self)
         self.commits = CommitBatcher(
