@@ -54,9 +54,9 @@ async def test_a_replica_killed_mid_step_is_finished_by_another(
         os.killpg(a.pid, signal.SIGKILL)  # mid model call, lease held
         a.wait(timeout=10)
     port_b = free_port()  # taken now: a port chosen long before may be another's by then
-    with server(["serve", "--port", str(port_b)], env):
+    with server(["serve", "--port", str(port_b)], env) as b:
         base_b = f"http://127.0.0.1:{port_b}"
-        await wait_healthy(base_b)
+        await wait_healthy(base_b, process=b)
         body = await wait_finished(base_b, headers, run_id)
     assert body["termination_reason"] == "final" and body["output"]["text"] == "survived"
     assert body["usage"]["steps"] == 1 and body["usage"]["input_tokens"] == 7
@@ -234,9 +234,9 @@ async def test_a_replica_killed_mid_side_effect_never_sends_it_twice(
             os.killpg(a.pid, signal.SIGKILL)  # mid side effect: sent, not answered
             a.wait(timeout=10)
         port_b = free_port()  # taken now: a port chosen long before may be another's by then
-        with server(["serve", "--port", str(port_b)], env):
+        with server(["serve", "--port", str(port_b)], env) as b:
             base_b = f"http://127.0.0.1:{port_b}"
-            await wait_healthy(base_b)
+            await wait_healthy(base_b, process=b)
             finished = await wait_finished(base_b, headers, run_id)
         assert len(backend.sent("ticket")) == 1 and len(backend.effects) == 1
     if status_lookup:  # the survivor asked what became of it and recorded that

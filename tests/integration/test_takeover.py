@@ -7,6 +7,7 @@ database, and two real processes, one of them SIGKILLed."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -218,7 +219,7 @@ agents:
 """
 
 
-async def test_a_sigkilled_process_s_run_is_taken_up_by_the_other_within_seconds(
+async def test_a_sigkilled_process_s_run_and_key_are_taken_up_by_the_other_within_seconds(
     own_database: str, tmp_path: Path
 ) -> None:
     config = tmp_path / "config.yaml"
@@ -227,9 +228,10 @@ async def test_a_sigkilled_process_s_run_is_taken_up_by_the_other_within_seconds
     cli_out(env, "db", "upgrade")
     argv = ("keys", "create", "--tenant", "acme", "--subject", "ops", "--roles", "caller")
     made = cli_out(env, *argv)
-    headers = {"Authorization": f"Bearer {json.loads(made.strip().splitlines()[-1])['key']}"}
+    key = json.loads(made.strip().splitlines()[-1])["key"]
+    headers = {"Authorization": f"Bearer {key}", "Idempotency-Key": "killed-1"}
     ports = free_port(), free_port()
-    # The lease (30 s by default) is what a takeover no longer waits for.
+    # What a takeover no longer waits for: the lease (30 s) and the key's lock (60 s).
     with (
         server(["serve", "--port", str(ports[0])], env) as a,
         server(["serve", "--port", str(ports[1])], env),
@@ -237,32 +239,37 @@ async def test_a_sigkilled_process_s_run_is_taken_up_by_the_other_within_seconds
         on_a, on_b = (f"http://127.0.0.1:{p}" for p in ports)
         await wait_healthy(on_a)
         await wait_healthy(on_b)
-        # A model turn of 3 s, under way on a when a is killed.
+        # A model turn of 1 s, under way on a when a is killed, with the client waiting.
         body = {
             "agent": "tech-radar",
             "input": "q",
-            "wait_s": 0,
-            "script": [final("done", delay_ms=3000)],
+            "wait_s": 20,
+            "script": [final("done", delay_ms=1000)],
         }
         async with httpx.AsyncClient(timeout=30, headers=headers) as client:
-            created = await client.post(
-                f"{on_a}/v1/runs", json=body, headers={"Idempotency-Key": "killed-1"}
-            )
-            assert created.status_code == 201, created.text
-            run_id = created.json()["id"]
-            await asyncio.sleep(0.3)
+            first = asyncio.create_task(client.post(f"{on_a}/v1/runs", json=body))
+            await asyncio.sleep(0.5)
             os.killpg(a.pid, signal.SIGKILL)
             killed_at = time.time()
             a.wait(10)
-
-            async def finished() -> bool:
-                run = (await client.get(f"{on_b}/v1/runs/{run_id}")).json()
-                return bool(run["status"] == "finished")
-
-            await until(finished, timeout_s=20)
+            with contextlib.suppress(httpx.HTTPError):
+                await first  # its connection died with a
+            # The client retries on b, as told by each 409's Retry-After.
+            for _ in range(60):
+                retried = await client.post(f"{on_b}/v1/runs", json=body)
+                if retried.status_code != 409:
+                    break
+                await asyncio.sleep(float(retried.headers["Retry-After"]))
+            answered_s = time.time() - killed_at
+            assert retried.status_code == 201, retried.text
+            run_id = retried.json()["id"]
             events = (await client.get(f"{on_b}/v1/runs/{run_id}/events?limit=200")).json()
+            runs = (await client.get(f"{on_b}/v1/runs")).json()["items"]
+    assert retried.json()["termination_reason"] == "final"
+    assert [r["id"] for r in runs] == [run_id]  # the run a made, not a second one
     claims = [e for e in events["items"] if e["type"] == "run.claimed"]
     assert len(claims) == 2, claims  # a's at the creation, b's
     taken_s = datetime.fromisoformat(claims[1]["at"].replace("Z", "+00:00")).timestamp() - killed_at
     assert 0 < taken_s < 5, taken_s  # the lease would have held it 30 s
+    assert answered_s < 5 + 1 + 2, answered_s  # taken over, its 1 s turn, a retry's pause
     assert [e["type"] for e in events["items"]].count("run.finished") == 1

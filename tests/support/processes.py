@@ -72,6 +72,7 @@ def server(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+        process.output = log  # type: ignore[attr-defined]  # for wait_healthy's failure
         try:
             yield process
         finally:
@@ -83,7 +84,11 @@ def server(
                     os.killpg(process.pid, signal.SIGKILL)
 
 
-async def wait_healthy(base: str, timeout_s: float = 60) -> None:
+async def wait_healthy(
+    base: str, timeout_s: float = 60, process: subprocess.Popen[bytes] | None = None
+) -> None:
+    """Until `base` answers /healthz; with `process` (from `server`), what it printed when
+    it ends first or never answers."""
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout_s
     async with httpx.AsyncClient(base_url=base, timeout=2) as client:
@@ -91,8 +96,15 @@ async def wait_healthy(base: str, timeout_s: float = 60) -> None:
             with contextlib.suppress(httpx.HTTPError):
                 if (await client.get("/healthz")).status_code == 200:
                     return
+            if process is not None and process.poll() is not None:
+                break
             await asyncio.sleep(0.2)
-    raise AssertionError(f"{base} never became healthy")
+    said = ""
+    if process is not None:
+        output = process.output  # type: ignore[attr-defined]
+        output.seek(0)
+        said = f" (exit {process.poll()}):\n" + output.read().decode(errors="replace")[-3000:]
+    raise AssertionError(f"{base} never became healthy{said}")
 
 
 def wait_healthy_sync(base: str, timeout_s: float = 60) -> None:
