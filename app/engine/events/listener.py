@@ -22,6 +22,8 @@ log = logging.getLogger(__name__)
 #: longer between tries that fail.
 AGAIN_S = 0.2
 CHECK_EVERY_S = 2.0
+#: How often a connection that seems up is looked at (no statement: its state in memory).
+LOOK_EVERY_S = 0.5
 #: How long a starting process waits for its listener's first connection.
 FIRST_WAIT_S = 3.0
 
@@ -125,7 +127,11 @@ class Listener:
                 self._connection = connection
                 self.ready.set()
                 self._tried.set()
-                await closed.wait()
+                # The termination callback is not called when the connection breaks under
+                # a statement (a notification sent as the server ends the session): look.
+                while not connection.is_closed():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(closed.wait(), LOOK_EVERY_S)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
