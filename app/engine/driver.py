@@ -81,7 +81,7 @@ class Driver:
             keys_repo.REVOKED_CHANNEL: rt.known_keys.on_notification,
             events_repo.CHANNEL: rt.events.on_notification,
         }
-        self.liveness = Liveness(rt)
+        self.liveness = Liveness(rt, lambda: list(self._leases.values()))
         self.listener = (
             Listener(
                 listen_url,
@@ -180,6 +180,8 @@ class Driver:
     async def _drive(self, lease: Lease, state: RunState) -> None:
         key = lease.key
         self._leases[key] = lease
+        if not self.live:
+            lease.fence()  # taken while this process may pass for dead
         try:
             await drive(lease, state, on_progress=lambda run: self._progress(key, run))
         finally:

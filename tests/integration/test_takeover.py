@@ -24,9 +24,10 @@ from sqlalchemy import text
 from app.db.lifecycle.liveness import LIVENESS_LOCK
 from app.engine.process.liveness import GRACE_S
 from tests.support.assertions import assert_problem
-from tests.support.factories import final
-from tests.support.fakes import FakeClock, HeldModel
+from tests.support.factories import final, tool_calls
+from tests.support.fakes import FakeClock, HeldModel, ProbeTool, probe_spec
 from tests.support.harness import Harness
+from tests.support.leases import turns_written
 from tests.support.processes import cli_out, free_port, server, wait_healthy
 from tests.support.waiting import until
 
@@ -169,6 +170,38 @@ async def test_a_dead_process_s_key_is_taken_over_by_a_retry_without_waiting_for
     assert [r["id"] for r in listed] == [retried.json()["id"]]
     model.gate.set()
     await asyncio.wait_for(first, 15)  # a's own request ends (its answer is not the key's)
+
+
+async def test_a_process_that_lost_its_lock_starts_nothing_before_it_is_taken_over(
+    harness_factory, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Self-fencing: from the moment its connection is gone, a process starts no call on
+    the runs it holds (its in-flight model call comes back and is written); the other
+    process takes the run over only later, and makes the call."""
+    model = HeldModel()
+    # A side effect: its turn is written before its call may start (a read-only round is
+    # written with its results).
+    writes = probe_spec(side_effects=True, idempotent=True, permissions=("probe:write",))
+    on_a, on_b = ProbeTool(writes), ProbeTool(writes)
+    a = await harness_factory(run_driver=False, models={"scripted": model}, probe=on_a)
+    clock = FakeClock()
+    b = await harness_factory(run_driver=False, clock_=clock, probe=on_b)
+    script = [tool_calls(("c1", "probe", {})), final("done")]
+    body = {"agent": "tech-radar", "input": "q", "wait_s": 0, "script": script}
+    made = await a.client.post("/v1/runs", headers=await a.key(), json=body)
+    run_id = made.json()["id"]
+    await asyncio.wait_for(model.started.wait(), 10)
+
+    await dies(a, b, monkeypatch)
+    model.gate.set()  # the model's answer comes back: written, and its call is not started
+    await turns_written(a, run_id, 1)
+    assert a.driver.is_advancing("acme", run_id) and on_a.executions == 0
+
+    assert await taken_over(b, clock) == 1
+    assert await b.driver.poll_once() == 1
+    finished = await b.driver.wait("acme", run_id, 15)
+    assert finished.termination_reason == "final"
+    assert (on_a.executions, on_b.executions) == (0, 1)
 
 
 async def test_a_process_whose_connection_drops_and_comes_back_keeps_its_runs(

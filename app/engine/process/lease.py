@@ -61,6 +61,13 @@ class Lease:
     _halted: bool = False
     #: The guarded waits in flight: a stop wakes each of them at once.
     _wakers: set[asyncio.Future[str]] = field(default_factory=set)
+    #: This process lost its liveness lock (`engine.process.liveness`): nothing new starts
+    #: until it holds it again; work in flight goes on, written as its token allows.
+    fenced: bool = False
+    _unfenced: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        self._unfenced.set()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -72,8 +79,8 @@ class Lease:
 
     @property
     def stopping(self) -> bool:
-        """Cancel seen, lease lost or lapsed: nothing new may start."""
-        return self._halted or self.lapsed
+        """Cancel seen, lease lost, lapsed or fenced: nothing new may start."""
+        return self._halted or self.lapsed or self.fenced
 
     def check(self) -> None:
         """Raises Interrupted when the run is stopping (cancel seen, lease lost or lapsed)."""
@@ -93,6 +100,20 @@ class Lease:
         self._halted = True
         for waker in self._wakers:
             _wake(waker, _STOPPED)
+
+    def fence(self) -> None:
+        self.fenced = True
+        self._unfenced.clear()
+
+    def unfence(self) -> None:
+        self.fenced = False
+        self._unfenced.set()
+
+    async def until_unfenced(self) -> None:
+        """Until the fence is lifted, or the lease lapses (past `valid_until`)."""
+        left = self.valid_until - asyncio.get_running_loop().time()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._unfenced.wait(), max(0.0, left))
 
     def rearm(self) -> None:
         if not self.lost:
@@ -184,7 +205,9 @@ class LeaseKeeper:
         self._held = held
 
     async def renew_once(self) -> None:
-        leases = {lease.key: lease for lease in self._held() if not lease.lost}
+        # A fenced lease is not renewed: a process taken over as dead must not keep what
+        # the takeover let lapse.
+        leases = {held.key: held for held in self._held() if not (held.lost or held.fenced)}
         if not leases:
             return
         lease_s = self.rt.settings.lease_s

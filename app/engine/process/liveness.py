@@ -7,19 +7,22 @@ what cannot be detected (a partition, a hung process).
 A process is taken over only when it has been found dead twice, `GRACE_S` apart: a live
 process whose connection dropped (a blip, a restart of the database) reconnects and holds
 its lock again within that, and keeps its runs. While its listener is down, a process
-claims no run (`Driver.live`). What it was advancing when it was taken over, it cannot
-write any more: every write names its lease's token, and the claim that takes the run up
-changes it; a call it had started is looked up before it is sent again, as after any
-lapse."""
+claims no run (`Driver.live`), and fences every lease it holds (`Lease.fence`): nothing new
+starts on them until it holds its lock again, so by the time another process may take it
+over, it has stopped. Holding its lock again, it finds its row still there (nobody took it
+over: the fences are lifted) or gone (taken over: its leases are lost and handed back)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import asyncpg
 
 from app.db.lifecycle import liveness as liveness_repo
+from app.engine.process.lease import Lease, hand_back
 
 if TYPE_CHECKING:
     from app.engine.process.runtime import Runtime
@@ -32,9 +35,12 @@ GRACE_S = 2.0
 
 
 class Liveness:
-    def __init__(self, rt: Runtime) -> None:
+    """`held`: the leases this process holds."""
+
+    def __init__(self, rt: Runtime, held: Callable[[], Iterable[Lease]]) -> None:
         self.rt = rt
         self.owner = rt.owner
+        self._held = held
         #: Processes found dead, with when they were first found so (`clock.monotonic`).
         self._suspects: dict[str, float] = {}
 
@@ -43,12 +49,25 @@ class Liveness:
         another process takes this one over), then the row."""
         await connection.execute(liveness_repo.HOLD_WITHIN)
         await connection.execute(liveness_repo.HOLD, self.rt.owner_key)
-        await connection.execute(liveness_repo.REGISTER, self.owner, self.rt.owner_key)
+        status = await connection.execute(liveness_repo.REGISTER, self.owner, self.rt.owner_key)
         self.rt.live = True
+        # Registered anew: it had been taken over (or it is its first start), and what it
+        # held was let lapse for others. Else nobody took it: its runs go on.
+        taken = status.endswith(" 1")
+        for lease in list(self._held()):
+            if not taken:
+                lease.unfence()
+                continue
+            lease.lose()
+            with contextlib.suppress(Exception):  # else it lapses
+                await hand_back(self.rt, lease.tenant_id, lease.run_id, lease.token)
 
     def lost(self) -> None:
-        """The listener's connection is gone, and the lock with it."""
+        """The listener's connection is gone, and the lock with it: nothing new starts on
+        any run held here until the lock is held again (self-fencing)."""
         self.rt.live = False
+        for lease in self._held():
+            lease.fence()
 
     async def take_over_dead(self) -> int:
         """Takes over the processes found dead twice, `GRACE_S` apart; how many leases

@@ -214,6 +214,8 @@ async def _attempt(
     lease = batch.lease
     if side_effect:
         await batch.flush()  # persisted as started before the request leaves
+        if lease.fenced:  # not sent before this process holds its liveness lock again
+            await lease.until_unfenced()
         if lease.stopping:  # that write may have brought a cancel: it never leaves
             await _held_back(batch, call, maybe_sent)
             raise Interrupted()

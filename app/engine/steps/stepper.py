@@ -92,6 +92,9 @@ async def _loop(lease: Lease, state: RunState) -> None:
         except Interrupted:
             if lease.lapsed:
                 return
+            if lease.fenced:  # until this process holds its liveness lock again
+                await lease.until_unfenced()
+                continue
             lease.rearm()
         except (StaleWrite, asyncio.CancelledError):
             raise
