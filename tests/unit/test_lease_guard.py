@@ -110,3 +110,34 @@ async def test_the_work_does_not_outlive_a_cancelled_waiter() -> None:
         await waiter
     await asyncio.sleep(0)
     assert work.cancelled and not lease._wakers
+
+
+async def test_a_fenced_lease_starts_nothing_and_lets_work_in_flight_end() -> None:
+    lease = a_lease()
+    flight = asyncio.ensure_future(lease.guarded(Work(0.05)(), 5))
+    lease.fence()  # the process lost its liveness lock
+    assert lease.stopping and not lease.lapsed
+    with pytest.raises(Interrupted):
+        lease.check()
+    assert await flight == "answer"  # what was in flight is not cut
+    waiting = asyncio.ensure_future(lease.until_unfenced())
+    await asyncio.sleep(0.02)
+    assert not waiting.done()
+    lease.unfence()  # the lock is held again, nobody took the process over
+    await asyncio.wait_for(waiting, 1)
+    lease.check()  # new work may start
+
+
+async def test_a_fenced_wait_ends_on_a_cancel_and_waits_again_once_rearmed() -> None:
+    lease = a_lease()
+    lease.fence()
+    waiting = asyncio.ensure_future(lease.until_unfenced())
+    lease.interrupt()  # a cancel: its step is taken up once the fence is lifted
+    await asyncio.wait_for(waiting, 1)
+    lease.rearm()
+    again = asyncio.ensure_future(lease.until_unfenced())
+    await asyncio.sleep(0.02)
+    assert not again.done() and lease.cancel_seen  # no busy loop while still fenced
+    lease.lose()  # taken over: the wait ends, and the lease is gone
+    await asyncio.wait_for(again, 1)
+    assert lease.lapsed

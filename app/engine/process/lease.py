@@ -64,10 +64,9 @@ class Lease:
     #: This process lost its liveness lock (`engine.process.liveness`): nothing new starts
     #: until it holds it again; work in flight goes on, written as its token allows.
     fenced: bool = False
-    _unfenced: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def __post_init__(self) -> None:
-        self._unfenced.set()
+    #: Set when the fence is lifted or the run is halted (a cancel, a loss): what a fenced
+    #: wait wakes on.
+    _woken: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -98,26 +97,31 @@ class Lease:
 
     def _halt(self) -> None:
         self._halted = True
+        self._woken.set()
         for waker in self._wakers:
             _wake(waker, _STOPPED)
 
     def fence(self) -> None:
         self.fenced = True
-        self._unfenced.clear()
+        if not self._halted:
+            self._woken.clear()
 
     def unfence(self) -> None:
         self.fenced = False
-        self._unfenced.set()
+        self._woken.set()
 
     async def until_unfenced(self) -> None:
-        """Until the fence is lifted, or the lease lapses (past `valid_until`)."""
+        """Until the fence is lifted, the run is halted (a cancel, a loss), or the lease
+        lapses (past `valid_until`)."""
         left = self.valid_until - asyncio.get_running_loop().time()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._unfenced.wait(), max(0.0, left))
+            await asyncio.wait_for(self._woken.wait(), max(0.0, left))
 
     def rearm(self) -> None:
         if not self.lost:
             self._halted = False
+            if self.fenced:
+                self._woken.clear()
 
     def renewed(self, valid_until: float) -> None:
         self.valid_until = max(self.valid_until, valid_until)

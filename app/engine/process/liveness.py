@@ -41,6 +41,8 @@ class Liveness:
         self.rt = rt
         self.owner = rt.owner
         self._held = held
+        #: Registered before: a row found gone then means it was taken over.
+        self._registered = False
         #: Processes found dead, with when they were first found so (`clock.monotonic`).
         self._suspects: dict[str, float] = {}
 
@@ -51,9 +53,10 @@ class Liveness:
         await connection.execute(liveness_repo.HOLD, self.rt.owner_key)
         status = await connection.execute(liveness_repo.REGISTER, self.owner, self.rt.owner_key)
         self.rt.live = True
-        # Registered anew: it had been taken over (or it is its first start), and what it
-        # held was let lapse for others. Else nobody took it: its runs go on.
-        taken = status.endswith(" 1")
+        # Registered anew after it had been: it was taken over, and what it held was let
+        # lapse for others. Else nobody took it (nobody can take a process never registered).
+        taken = self._registered and status.endswith(" 1")
+        self._registered = True
         for lease in list(self._held()):
             if not taken:
                 lease.unfence()

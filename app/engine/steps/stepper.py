@@ -94,8 +94,9 @@ async def _loop(lease: Lease, state: RunState) -> None:
                 return
             if lease.fenced:  # until this process holds its liveness lock again
                 await lease.until_unfenced()
-                continue
-            lease.rearm()
+                if lease.lapsed:
+                    return
+            lease.rearm()  # a cancel seen meanwhile is the next step's
         except (StaleWrite, asyncio.CancelledError):
             raise
         except Exception as exc:
