@@ -322,12 +322,13 @@ class Driver:
             try:
                 # Not live (the listener is down): claims nothing, and says nothing of the
                 # database either way.
-                if self.live and self.listener is not None:
-                    with self._quiet():
-                        await self.liveness.take_over_dead()
-                if self.free_slots > 0 and self.live:
-                    await self.poll_once()
-                    outage.over()  # the database answered: runs waiting on it go on
+                if self.live:
+                    if self.listener is not None:
+                        with self._quiet():
+                            await self.liveness.take_over_dead()
+                    if self.free_slots > 0:
+                        await self.poll_once()
+                        outage.over()  # the database answered: runs waiting on it go on
             except Exception as exc:
                 self._failed(exc, "the driver's poll")
             await asyncio.sleep(self.rt.settings.driver_poll_s)

@@ -27,12 +27,17 @@ from app.domain.lifecycle.run_changes import Sweep
 Claimed = tuple[Run, float]
 
 
+def lease_end() -> Any:
+    """When a run's lease lapses, as `ix_run_claimable` indexes it (for runs of the claim's
+    statuses): a run without a lease sorts as -infinity."""
+    return func.coalesce(run.c.lease_expires_at, text("'-infinity'::timestamptz"))
+
+
 def _claimable(db_time: DbTime) -> Any:
-    # Served by ix_run_runnable: a run without a lease sorts as -infinity. A replay's
-    # scratch runs are the replay's alone to step.
+    # Served by ix_run_claimable. A replay's scratch runs are the replay's alone to step.
     return and_(
         status_in(run.c.status, RUN_CLAIM.guard),
-        func.coalesce(run.c.lease_expires_at, text("'-infinity'::timestamptz")) < db_time.now(),
+        lease_end() < db_time.now(),
         ~run.c.tenant_id.startswith(SCRATCH_PREFIX, autoescape=True),
     )
 
@@ -142,7 +147,7 @@ async def claim_runnable(
     pick = (
         select(run.c.tenant_id, run.c.id, _runnable_since())
         .where(_claimable(db_time))
-        .order_by(func.coalesce(run.c.lease_expires_at, text("'-infinity'::timestamptz")))
+        .order_by(lease_end())
         .limit(limit)
         .with_for_update(skip_locked=True)
         .subquery("picked")

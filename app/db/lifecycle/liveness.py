@@ -33,6 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.clock import DbTime
 from app.db.guards import status_in
+from app.db.lifecycle.leases import lease_end
 from app.db.tables import metadata, run
 from app.domain.lifecycle.moves import RUN_CLAIM
 
@@ -50,10 +51,13 @@ process = Table(
 )
 
 #: On the listener's connection: waits while another process takes this one over (a
-#: statement), never for long: two names that hash alike wait for neither to end.
+#: statement), never for long: two processes whose keys are alike wait for neither to end.
 HOLD_WITHIN = "SET lock_timeout = '10s'"
 HOLD = f"SELECT pg_advisory_lock({LIVENESS_LOCK}, $1::int)"
-REGISTER = "INSERT INTO process (owner, lock_key) VALUES ($1, $2) ON CONFLICT DO NOTHING"
+#: Answers the owner when it wrote the row, nothing when the row was there already.
+REGISTER = (
+    "INSERT INTO process (owner, lock_key) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING owner"
+)
 
 
 def _taken() -> Any:
@@ -68,15 +72,13 @@ async def dead(session: AsyncSession, *, me: str) -> list[str]:
     return [r[0] for r in rows]
 
 
-async def take_over(
-    session: AsyncSession, *, owners: Sequence[str], me: str, db_time: DbTime
-) -> int:
+async def take_over(session: AsyncSession, *, owners: Sequence[str], db_time: DbTime) -> int:
     """Those of `owners` still dead lose their row, and the leases they held lapse now;
     how many leases. Their lock is held until the statement ends, so none of them can come
     back meanwhile (`HOLD` waits)."""
     gone = (
         delete(process)
-        .where(process.c.owner.in_(owners), process.c.owner != me, _taken())
+        .where(process.c.owner.in_(owners), _taken())
         .returning(process.c.owner)
         .cte("gone")
     )
@@ -84,8 +86,7 @@ async def take_over(
         update(run)
         .where(
             status_in(run.c.status, RUN_CLAIM.guard),
-            func.coalesce(run.c.lease_expires_at, text("'-infinity'::timestamptz"))
-            >= db_time.now(),
+            lease_end() >= db_time.now(),  # by ix_run_claimable
             run.c.lease_owner.in_(select(gone.c.owner)),
         )
         .values(lease_expires_at=db_time.now())

@@ -82,7 +82,8 @@ class Lease:
         return self._halted or self.lapsed or self.fenced
 
     def check(self) -> None:
-        """Raises Interrupted when the run is stopping (cancel seen, lease lost or lapsed)."""
+        """Raises Interrupted when the run is stopping (cancel seen, lease lost, lapsed or
+        fenced)."""
         if self.stopping:
             raise Interrupted()
 

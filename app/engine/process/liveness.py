@@ -39,7 +39,6 @@ class Liveness:
 
     def __init__(self, rt: Runtime, held: Callable[[], Iterable[Lease]]) -> None:
         self.rt = rt
-        self.owner = rt.owner
         self._held = held
         #: Registered before: a row found gone then means it was taken over.
         self._registered = False
@@ -51,11 +50,11 @@ class Liveness:
         another process takes this one over), then the row."""
         await connection.execute(liveness_repo.HOLD_WITHIN)
         await connection.execute(liveness_repo.HOLD, self.rt.owner_key)
-        status = await connection.execute(liveness_repo.REGISTER, self.owner, self.rt.owner_key)
+        wrote = await connection.fetchval(liveness_repo.REGISTER, self.rt.owner, self.rt.owner_key)
         self.rt.live = True
         # Registered anew after it had been: it was taken over, and what it held was let
         # lapse for others. Else nobody took it (nobody can take a process never registered).
-        taken = self._registered and status.endswith(" 1")
+        taken = self._registered and wrote is not None
         self._registered = True
         for lease in list(self._held()):
             if not taken:
@@ -76,16 +75,14 @@ class Liveness:
         """Takes over the processes found dead twice, `GRACE_S` apart; how many leases
         lapsed."""
         async with self.rt.reads() as session:
-            dead = await liveness_repo.dead(session, me=self.owner)
+            dead = await liveness_repo.dead(session, me=self.rt.owner)
         now = self.rt.clock.monotonic()
         self._suspects = {owner: self._suspects.get(owner, now) for owner in dead}
         due = [owner for owner, seen in self._suspects.items() if now - seen >= GRACE_S]
         if not due:
             return 0
         async with self.rt.reads() as session:
-            lapsed = await liveness_repo.take_over(
-                session, owners=due, me=self.owner, db_time=self.rt.db_time
-            )
+            lapsed = await liveness_repo.take_over(session, owners=due, db_time=self.rt.db_time)
         for owner in due:
             del self._suspects[owner]
         log.info("took over %d dead processes: %d leases lapsed", len(due), lapsed)
@@ -94,4 +91,4 @@ class Liveness:
     async def leave(self) -> None:
         """A clean stop (its leases handed back): its row goes."""
         async with self.rt.reads() as session:
-            await liveness_repo.leave(session, me=self.owner)
+            await liveness_repo.leave(session, me=self.rt.owner)
