@@ -27,7 +27,6 @@ from tests.support.assertions import assert_problem
 from tests.support.factories import final, tool_calls
 from tests.support.fakes import FakeClock, HeldModel, ProbeTool, probe_spec
 from tests.support.harness import Harness
-from tests.support.leases import turns_written
 from tests.support.processes import cli_out, free_port, server, wait_healthy
 from tests.support.waiting import until
 
@@ -193,8 +192,12 @@ async def test_a_process_that_lost_its_lock_starts_nothing_before_it_is_taken_ov
     await asyncio.wait_for(model.started.wait(), 10)
 
     await dies(a, b, monkeypatch)
-    model.gate.set()  # the model's answer comes back: written, and its call is not started
-    await turns_written(a, run_id, 1)
+    await until(lambda: not a.runtime.live, what="a noticing its connection is gone")
+    model.gate.set()  # the model's answer comes back, and its call is not started
+    await asyncio.wait_for(model.answered.wait(), 10)
+    # A moment to act on it: unfenced, a would start its call at once (the fenced process
+    # passes whatever the wait; the wait only gives an unfenced one time to fail).
+    await asyncio.sleep(0.3)
     assert a.driver.is_advancing("acme", run_id) and on_a.executions == 0
 
     assert await taken_over(b, clock) == 1

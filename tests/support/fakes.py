@@ -79,8 +79,12 @@ class HeldModel:
 
     gate: asyncio.Event = field(default_factory=asyncio.Event)
     started: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Set once a held call has answered.
+    answered: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def complete(self, request: ModelRequest) -> ModelReply:
         self.started.set()
         await self.gate.wait()
-        return await ScriptedModel().complete(request)
+        reply = await ScriptedModel().complete(request)
+        self.answered.set()
+        return reply
