@@ -20,6 +20,7 @@ from app.db.limits import lineage
 from app.db.session import retrying
 from app.db.tools import mcp_declarations as mcp_declarations_repo
 from app.db.tools import switches
+from app.domain.lifecycle.claim_window import ClaimWindow
 from app.domain.lifecycle.records import Run
 from app.domain.lifecycle.run_changes import Sweep
 from app.domain.lifecycle.status import ACTIVE_RUN_STATUSES
@@ -72,6 +73,7 @@ class Driver:
         self._waiters: dict[Key, dict[asyncio.Event, bool]] = {}
         self._background: list[asyncio.Task[None]] = []
         self._reserved = 0
+        self.window = ClaimWindow()  # what the poll may take up (grows as steps commit)
         self.keeper = LeaseKeeper(rt, lambda: list(self._leases.values()))
         channels = {
             runs.CANCEL_CHANNEL: self._on_cancel,
@@ -100,6 +102,9 @@ class Driver:
     def free_slots(self) -> int:
         return self.rt.settings.max_active_runs - len(self._tasks) - self._reserved
 
+    def _claimable(self) -> int:
+        return self.window.room(len(self._tasks), self.free_slots)
+
     def reserve(self) -> bool:
         """Holds a slot for a run about to be created leased here (concurrent creates must
         not all count the same free slot); give it back with `unreserve` before `adopt`."""
@@ -120,9 +125,8 @@ class Driver:
         self._start(key, self._claim_and_drive(key))
 
     def run_child(self, tenant_id: str, run_id: str) -> None:
-        """Starts advancing a delegated child here, past `max_active_runs` if need be:
-        its parent holds a slot of this process and waits for it, so the limit counting
-        the child too could leave every slot held by a waiting parent."""
+        """Starts advancing a delegated child here, past `max_active_runs` if need be: its
+        parent holds a slot here and waits for it (counted, it could leave none free)."""
         key = (tenant_id, run_id)
         if key not in self._tasks:
             self._start(key, self._claim_and_drive(key))
@@ -135,8 +139,7 @@ class Driver:
         self._start(lease.key, self._drive(lease, state))
 
     def take_up(self, lease: Lease, run: Run) -> None:
-        """Reads the history of a run this process claimed itself, then advances it; the
-        lease is handed back when the history does not load."""
+        """Reads a run claimed here, then advances it (hands it back if it does not load)."""
         self._start(lease.key, self._load_and_drive(lease, run))
 
     def _start(self, key: Key, work: Coroutine[Any, Any, None]) -> None:
@@ -197,6 +200,7 @@ class Driver:
 
     def _progress(self, key: Key, run: Run) -> None:
         self._latest[key] = run
+        self.window.stepped(self.rt.settings.max_active_runs)
         self._wake(key, ended=run.status not in ACTIVE_RUN_STATUSES)
 
     def _wake(self, key: Key, *, ended: bool) -> None:
@@ -284,10 +288,8 @@ class Driver:
         return background(traced=self.rt.settings.trace_background)
 
     def start(self, *, poll: bool = True) -> None:
-        """Lease upkeep and the listener always run: a process holding runs (created or
-        kicked here) must renew them and hear their cancels. The poller is optional, and
-        the webhook sender runs with it; the background is quiet (untraced) unless asked,
-        but for the runs the poller starts, which are traced."""
+        """Lease upkeep and the listener always run (runs created here are renewed and
+        hear cancels); the poller and webhook sender optionally. Quiet unless asked."""
         if poll:
             self._spawn("driver-poller", self._poll_forever())
         with self._quiet():
@@ -326,7 +328,7 @@ class Driver:
                     if self.listener is not None:
                         with self._quiet():
                             await self.liveness.take_over_dead()
-                    if self.free_slots > 0:
+                    if self._claimable() > 0:
                         await self.poll_once()
                         outage.over()  # the database answered: runs waiting on it go on
             except Exception as exc:
@@ -334,8 +336,7 @@ class Driver:
             await asyncio.sleep(self.rt.settings.driver_poll_s)
 
     async def _purge_forever(self) -> None:
-        """Retention and old counters, a pass a minute, beside the poll: a long purge (a
-        backlog after retention is first turned on) never holds up the claim of runs."""
+        """Retention, a pass a minute, beside the poll: a long purge never holds up claims."""
         while True:
             try:
                 with self._quiet():
@@ -351,8 +352,8 @@ class Driver:
             log.warning("%s failed; trying again", what, exc_info=True)
 
     async def poll_once(self) -> int:
-        """Claims runnable runs (skipping rows other drivers hold) and advances them."""
-        free = self.free_slots
+        """Claims runnable runs others do not hold, as its window and slots allow; drives them."""
+        free = self._claimable()
         if free <= 0 or not self.live:
             return 0
         rt = self.rt
@@ -383,8 +384,7 @@ class Driver:
         return len(claimed)
 
     async def stop(self) -> None:
-        """Stops advancing; the leases held are handed back so another process (or this
-        one after a restart) resumes the runs without waiting for them to lapse."""
+        """Stops advancing; hands the leases back, so the runs go on elsewhere at once."""
         leases = list(self._leases.values())
         tasks = [*self._background, *self._tasks.values()]
         for task in tasks:
