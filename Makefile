@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 TEST_WORKERS ?= 4
 TSC := node_modules/.bin/tsc
 
-.PHONY: run test system-packages lint typecheck openapi bench bench-ab bench-profile bench-dbos clean
+.PHONY: run test system-packages image-check chaos lint typecheck openapi bench bench-ab bench-profile bench-dbos clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,12 @@ test: system-packages $(STAMP) $(TSC)
 system-packages:
 	scripts/system-packages
 
+## The image built and run: podman builds the Dockerfile (no Docker engine needed), runs it
+## against a fresh database on the local Postgres, finishes one run, stops it with SIGTERM
+## (scripts/image-check says what it checks; CI runs it after `make test`).
+image-check:
+	scripts/image-check
+
 ## The console's plain ES modules, type-checked from their JSDoc (nothing is emitted).
 typecheck: $(TSC)
 	$(TSC) --noEmit --allowJs --checkJs --project tsconfig.json
@@ -67,6 +73,12 @@ bench-ab: $(STAMP)
 
 bench-profile: $(STAMP)
 	$(BIN)/python bench/bench_runs.py --only 4 --no-pgbench --no-one-worker --profile $(ARGS)
+
+## The chaos trials against real processes (figures, not pass/fail; docs/reliability.md):
+## a SIGKILLed replica taken over, a crash loop of 1,000 runs, a database failover under
+## load. `make chaos ARGS="--only failover --pooler"` passes flags on.
+chaos: $(STAMP)
+	$(BIN)/python bench/chaos.py $(ARGS)
 
 ## A reference: DBOS Transact running the same loop in-process (bench/bench_dbos.py). DBOS
 ## gets a virtualenv of its own, so that its pinned dependencies never meet ours.
