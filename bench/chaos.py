@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.support.backend import FakeBackend, serving  # noqa: E402
 from tests.support.processes import free_port  # noqa: E402
+from tests.support.replication import fail_over, pgbouncer_for, replicated_pair  # noqa: E402
 
 DEFAULT_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
 #: The side effect's duration in the crash loop (the issue's trial).
@@ -196,21 +197,19 @@ def replicas(env: dict[str, str], folder: Path, names: str = "ab") -> Iterator[l
 
 @contextlib.asynccontextmanager
 async def trial_setup(
-    server_url: str, extra_env: dict[str, str] | None = None
+    server_url: str, extra_env: dict[str, str] | None = None, *, fresh: bool = True
 ) -> AsyncIterator[tuple[FakeBackend, dict[str, str], str, Path]]:
-    """A fresh database, a tool backend and a config: (backend, env, key, folder)."""
-    async with fresh_database(server_url) as url, serving() as backend:
-        with tempfile.TemporaryDirectory(prefix="toolgate-chaos-") as tmp:
-            folder = Path(tmp)
-            config = folder / "toolgate.yaml"
-            config.write_text(json.dumps(tool_config(backend.url)))
-            env = {
-                "TOOLGATE_DATABASE_URL": url,
-                "TOOLGATE_CONFIG": str(config),
-                **(extra_env or {}),
-            }
-            key = await asyncio.to_thread(prepared, env)
-            yield backend, env, key, folder
+    """A fresh database (or `server_url`'s own, not `fresh`), a tool backend and a config:
+    (backend, env, key, folder)."""
+    async with contextlib.AsyncExitStack() as stack:
+        url = await stack.enter_async_context(fresh_database(server_url)) if fresh else server_url
+        backend = await stack.enter_async_context(serving())
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="toolgate-chaos-")))
+        config = folder / "toolgate.yaml"
+        config.write_text(json.dumps(tool_config(backend.url)))
+        env = {"TOOLGATE_DATABASE_URL": url, "TOOLGATE_CONFIG": str(config), **(extra_env or {})}
+        key = await asyncio.to_thread(prepared, env)
+        yield backend, env, key, folder
 
 
 def effects_by_title(backend: FakeBackend) -> tuple[Counter[str], Counter[str]]:
@@ -464,6 +463,104 @@ async def takeover_stalls(pairs: list[list[httpx.AsyncClient]], ids: list[str]) 
     return stalls
 
 
+# -- trial 3: a failover under load ---------------------------------------------------------
+@dataclass
+class Answered:
+    at: float
+    status: int  # 0: no answer (transport error)
+    retry_after: bool
+
+
+async def failover(clients_n: int, load_s: float, synchronous: bool, pooler: bool) -> None:
+    mode = "synchronous" if synchronous else "asynchronous"
+    via = " through PgBouncer" if pooler else " on a multi-host URL"
+    print(f"== failover: {mode} standby{via}, {clients_n} clients, primary crashed under load")
+    with contextlib.ExitStack() as stack:
+        pair = stack.enter_context(replicated_pair(synchronous=synchronous))
+        extra: dict[str, str] = {}
+        server_url = pair.url()
+        bouncer = None
+        if pooler:
+            bouncer = stack.enter_context(pgbouncer_for(pair))
+            server_url = bouncer.url
+            extra["TOOLGATE_LISTEN_DATABASE_URL"] = bouncer.session_url
+            extra["TOOLGATE_DATABASE_POOLER"] = "transaction"
+        async with trial_setup(server_url, extra, fresh=False) as (backend, env, key, folder):
+            backend.echo_delays["ticket"] = {"slow": 0.2}
+            with replicas(env, folder) as (a, b):
+                await a.healthy()
+                await b.healthy()
+                figures = await failover_load(pair, a, b, key, clients_n, load_s, bouncer)
+            effects, _ = effects_by_title(backend)
+    answers, acknowledged, lost, unfinished, crashed_at, promoted_at = figures
+    codes = Counter(x.status for x in answers)
+    bad = [x for x in answers if x.status >= 500 and not (x.status == 503 and x.retry_after)]
+    after = [x.at for x in answers if x.at > promoted_at and 200 <= x.status < 300]
+    print(f"  answers: {dict(sorted(codes.items()))} (0: no answer)")
+    print(f"  5xx other than 503 with Retry-After: {len(bad)}")
+    print(f"  primary down to standby promoted: {promoted_at - crashed_at:.2f} s")
+    print(f"  promoted to the first success: {(min(after) - promoted_at) if after else -1:.2f} s")
+    print(f"  acknowledged runs {len(acknowledged)}, lost {lost}, not finished {unfinished}")
+    dup = sum(1 for t in acknowledged if effects[t] > 1)
+    print(f"  runs with a duplicate effect {dup}")
+
+
+async def failover_load(
+    pair: Any, a: Replica, b: Replica, key: str, clients_n: int, load_s: float, bouncer: Any
+) -> tuple[list[Answered], dict[str, str], int, int, float, float]:
+    auth = {"Authorization": f"Bearer {key}"}
+    clients = [
+        httpx.AsyncClient(base_url=r.base, timeout=30, headers=auth) for r in (a, b) * clients_n
+    ]
+    answers: list[Answered] = []
+    acknowledged: dict[str, str] = {}
+    stop_at = time.monotonic() + load_s
+    count = itertools.count()
+
+    async def client_loop(client: httpx.AsyncClient) -> None:
+        while time.monotonic() < stop_at:
+            title = f"f{next(count)}"
+            headers = {"Idempotency-Key": f"failover-{title}"}
+            try:
+                made = await client.post(
+                    "/v1/runs", json=run_body(title, "slow", 5), headers=headers
+                )
+            except httpx.HTTPError:
+                answers.append(Answered(time.monotonic(), 0, False))
+                await asyncio.sleep(0.2)
+                continue
+            retry = "retry-after" in made.headers
+            answers.append(Answered(time.monotonic(), made.status_code, retry))
+            if made.status_code in (200, 201):
+                acknowledged[title] = made.json()["id"]
+            elif retry:
+                await asyncio.sleep(min(float(made.headers["retry-after"]), 1.0))
+
+    loops = [asyncio.create_task(client_loop(c)) for c in clients[:clients_n]]
+    await asyncio.sleep(load_s / 3)
+    done = await asyncio.to_thread(fail_over, pair, down_s=1.0)
+    if bouncer is not None:  # what an operator (or a failover manager) does
+        await asyncio.to_thread(bouncer.point_at, pair.standby)
+    await asyncio.gather(*loops)
+    lost = unfinished = 0
+    end = time.monotonic() + DEADLINE_S
+    for run_id in acknowledged.values():
+        while True:
+            got = await clients[1].get(f"/v1/runs/{run_id}")
+            if got.status_code == 404:
+                lost += 1
+                break
+            if got.status_code == 200 and got.json()["status"] == "finished":
+                break
+            if time.monotonic() > end:
+                unfinished += 1
+                break
+            await asyncio.sleep(0.2)
+    for client in clients:
+        await client.aclose()
+    return answers, acknowledged, lost, unfinished, done.crashed_at, done.promoted_at
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", default="takeover,crashloop,failover")
@@ -471,6 +568,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=1000, help="crash-loop runs")
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--every", type=float, default=3.0, help="seconds between kills")
+    parser.add_argument("--load-s", type=float, default=15.0, help="failover: seconds of load")
+    parser.add_argument("--asynchronous", action="store_true", help="failover: async standby")
+    parser.add_argument("--pooler", action="store_true", help="failover: through PgBouncer")
     return parser.parse_args()
 
 
@@ -482,6 +582,8 @@ async def main() -> None:
         await takeover(server_url, args.rounds)
     if "crashloop" in only:
         await crashloop(server_url, args.runs, args.clients, args.every)
+    if "failover" in only:
+        await failover(args.clients, args.load_s, not args.asynchronous, args.pooler)
 
 
 if __name__ == "__main__":

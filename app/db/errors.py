@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import errno
 
+from asyncpg.exceptions import TargetServerAttributeNotMatched
 from sqlalchemy import exc as sa_exc
 
-#: Connection exceptions, insufficient resources, operator intervention (shutdown).
-_UNAVAILABLE_SQLSTATE_PREFIXES = ("08", "53", "57P01", "57P02", "57P03")
+#: Connection exceptions, insufficient resources, operator intervention (shutdown), and
+#: read_only_sql_transaction: a write met a standby (during a failover, before its
+#: promotion; through a pooler, or a URL without target_session_attrs=read-write).
+_UNAVAILABLE_SQLSTATE_PREFIXES = ("08", "53", "57P01", "57P02", "57P03", "25006")
 
 
 def is_unavailable(exc: BaseException) -> bool:
     """The database is unreachable (as opposed to a bug): connection refused, pool
-    timeouts, a dropped connection."""
+    timeouts, a dropped connection, no server that accepts writes (a failover)."""
     # Connection refused/reset, a connect or pool timeout: network errnos only, not every
     # OSError, and not InterfaceError (misusing a connection is a bug, not an outage).
     if isinstance(exc, (ConnectionError, TimeoutError, sa_exc.TimeoutError)):
         return True
     if isinstance(exc, OSError) and exc.errno in _NETWORK_ERRNOS:
+        return True
+    if _no_primary(exc):
         return True
     if isinstance(exc, sa_exc.DBAPIError):
         return (
@@ -27,6 +32,21 @@ def is_unavailable(exc: BaseException) -> bool:
             or _unavailable_sqlstate(getattr(exc.orig, "sqlstate", None))
         )
     return _unavailable_sqlstate(getattr(exc, "sqlstate", None))
+
+
+def is_database_outage(exc: BaseException) -> bool:
+    """An outage met by a statement (through the engine), not by something else that
+    talks over a network: a tool's own connection refused is the tool's failure."""
+    return isinstance(exc, sa_exc.SQLAlchemyError) and is_unavailable(exc)
+
+
+def _no_primary(exc: BaseException) -> bool:
+    """Several hosts, none of which suits `target_session_attrs` (read-write: none is a
+    primary yet), as asyncpg says it, or as SQLAlchemy wraps that."""
+    orig = exc.orig if isinstance(exc, sa_exc.DBAPIError) else exc
+    return isinstance(orig, TargetServerAttributeNotMatched) or isinstance(
+        getattr(orig, "__cause__", None), TargetServerAttributeNotMatched
+    )
 
 
 _NETWORK_ERRNOS = frozenset(

@@ -3,8 +3,10 @@ where it points (never its user or password) and why a connection to it failed."
 
 from __future__ import annotations
 
+import re
 import socket
 
+from asyncpg.exceptions import TargetServerAttributeNotMatched
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import text
 from sqlalchemy.engine import URL, make_url
@@ -17,6 +19,13 @@ DRIVER = "postgresql+asyncpg"
 #: tools hand them out; this build always talks to it through asyncpg.
 _PLAIN = ("postgresql", "postgres")
 EXAMPLE = "postgresql://user:password@host:5432/database"
+#: libpq's multi-host form, `scheme://[user[:password]@]h1[:p1],h2[:p2]/db?...`: a comma in
+#: the host part, which SQLAlchemy's URL parser takes for part of a port.
+_HOST_LIST = re.compile(
+    r"(?P<scheme>[\w+.-]+)://(?:(?P<auth>[^@]*)@)?(?P<hosts>[^/?@]*,[^/?@]*)(?P<rest>[/?].*)?",
+    re.DOTALL,
+)
+_HOST_PORT = re.compile(r"(?P<host>[A-Za-z0-9_.-]+)(?::(?P<port>\d+))?")
 
 
 class UnusableUrl(ToolgateError, ValueError):
@@ -29,8 +38,11 @@ class Unreachable(ToolgateError):
 
 def normalized(raw: str) -> str:
     """The URL with the asyncpg driver, and libpq's `sslmode` as asyncpg's `ssl` (the same
-    values). UnusableUrl when it is no Postgres URL."""
-    url = original = _parsed(raw)
+    values); libpq's multi-host form (`postgresql://u@h1:p1,h2:p2/db`) as the dialect's
+    (`postgresql+asyncpg://u@/db?host=h1:p1&host=h2:p2`, each host with its port, 5432
+    unless given). UnusableUrl when it is no Postgres URL."""
+    host_list = _HOST_LIST.fullmatch(raw)
+    url = original = _with_hosts(host_list) if host_list else _parsed(raw)
     if url.drivername in _PLAIN:
         url = url.set(drivername=DRIVER)
     elif url.drivername != DRIVER:
@@ -42,7 +54,30 @@ def normalized(raw: str) -> str:
         mode = url.query["sslmode"]
         url = url.difference_update_query(["sslmode"]).update_query_dict({"ssl": mode})
     # Left as written when nothing changed: rendering would re-quote the password.
-    return raw if url == original else url.render_as_string(hide_password=False)
+    if url == original and not host_list:
+        return raw
+    return url.render_as_string(hide_password=False)
+
+
+def _with_hosts(found: re.Match[str]) -> URL:
+    """libpq's host list moved into the query, as `host=h:p` pairs."""
+    pairs = []
+    for spec in found["hosts"].split(","):
+        host_port = _HOST_PORT.fullmatch(spec.strip())
+        if host_port is None:
+            raise UnusableUrl(
+                "a host of the list is not host[:port] (a name or an IPv4 address; IPv6 "
+                f"addresses are not supported in a list), e.g. {_EXAMPLE_LIST}"
+            )
+        pairs.append(("host", f"{host_port['host']}:{host_port['port'] or 5432}"))
+    auth = f"{found['auth']}@" if found["auth"] is not None else ""
+    url = _parsed(f"{found['scheme']}://{auth}{found['rest'] or ''}")
+    if "host" in url.query or "port" in url.query:
+        raise UnusableUrl(f"the hosts are given twice (in the query too), e.g. {_EXAMPLE_LIST}")
+    return url.update_query_pairs(pairs, append=True)
+
+
+_EXAMPLE_LIST = "postgresql://user:password@db-a:5432,db-b:5432/database"
 
 
 def _parsed(raw: str) -> URL:
@@ -53,12 +88,21 @@ def _parsed(raw: str) -> URL:
 
 
 def where(raw: str | URL) -> str:
-    """`host:port/database`, or the socket folder for a Unix-socket URL."""
+    """`host:port/database`; `h1:p1,h2:p2/database` for several hosts (the first that
+    suits `target_session_attrs` is used); the socket folder for a Unix-socket URL."""
     url = make_url(raw)
-    socket_dir = url.query.get("host")
-    if url.host is None and socket_dir:
-        return f"the Unix socket in {socket_dir}, database {url.database or ''}"
-    return f"{url.host or 'localhost'}:{url.port or 5432}/{url.database or ''}"
+    database = url.database or ""
+    if url.host is not None or "host" not in url.query:
+        return f"{url.host or 'localhost'}:{url.port or 5432}/{database}"
+    given = url.query["host"]
+    hosts = list(given) if isinstance(given, tuple) else given.split(",")
+    if len(hosts) == 1 and hosts[0].startswith("/"):
+        return f"the Unix socket in {hosts[0]}, database {database}"
+    ports = str(url.query.get("port") or "").split(",")
+    if len(ports) != len(hosts):
+        ports = [ports[0]] * len(hosts)
+    named = [h if ":" in h else f"{h}:{p or 5432}" for h, p in zip(hosts, ports, strict=True)]
+    return f"{','.join(named)}/{database}"
 
 
 async def check(engine: AsyncEngine) -> None:
@@ -78,6 +122,8 @@ def _why(exc: BaseException) -> str:
         return "the host name does not resolve"
     if isinstance(cause, TimeoutError):
         return "no answer in time"
+    if isinstance(cause.__cause__ or cause, TargetServerAttributeNotMatched):
+        return "no server accepts writes (each one is a standby or read-only)"
     sqlstate = getattr(cause, "sqlstate", None)
     if sqlstate in ("28P01", "28000"):
         return "the server refused the login (user or password)"

@@ -17,7 +17,7 @@ import httpx
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.db.lifecycle import events
+from app.db.lifecycle.liveness import LIVENESS_LOCK
 from app.db.session import make_engine, make_sessionmaker
 from tests.support.factories import final, run_body, tool_calls
 from tests.support.pgbouncer import pgbouncer, prepared_on_servers
@@ -48,18 +48,18 @@ def two_processes(env: dict[str, str]) -> Iterator[tuple[str, str]]:
 
 
 async def listening(db: AsyncEngine, processes: int) -> None:
-    """Until `processes` listeners are connected, each past its last LISTEN (the events
-    channel's, after the cancels', the tool switches' and the key revocations'), or already
-    notifying on it."""
+    """Until `processes` listeners are connected, each past its LISTENs: a listener takes
+    its process's liveness lock after its last LISTEN (the events channel's, after the
+    cancels', the tool switches' and the key revocations')."""
     query = text(
-        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'toolgate-listen' "
-        "AND state = 'idle' "
-        "AND (query LIKE 'LISTEN %' || :channel || '%' OR query LIKE 'SELECT pg_notify%')"
+        "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+        "WHERE a.application_name = 'toolgate-listen' AND l.locktype = 'advisory' "
+        "AND l.granted AND l.classid = :lock"
     )
 
     async def connected() -> bool:
         async with db.connect() as connection:
-            found = await connection.execute(query, {"channel": events.CHANNEL})
+            found = await connection.execute(query, {"lock": LIVENESS_LOCK})
             return found.scalar_one() >= processes
 
     await until(connected, timeout_s=30, what="both listeners")

@@ -30,11 +30,16 @@ FIRST_WAIT_S = 3.0
 
 def asyncpg_dsn(url: str) -> str:
     """The SQLAlchemy URL (postgresql+asyncpg://...) as a plain libpq DSN for asyncpg, whose
-    DSN parser knows `sslmode`, not the `ssl` keyword the engine takes (`db.urls`)."""
+    DSN parser knows `sslmode`, not the `ssl` keyword the engine takes (`db.urls`), and
+    keeps only the last of repeated parameters: several hosts (`host=h1:p1&host=h2:p2`)
+    become one comma-separated list (`host=h1:p1,h2:p2`), as libpq writes it."""
     parsed = make_url(url).set(drivername="postgresql")
     if "ssl" in parsed.query:
         mode = parsed.query["ssl"]
         parsed = parsed.difference_update_query(["ssl"]).update_query_dict({"sslmode": mode})
+    hosts = parsed.query.get("host")
+    if isinstance(hosts, tuple):
+        parsed = parsed.update_query_dict({"host": ",".join(hosts)})
     return parsed.render_as_string(hide_password=False)
 
 

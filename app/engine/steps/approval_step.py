@@ -16,6 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
+from app.db.errors import is_database_outage
 from app.domain.approvals.previews import PreviewBody, content_hash, expires_at
 from app.domain.errors import ToolgateError
 from app.domain.guardrails.sensitive import redact_value
@@ -175,7 +176,9 @@ async def _ask(batch: Round, call: Call, tool: Tool) -> PreviewBody | ToolError:
             error = exc
         except Interrupted:
             raise
-        except Exception:
+        except Exception as exc:
+            if is_database_outage(exc):
+                raise  # a built-in preview met an outage: the step waits it out, asks again
             log.exception("tool %s failed to make a preview", spec.name)
             error = ToolError("internal", "the tool failed to make a preview")
         left = seconds_left(lease.rt.clock.now(), state.run.deadline_at)

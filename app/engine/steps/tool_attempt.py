@@ -11,6 +11,7 @@ from typing import Any
 
 from opentelemetry.trace import Status, StatusCode
 
+from app.db.errors import is_database_outage
 from app.domain.approvals.previews import PreviewRef
 from app.domain.errors import ToolgateError
 from app.domain.lifecycle import settle
@@ -174,7 +175,9 @@ async def _attempt(lease: Lease, state: RunState, tool: Tool, call: Call) -> Too
         ) from None
     except (ToolError, Interrupted):
         raise
-    except Exception:
+    except Exception as exc:
+        if tool.spec.may_retry and is_database_outage(exc):
+            raise  # a built-in tool met an outage: the step waits it out and asks again
         log.exception("tool %s raised unexpectedly", tool.spec.name)
         if not tool.spec.may_retry:
             raise OUTCOME_UNKNOWN from None  # it may have taken effect before it failed
