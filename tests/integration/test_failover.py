@@ -49,15 +49,6 @@ class Answer:
     body: str
 
 
-#: A retried approval's answer when the request cut off by the crash had committed it, but
-#: not the answer its Idempotency-Key keeps (docs/runbook.md, "Database failover").
-APPROVED_BEFORE = "the preview is approved"
-
-
-def _done_before(response: httpx.Response) -> bool:
-    return response.status_code == 409 and APPROVED_BEFORE in response.text
-
-
 @dataclass
 class Load:
     """Creators (one run after another, a refused create retried with the same
@@ -96,12 +87,11 @@ class Load:
     async def _until_ok(
         self, what: str, request: Callable[[], Awaitable[httpx.Response]]
     ) -> httpx.Response | None:
-        """`request()` again until it succeeds, or a retry hears that an earlier request
-        did (None once the load stops first)."""
+        """`request()` again until it succeeds (None once the load stops first)."""
         retried = False
         while not self.stop.is_set():
             response = await self._send(what, request(), retried=retried)
-            if response.is_success or (retried and _done_before(response)):
+            if response.is_success:
                 return response
             retried = True
             await asyncio.sleep(0.2)  # sooner than Retry-After: a busy client
@@ -258,15 +248,11 @@ def assert_clean_refusals(load: Load, back_at: float) -> tuple[int, int]:
     """Every answer a success or a `503` problem with Retry-After; but a retry of an
     operation whose first request was cut off by the crash after its Idempotency-Key was
     claimed may hear `409 idempotency-key-in-flight` (with Retry-After) until the claim is
-    given up, once the database answers again (within the recovery bound), and a retried
-    approval that request had committed `409 invalid-state` "the preview is approved".
-    The counts of 503s and of those 409s."""
+    given up, once the database answers again (within the recovery bound). A retried
+    approval whose first request committed is answered `200` (its key is bound in the
+    approval's transaction). The counts of 503s and of those 409s."""
     refused = [a for a in load.answers if not 200 <= a.status < 300]
-    conflicts = [
-        a
-        for a in refused
-        if a.status == 409 and a.retried and ("in-flight" in a.body or APPROVED_BEFORE in a.body)
-    ]
+    conflicts = [a for a in refused if a.status == 409 and a.retried and "in-flight" in a.body]
     unexpected = [
         (a.what, a.status, a.body[:600]) for a in refused if a.status != 503 and a not in conflicts
     ]

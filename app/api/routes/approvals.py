@@ -82,9 +82,13 @@ async def approve_preview(
     an expired preview cannot be approved (`410 preview-expired`). Nothing runs yet: a
     commit executes the call."""
 
-    async def operation(_claim: Claim | None) -> JSONResponse:
+    async def operation(claim: Claim | None) -> JSONResponse:
         record = await decisions.approve(
-            rt, principal=principal, preview_id=preview_id, content_hash=body.content_hash
+            rt,
+            principal=principal,
+            preview_id=preview_id,
+            content_hash=body.content_hash,
+            claim=claim,
         )
         return JSONResponse(_json(rt, record))
 
@@ -108,9 +112,9 @@ async def reject_preview(
     """Rejects the preview: its call ends `rejected` with code `rejected_by_approver` and
     the reason as its message, which the model sees; the run goes on."""
 
-    async def operation(_claim: Claim | None) -> JSONResponse:
+    async def operation(claim: Claim | None) -> JSONResponse:
         record = await decisions.reject(
-            rt, principal=principal, preview_id=preview_id, reason=body.reason
+            rt, principal=principal, preview_id=preview_id, reason=body.reason, claim=claim
         )
         driver.kick(record.tenant_id, record.run_id)
         return JSONResponse(_json(rt, record))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db.access import idempotency as idempotency_repo
 from app.db.approvals import decisions as decisions_repo
 from app.db.approvals import previews
 from app.db.lifecycle import turns
@@ -28,6 +29,8 @@ from app.domain.lifecycle.settle import Found, Outcome, settle
 from app.domain.lifecycle.status import CallStatus, PreviewStatus, RunStatus
 from app.domain.limits.budget import seconds_left
 from app.domain.tools.specs import Principal
+from app.engine.access import idempotency
+from app.engine.access.idempotency import Claim
 from app.engine.lifecycle.runs import by_created, created_position, page_of
 from app.engine.runner import (
     Runtime,
@@ -103,9 +106,19 @@ def _refusal(record: Preview, now: datetime, *, wanted: PreviewStatus) -> Domain
 
 
 async def approve(
-    rt: Runtime, *, principal: Principal, preview_id: str, content_hash: str
+    rt: Runtime,
+    *,
+    principal: Principal,
+    preview_id: str,
+    content_hash: str,
+    claim: Claim | None = None,
 ) -> Preview:
+    """Approves the preview, bound to the request's Idempotency-Key claim (if any) in the
+    same transaction: a retry whose first request was committed but never answered gets
+    the preview as it stands, not `409 invalid-state` for approving it twice."""
     record = await get_preview(rt, principal=principal, preview_id=preview_id)
+    if claim is not None and claim.resource_id == record.id:
+        return record
     allowed = rt.config.approvals.allow_self_approval
     if self_approval(principal.subject, record.requested_by, allowed=allowed):
         raise DomainError(ErrorCode.FORBIDDEN, "the run's creator may not approve its calls")
@@ -115,11 +128,16 @@ async def approve(
             ErrorCode.PREVIEW_MISMATCH, "the content hash is not the preview's as stored"
         )
     decision = decisions.approval(record, content_hash=content_hash, by=principal.subject, now=now)
-    return await _decide_pending(rt, principal, record, decision, now)
+    return await _decide_pending(rt, principal, record, decision, now, claim)
 
 
-async def reject(rt: Runtime, *, principal: Principal, preview_id: str, reason: str) -> Preview:
+async def reject(
+    rt: Runtime, *, principal: Principal, preview_id: str, reason: str, claim: Claim | None = None
+) -> Preview:
+    """Rejects the preview, bound to the request's Idempotency-Key claim as `approve` is."""
     record = await get_preview(rt, principal=principal, preview_id=preview_id)
+    if claim is not None and claim.resource_id == record.id:
+        return record
     if record.status is not PreviewStatus.PENDING:  # decided already: say how it stands
         raise _refusal(record, rt.clock.now(), wanted=PreviewStatus.PENDING)
     error = ErrorValue(ObservationCode.REJECTED_BY_APPROVER, reason)
@@ -132,7 +150,7 @@ async def reject(rt: Runtime, *, principal: Principal, preview_id: str, reason: 
         )
     except decisions.NotOpen:
         raise _refusal(record, now, wanted=PreviewStatus.PENDING) from None
-    return await _decide_pending(rt, principal, record, decision, now)
+    return await _decide_pending(rt, principal, record, decision, now, claim)
 
 
 async def _decide_pending(
@@ -141,11 +159,16 @@ async def _decide_pending(
     record: Preview,
     decision: decisions.Decision,
     now: datetime,
+    claim: Claim | None,
 ) -> Preview:
-    """A decision on a pending preview, in one transaction; when its conditions no longer
-    held, the preview as it is now says why."""
+    """A decision on a pending preview, in one transaction with the Idempotency-Key's
+    binding; when its conditions no longer held, the preview as it is now says why."""
     try:
         async with rt.sessions.begin() as session:
+            if claim is not None:
+                binding = idempotency.binding(rt, claim)
+                if not await idempotency_repo.bind(session, binding, record.id, db_time=rt.db_time):
+                    raise idempotency.binding_failed(claim)
             decided, _ = await decisions_repo.apply(
                 session, record=record, decision=decision, now=now
             )
