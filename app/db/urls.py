@@ -22,7 +22,7 @@ EXAMPLE = "postgresql://user:password@host:5432/database"
 #: libpq's multi-host form, `scheme://[user[:password]@]h1[:p1],h2[:p2]/db?...`: a comma in
 #: the host part, which SQLAlchemy's URL parser takes for part of a port.
 _HOST_LIST = re.compile(
-    r"(?P<scheme>[\w+.-]+)://(?:(?P<auth>[^@]*)@)?(?P<hosts>[^/?@]*,[^/?@]*)(?P<rest>[/?].*)?",
+    r"(?P<scheme>[\w+.-]+)://(?:(?P<auth>[^@/?]*)@)?(?P<hosts>[^/?@]*,[^/?@]*)(?P<rest>[/?].*)?",
     re.DOTALL,
 )
 _HOST_PORT = re.compile(r"(?P<host>[A-Za-z0-9_.-]+)(?::(?P<port>\d+))?")

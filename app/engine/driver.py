@@ -73,7 +73,7 @@ class Driver:
         self._waiters: dict[Key, dict[asyncio.Event, bool]] = {}
         self._background: list[asyncio.Task[None]] = []
         self._reserved = 0
-        self.window = ClaimWindow()  # what the poll may take up (grows as steps commit)
+        self.window = ClaimWindow(born=rt.clock.monotonic())  # what the poll may take up
         self.keeper = LeaseKeeper(rt, lambda: list(self._leases.values()))
         channels = {
             runs.CANCEL_CHANNEL: self._on_cancel,
@@ -103,7 +103,7 @@ class Driver:
         return self.rt.settings.max_active_runs - len(self._tasks) - self._reserved
 
     def _claimable(self) -> int:
-        return self.window.room(len(self._tasks), self.free_slots)
+        return self.window.room(len(self._tasks), self.free_slots, self.rt.clock.monotonic())
 
     def reserve(self) -> bool:
         """Holds a slot for a run about to be created leased here (concurrent creates must
@@ -328,7 +328,7 @@ class Driver:
                     if self.listener is not None:
                         with self._quiet():
                             await self.liveness.take_over_dead()
-                    if self._claimable() > 0:
+                    if self.free_slots > 0:
                         await self.poll_once()
                         outage.over()  # the database answered: runs waiting on it go on
             except Exception as exc:
@@ -352,8 +352,8 @@ class Driver:
             log.warning("%s failed; trying again", what, exc_info=True)
 
     async def poll_once(self) -> int:
-        """Claims runnable runs others do not hold, as its window and slots allow; drives them."""
-        free = self._claimable()
+        """Claims what its window allows (and sweeps parked runs due), then drives it."""
+        free = self.free_slots
         if free <= 0 or not self.live:
             return 0
         rt = self.rt
@@ -366,7 +366,7 @@ class Driver:
                 leases_repo.claim_runnable,
                 owner=rt.owner,
                 claim_id=claim_id,
-                limit=free,
+                limit=self._claimable(),
                 lease_s=rt.settings.lease_s,
                 db_time=rt.db_time,
                 sweep=Sweep(at=rt.clock.now(), limit=free),

@@ -1,11 +1,11 @@
 """Claims in proportion to capacity (SPEC §2, on replicas): a process that has committed
 no step yet takes up `START` runs by its poll, however many slots it has free, and takes
-more once the runs it holds have stepped. In a crash loop, the replica about to die again
-strands a few runs, not its whole capacity."""
+more once the runs it holds have stepped, or once it has lived `OPEN_AFTER_S`. In a crash
+loop, the replica about to die again strands a few runs, not its whole capacity."""
 
 from __future__ import annotations
 
-from app.domain.lifecycle.claim_window import START
+from app.domain.lifecycle.claim_window import OPEN_AFTER_S, START
 from tests.support.factories import final, run_body, seed_radar
 from tests.support.harness import Harness
 
@@ -34,6 +34,8 @@ async def test_a_process_that_has_stepped_nothing_claims_START_runs_and_no_more(
     assert h.driver.free_slots == 64
     assert await h.driver.poll_once() == START
     assert await h.driver.poll_once() == 0  # none has stepped: the window is full
+    h.travel(OPEN_AFTER_S)  # alive that long, it is in no crash loop: the window opens
+    assert await h.driver.poll_once() == 6
 
 
 async def test_the_window_widens_as_the_runs_it_holds_step(harness_factory) -> None:  # type: ignore[no-untyped-def]

@@ -1,7 +1,8 @@
 """A built-in tool's statement that meets an outage (its connection ended: a failover, a
-terminated backend) is the database's failure, not the tool's: the step waits the outage
-out and asks again, as for any of its own statements. Before, the read ended `failed`
-`internal` and the preview's call likewise, and the run went on without them."""
+terminated backend) is the database's failure, not the tool's: the call (or its preview) is
+tried again after backoff, within the tool's `max_attempts`, like any transient failure,
+and the model hears `unavailable` only when every attempt met it. Before, the read ended
+`failed` `internal` at once, the preview's call likewise, and the run went on without them."""
 
 from __future__ import annotations
 

@@ -131,3 +131,10 @@ def _no_primary_as_sqlalchemy_says_it() -> sa_exc.DBAPIError:
 )
 def test_a_failover_is_an_outage_not_a_bug(exc: Exception, unavailable: bool) -> None:
     assert is_unavailable(exc) is unavailable
+
+
+def test_an_at_and_a_comma_past_the_path_are_no_host_list() -> None:
+    """Only what comes before the path can be a host list: an `@` and a comma in the query
+    (an application name, say) leave the URL to the engine's parser as written."""
+    given = "postgresql+asyncpg://db-a:5432/tg?application_name=x@y,z"
+    assert used(given) == given

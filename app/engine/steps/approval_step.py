@@ -30,7 +30,7 @@ from app.domain.tools.retry import backoff_s
 from app.domain.tools.specs import ToolError
 from app.engine.process.lease import Interrupted
 from app.engine.steps.round import Round
-from app.engine.steps.tool_attempt import DeadlineReached, context_of
+from app.engine.steps.tool_attempt import DATABASE_UNAVAILABLE, DeadlineReached, context_of
 from app.engine.tools.gates import refusal_now
 
 log = logging.getLogger(__name__)
@@ -177,10 +177,12 @@ async def _ask(batch: Round, call: Call, tool: Tool) -> PreviewBody | ToolError:
         except Interrupted:
             raise
         except Exception as exc:
-            if is_database_outage(exc):
-                raise  # a built-in preview met an outage: the step waits it out, asks again
-            log.exception("tool %s failed to make a preview", spec.name)
-            error = ToolError("internal", "the tool failed to make a preview")
+            if is_database_outage(exc):  # asked again after backoff, as a transient failure
+                log.warning("tool %s met a database outage making a preview", spec.name)
+                error = DATABASE_UNAVAILABLE
+            else:
+                log.exception("tool %s failed to make a preview", spec.name)
+                error = ToolError("internal", "the tool failed to make a preview")
         left = seconds_left(lease.rt.clock.now(), state.run.deadline_at)
         pause = backoff_s(attempt)
         if not error.retryable or attempt >= spec.max_attempts or pause >= left:

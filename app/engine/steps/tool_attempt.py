@@ -177,12 +177,22 @@ async def _attempt(lease: Lease, state: RunState, tool: Tool, call: Call) -> Too
         raise
     except Exception as exc:
         if tool.spec.may_retry and is_database_outage(exc):
-            raise  # a built-in tool met an outage: the step waits it out and asks again
+            # A built-in tool met an outage (a failover, its connection ended): not the
+            # tool's fault, so tried again after backoff like any transient failure, and
+            # within `max_attempts` (a statement that always fails so ends, told).
+            log.warning("tool %s met a database outage; it may be tried again", tool.spec.name)
+            raise DATABASE_UNAVAILABLE from None
         log.exception("tool %s raised unexpectedly", tool.spec.name)
         if not tool.spec.may_retry:
             raise OUTCOME_UNKNOWN from None  # it may have taken effect before it failed
         raise ToolError("internal", "the tool failed unexpectedly") from None
     return result
+
+
+#: What a built-in tool's call, or its preview, hears of an outage it met.
+DATABASE_UNAVAILABLE = ToolError(
+    "unavailable", "the database did not answer; the call may be tried again", retryable=True
+)
 
 
 def has_lookup(tool: Tool) -> bool:
