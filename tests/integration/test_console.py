@@ -34,6 +34,7 @@ from tests.support.backend import serving_app
 from tests.support.browser import browsing, counting_removed_facts
 from tests.support.factories import final, run_body, seed_radar, tool_calls
 from tests.support.harness import Harness, make_config
+from tests.support.waiting import until
 
 WAIT_MS = 20_000
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -1060,10 +1061,16 @@ async def test_a_preview_page_reloaded_without_a_change_keeps_what_it_shows(
         await expect(page.locator("#preview-status")).to_have_text("rejected", timeout=WAIT_MS)
         timeline = page.get_by_role("list", name="Timeline")
         await expect(timeline).to_contain_text("run.finished", timeout=WAIT_MS)
+
         # The reload run.finished started (with the event's row) has been read and drawn.
-        await page.wait_for_function(
-            "window.previewReads.done === window.previewReads.started", timeout=WAIT_MS
-        )
+        # Polled from here: a string predicate that Playwright polls in the page is eval'd
+        # there, which the console's CSP (script-src 'self') refuses.
+        async def all_read() -> bool:
+            return bool(
+                await page.evaluate("window.previewReads.done === window.previewReads.started")
+            )
+
+        await until(all_read, timeout_s=WAIT_MS / 1000, what="the preview's reads drawn")
         reads = await page.evaluate("window.previewReads.started")
         assert reads >= 3  # the first, the rejection's, and run.finished's
         assert await page.evaluate("window.factsRemoved") == 0
