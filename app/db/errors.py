@@ -22,7 +22,7 @@ def is_unavailable(exc: BaseException) -> bool:
         return True
     if isinstance(exc, OSError) and exc.errno in _NETWORK_ERRNOS:
         return True
-    if _no_primary(exc):
+    if no_writable_host(exc):
         return True
     if isinstance(exc, sa_exc.DBAPIError):
         return (
@@ -40,7 +40,7 @@ def is_database_outage(exc: BaseException) -> bool:
     return isinstance(exc, sa_exc.SQLAlchemyError) and is_unavailable(exc)
 
 
-def _no_primary(exc: BaseException) -> bool:
+def no_writable_host(exc: BaseException) -> bool:
     """Several hosts, none of which suits `target_session_attrs` (read-write: none is a
     primary yet), as asyncpg says it, or as SQLAlchemy wraps that."""
     orig = exc.orig if isinstance(exc, sa_exc.DBAPIError) else exc

@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 import socket
 
-from asyncpg.exceptions import TargetServerAttributeNotMatched
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.errors import no_writable_host
 from app.domain.errors import ToolgateError
 
 DRIVER = "postgresql+asyncpg"
@@ -122,7 +122,7 @@ def _why(exc: BaseException) -> str:
         return "the host name does not resolve"
     if isinstance(cause, TimeoutError):
         return "no answer in time"
-    if isinstance(cause.__cause__ or cause, TargetServerAttributeNotMatched):
+    if no_writable_host(exc):
         return "no server accepts writes (each one is a standby or read-only)"
     sqlstate = getattr(cause, "sqlstate", None)
     if sqlstate in ("28P01", "28000"):

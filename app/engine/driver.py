@@ -162,7 +162,7 @@ class Driver:
 
     @property
     def live(self) -> bool:  # holds its liveness lock (always, without a listener)
-        return self.listener is None or self.listener.ready.is_set()
+        return self.listener is None or self.rt.live
 
     async def _claim_and_drive(self, key: Key) -> None:
         claimed = await claim(self.rt, *key)

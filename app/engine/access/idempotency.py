@@ -61,7 +61,7 @@ class Replay:
 
 def _token(rt: Runtime) -> str:
     if rt.live:
-        return f"p{rt.owner_key & 0xFFFFFFFF:08x}{secrets.token_hex(12)}"
+        return f"p{rt.owner_tag}{secrets.token_hex(12)}"
     return secrets.token_hex(16)  # a holder that is not registered cannot be found dead
 
 

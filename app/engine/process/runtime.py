@@ -84,13 +84,16 @@ class Runtime:
     #: is also the key of its liveness lock (`engine.process.liveness`).
     owner: str = field(init=False)
     owner_key: int = field(init=False)
+    #: `owner_key` as 8 hex digits: the tail of `owner`, and what a claim's token names.
+    owner_tag: str = field(init=False)
     #: Holding its liveness lock, registered: what it claims is taken over if it dies.
     live: bool = field(default=False, init=False)
     _group_slots: dict[str, asyncio.Semaphore] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.owner_key = int.from_bytes(secrets.token_bytes(4), "big", signed=True)
-        self.owner = f"{self.settings.instance_id}:{self.owner_key & 0xFFFFFFFF:08x}"
+        self.owner_tag = f"{self.owner_key & 0xFFFFFFFF:08x}"
+        self.owner = f"{self.settings.instance_id}:{self.owner_tag}"
         self.tool_slots = asyncio.Semaphore(self.settings.tool_concurrency)
         self.disabled_tools = DisabledTools(self)
         self.commits = CommitBatcher(
