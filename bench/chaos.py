@@ -38,15 +38,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import httpx
-from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.support.backend import FakeBackend, serving  # noqa: E402
-from tests.support.processes import free_port  # noqa: E402
+from tests.support.dbserver import fresh_database  # noqa: E402
+from tests.support.processes import cli_out, free_port  # noqa: E402
 from tests.support.replication import fail_over, pgbouncer_for, replicated_pair  # noqa: E402
 
 DEFAULT_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
@@ -92,45 +91,12 @@ def run_body(title: str, slow: str, wait_s: float) -> dict[str, Any]:
 
 
 # -- the database and the replicas ------------------------------------------------------
-@contextlib.asynccontextmanager
-async def fresh_database(server_url: str) -> AsyncIterator[str]:
-    """A new database on the server of `server_url`, dropped afterwards."""
-    url = make_url(server_url)
-    name = f"toolgate_chaos_{secrets.token_hex(4)}"
-    admin = url.set(drivername="postgresql").render_as_string(hide_password=False)
-    connection = await asyncpg.connect(admin)
-    try:
-        await connection.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await connection.close()
-    try:
-        yield url.set(database=name).render_as_string(hide_password=False)
-    finally:
-        connection = await asyncpg.connect(admin)
-        try:
-            await connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await connection.close()
-
-
-def cli(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        cwd=ROOT,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"python -m app {' '.join(args)} failed:\n{done.stderr[-2000:]}")
-    return done.stdout
-
-
 def prepared(env: dict[str, str]) -> str:
     """Migrates; a caller's key."""
-    cli(env, "db", "upgrade")
-    made = cli(env, "keys", "create", "--tenant", "acme", "--subject", "chaos", "--roles", "caller")
+    cli_out(env, "db", "upgrade")
+    made = cli_out(
+        env, "keys", "create", "--tenant", "acme", "--subject", "chaos", "--roles", "caller"
+    )
     return str(json.loads(made.strip().splitlines()[-1])["key"])
 
 
@@ -197,12 +163,11 @@ def replicas(env: dict[str, str], folder: Path, names: str = "ab") -> Iterator[l
 
 @contextlib.asynccontextmanager
 async def trial_setup(
-    server_url: str, extra_env: dict[str, str] | None = None, *, fresh: bool = True
+    url: str, extra_env: dict[str, str] | None = None
 ) -> AsyncIterator[tuple[FakeBackend, dict[str, str], str, Path]]:
-    """A fresh database (or `server_url`'s own, not `fresh`), a tool backend and a config:
-    (backend, env, key, folder)."""
+    """The database at `url` migrated, a tool backend and a config: (backend, env, key,
+    folder)."""
     async with contextlib.AsyncExitStack() as stack:
-        url = await stack.enter_async_context(fresh_database(server_url)) if fresh else server_url
         backend = await stack.enter_async_context(serving())
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="toolgate-chaos-")))
         config = folder / "toolgate.yaml"
@@ -236,8 +201,8 @@ def at(event: dict[str, Any]) -> float:
 
 
 # -- trial 1: SIGKILL takeover --------------------------------------------------------------
-async def takeover_round(server_url: str, held: int) -> dict[str, float]:
-    async with trial_setup(server_url) as (backend, env, key, folder):
+async def takeover_round(url: str, held: int) -> dict[str, float]:
+    async with trial_setup(url) as (backend, env, key, folder):
         backend.echo_delays["ticket"] = {"slow": 3.0}
         auth = {"Authorization": f"Bearer {key}"}
         with replicas(env, folder) as (a, b):
@@ -295,9 +260,12 @@ async def takeover_round(server_url: str, held: int) -> dict[str, float]:
     }
 
 
-async def takeover(server_url: str, rounds: int) -> None:
+def takeover(server_url: str, rounds: int) -> None:
     print(f"== takeover: {rounds} rounds, 4 runs mid-call + 1 keyed create, SIGKILL")
-    results = [await takeover_round(server_url, 4) for _ in range(rounds)]
+    results = []
+    for _ in range(rounds):
+        with fresh_database(server_url) as url:
+            results.append(asyncio.run(takeover_round(url, 4)))
     for name in ("taken", "answered", "all_done"):
         values = [r[name] for r in results]
         print(f"  {name:9} p50 {statistics.median(values):5.2f} s   max {max(values):5.2f} s")
@@ -360,12 +328,12 @@ async def follow(
     return run
 
 
-async def crashloop(server_url: str, runs: int, clients_n: int, every_s: float) -> None:
+async def crashloop(url: str, runs: int, clients_n: int, every_s: float) -> None:
     print(
         f"== crashloop: {runs} runs, {clients_n} clients, a side effect of {EFFECT_S} s each,"
         f" replica A SIGKILLed every {every_s} s and restarted"
     )
-    async with trial_setup(server_url) as (backend, env, key, folder):
+    async with trial_setup(url) as (backend, env, key, folder):
         backend.echo_delays["ticket"] = {"slow": EFFECT_S}
         tally = LoopTally()
         with replicas(env, folder) as (a, b):
@@ -485,7 +453,7 @@ async def failover(clients_n: int, load_s: float, synchronous: bool, pooler: boo
             server_url = bouncer.url
             extra["TOOLGATE_LISTEN_DATABASE_URL"] = bouncer.session_url
             extra["TOOLGATE_DATABASE_POOLER"] = "transaction"
-        async with trial_setup(server_url, extra, fresh=False) as (backend, env, key, folder):
+        async with trial_setup(server_url, extra) as (backend, env, key, folder):
             backend.echo_delays["ticket"] = {"slow": 0.2}
             with replicas(env, folder) as (a, b):
                 await a.healthy()
@@ -574,17 +542,19 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-async def main() -> None:
+def main() -> None:
+    """Each trial on a fresh database of the server (the failover's on a pair of its own)."""
     args = parse_args()
     server_url = os.environ.get("TOOLGATE_DATABASE_URL", DEFAULT_URL)
     only = set(args.only.split(","))
     if "takeover" in only:
-        await takeover(server_url, args.rounds)
+        takeover(server_url, args.rounds)
     if "crashloop" in only:
-        await crashloop(server_url, args.runs, args.clients, args.every)
+        with fresh_database(server_url) as url:
+            asyncio.run(crashloop(url, args.runs, args.clients, args.every))
     if "failover" in only:
-        await failover(args.clients, args.load_s, not args.asynchronous, args.pooler)
+        asyncio.run(failover(args.clients, args.load_s, not args.asynchronous, args.pooler))
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

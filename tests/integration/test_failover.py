@@ -288,31 +288,44 @@ def said(process: object) -> str:
 
 @pytest.mark.timeout(120)
 async def test_the_service_goes_on_after_the_standby_is_promoted() -> None:
-    loop = asyncio.get_running_loop()
     with replicated_pair() as pair:
         # libpq's form, as operators write it; the service takes it as the dialect's.
         env = service_env(pair.url(libpq=True))
-        caller, approver, technology = prepared(env, pair)
-        port = free_port()
-        with server(["serve", "--port", str(port)], env) as process:
-            base = f"http://127.0.0.1:{port}"
-            await wait_healthy(base, process=process)
-            async with loaded(Load(base, caller, approver, technology)) as load:
-                crashed_at = loop.time()
-                await asyncio.to_thread(pair.crash_primary)
-                await until(lambda: load.refused_since(crashed_at), 20, "the crash met")
-                await asyncio.to_thread(pair.promote)
-                promoted_at = loop.time()
-                written = await recovered(load, promoted_at, process)
-                count = len(load.runs)
-                await until(lambda: len(load.runs) >= count + CREATORS, 20, "more runs")
-                await until(lambda: listening_on(pair), 20, "LISTEN on the new primary")
-            statuses = await finished_on(pair, load.runs)
-        refused, in_flight = assert_clean_refusals(load, promoted_at)
-        report("direct", (crashed_at, promoted_at, written), (refused, in_flight), load)
-        assert refused > 0, "the clients met the failover"
-        assert written - promoted_at < RECOVERY_BOUND_S
-        assert_nothing_lost(pair, load, statuses)
+
+        async def promote(_load: Load) -> None:
+            await asyncio.to_thread(pair.promote)
+
+        await ridden_through("direct", env, pair, promote)
+
+
+async def ridden_through(
+    kind: str, env: dict[str, str], pair: Pair, fail_over: Callable[[Load], Awaitable[None]]
+) -> None:
+    """The service on `env` under load; the primary crashed, then `fail_over`: every answer
+    a success or a clean refusal, writes back within the bound, LISTEN on the new primary,
+    nothing acknowledged lost."""
+    loop = asyncio.get_running_loop()
+    caller, approver, technology = prepared(env, pair)
+    port = free_port()
+    with server(["serve", "--port", str(port)], env) as process:
+        base = f"http://127.0.0.1:{port}"
+        await wait_healthy(base, process=process)
+        async with loaded(Load(base, caller, approver, technology)) as load:
+            crashed_at = loop.time()
+            await asyncio.to_thread(pair.crash_primary)
+            await until(lambda: load.refused_since(crashed_at), 20, "the crash met")
+            await fail_over(load)
+            back_at = loop.time()
+            written = await recovered(load, back_at, process)
+            count = len(load.runs)
+            await until(lambda: len(load.runs) >= count + CREATORS, 20, "more runs")
+            await until(lambda: listening_on(pair), 20, "LISTEN on the new primary")
+        statuses = await finished_on(pair, load.runs)
+    refused, in_flight = assert_clean_refusals(load, back_at)
+    report(kind, (crashed_at, back_at, written), (refused, in_flight), load)
+    assert refused > 0, "the clients met the failover"
+    assert written - back_at < RECOVERY_BOUND_S
+    assert_nothing_lost(pair, load, statuses)
 
 
 async def recovered(load: Load, since: float, process: object) -> float:
@@ -342,37 +355,20 @@ async def test_through_pgbouncer_pointed_at_the_new_primary(order: str) -> None:
     """Operators promote the standby, then point the pooler at it. The other way round,
     the pooler sends writes to a standby for a while (`25006 read_only_sql_transaction`):
     that too is an outage, answered 503, and never fails a run's step."""
-    loop = asyncio.get_running_loop()
     with replicated_pair() as pair, pgbouncer_for(pair) as pooler:
-        env = pooled_env(pooler)
-        caller, approver, technology = prepared(env, pair)
-        port = free_port()
-        with server(["serve", "--port", str(port)], env) as process:
-            base = f"http://127.0.0.1:{port}"
-            await wait_healthy(base, process=process)
-            async with loaded(Load(base, caller, approver, technology)) as load:
-                crashed_at = loop.time()
-                await asyncio.to_thread(pair.crash_primary)
-                await until(lambda: load.refused_since(crashed_at), 20, "the crash met")
-                if order == "promote, then reload":
-                    await asyncio.to_thread(pair.promote)
-                    await asyncio.to_thread(pooler.point_at, pair.standby)
-                else:  # writes meet the standby through the pooler meanwhile
-                    await asyncio.to_thread(pooler.point_at, pair.standby)
-                    reloaded_at = loop.time()
-                    await until(lambda: load.refused_since(reloaded_at), 20, "the standby met")
-                    await asyncio.to_thread(pair.promote)
-                back_at = loop.time()
-                written = await recovered(load, back_at, process)
-                count = len(load.runs)
-                await until(lambda: len(load.runs) >= count + CREATORS, 20, "more runs")
-                await until(lambda: listening_on(pair), 20, "LISTEN on the new primary")
-            statuses = await finished_on(pair, load.runs)
-        refused, in_flight = assert_clean_refusals(load, back_at)
-        report(f"pgbouncer, {order}", (crashed_at, back_at, written), (refused, in_flight), load)
-        assert refused > 0, "the clients met the failover"
-        assert written - back_at < RECOVERY_BOUND_S
-        assert_nothing_lost(pair, load, statuses)
+
+        async def repoint(load: Load) -> None:
+            if order == "promote, then reload":
+                await asyncio.to_thread(pair.promote)
+                await asyncio.to_thread(pooler.point_at, pair.standby)
+                return
+            # Writes meet the standby through the pooler meanwhile.
+            await asyncio.to_thread(pooler.point_at, pair.standby)
+            reloaded_at = asyncio.get_running_loop().time()
+            await until(lambda: load.refused_since(reloaded_at), 20, "the standby met")
+            await asyncio.to_thread(pair.promote)
+
+        await ridden_through(f"pgbouncer, {order}", pooled_env(pooler), pair, repoint)
 
 
 def pooled_env(pooler: Pooler) -> dict[str, str]:

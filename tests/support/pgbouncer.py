@@ -80,17 +80,27 @@ def pgbouncer(database_url: str, *, pool_size: int = 3) -> Iterator[str]:
         f"{PGBOUNCER} is missing: install Debian's pgbouncer (apt-get install pgbouncer)"
     )
     folder = Path(tempfile.mkdtemp(prefix="toolgate-pgbouncer-"))
-    folder.chmod(0o755)  # readable by the user it runs as
     port = free_port()
     ini = _config(folder, database_url, port, pool_size)
-    command = [PGBOUNCER, *_run_as(_host(database_url)), str(ini)]
-    log = folder / "pgbouncer.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        _wait_listening(port, process, log)
+    with running(ini, port, _run_as(_host(database_url))):
         url = make_url(database_url).difference_update_query(["host"])
         yield url.set(host="127.0.0.1", port=port).render_as_string(hide_password=False)
+
+
+@contextlib.contextmanager
+def running(ini: Path, port: int, run_as: list[str]) -> Iterator[None]:
+    """PgBouncer on `ini` (in a folder of its own), until it listens on `port`; stopped and
+    its folder removed at the end."""
+    folder = ini.parent
+    folder.chmod(0o755)  # readable by the user it runs as
+    log = folder / "pgbouncer.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [PGBOUNCER, *run_as, str(ini)], stdout=out, stderr=subprocess.STDOUT
+        )
+    try:
+        _wait_listening(port, process, log)
+        yield
     finally:
         process.terminate()
         try:

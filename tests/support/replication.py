@@ -54,10 +54,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.pgbouncer import running
 from tests.support.processes import free_port
 
 BIN = Path(os.environ.get("TOOLGATE_PG_BIN", "/usr/lib/postgresql/15/bin"))
-PGBOUNCER = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
 #: The standby's name, as the primary lists it (pg_stat_replication, synchronous_standby_names).
 STANDBY_NAME = "standby"
 USER = "postgres"
@@ -310,27 +310,7 @@ def _write_pgbouncer_config(folder: Path, port: int, node: Node) -> Path:
 def pgbouncer_for(pair: Pair) -> Iterator[Pooler]:
     """A PgBouncer pointed at `pair`'s primary; stopped and its folder removed at the end."""
     folder = Path(tempfile.mkdtemp(prefix="toolgate-failover-pgbouncer-"))
-    folder.chmod(0o755)  # readable by the user it runs as
     port = free_port()
     ini = _write_pgbouncer_config(folder, port, pair.primary)
-    run_as = ["-u", "nobody"] if os.geteuid() == 0 else []
-    log = folder / "pgbouncer.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [PGBOUNCER, *run_as, str(ini)], stdout=out, stderr=subprocess.STDOUT
-        )
-    try:
-        admin = Node("pgbouncer", folder, port, log)
-        end = time.monotonic() + 10
-        while admin.answers("SHOW VERSION", "pgbouncer") is None:
-            if process.poll() is not None or time.monotonic() > end:
-                raise AssertionError(f"pgbouncer did not start:\n{log.read_text()}")
-            time.sleep(0.05)
-        yield Pooler(folder, port, admin)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        shutil.rmtree(folder, ignore_errors=True)
+    with running(ini, port, ["-u", "nobody"] if os.geteuid() == 0 else []):
+        yield Pooler(folder, port, Node("pgbouncer", folder, port, folder / "pgbouncer.log"))

@@ -34,7 +34,19 @@ def test_the_listeners_connection_speaks_libpqs_sslmode_again() -> None:
 
 
 @pytest.mark.parametrize(
-    "given", ["", "db:5432", "postgresql://app:s3cret@db:port/tg", "mysql://app:s3cret@db/tg"]
+    "given",
+    [
+        "",
+        "db:5432",
+        "postgresql://app:s3cret@db:port/tg",
+        "mysql://app:s3cret@db/tg",
+        # libpq's host lists it cannot use (tests/unit/test_multihost_urls.py)
+        "postgresql://app:s3cret@db-a:port,db-b/tg",
+        "postgresql://app:s3cret@[::1]:5432,db-b/tg",
+        "postgresql://app:s3cret@db-a,,db-b/tg",
+        "postgresql://app:s3cret@db-a,db-b/tg?host=db-c",
+        "mysql://app:s3cret@db-a,db-b/tg",
+    ],
 )
 def test_anything_else_is_refused_without_repeating_it(given: str) -> None:
     with pytest.raises(ValidationError) as refused:

@@ -10,7 +10,6 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from asyncpg.exceptions import TargetServerAttributeNotMatched
-from pydantic import ValidationError
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -58,24 +57,6 @@ def test_a_host_without_a_port_gets_postgres_own() -> None:
 def test_the_dialects_forms_are_used_as_written(given: str) -> None:
     assert used(given) == given
     assert connect_args(given)["host"] == ["db-a", "db-b"]
-
-
-@pytest.mark.parametrize(
-    "given",
-    [
-        "postgresql://app:s3cret@db-a:port,db-b/tg",
-        "postgresql://app:s3cret@[::1]:5432,db-b/tg",
-        "postgresql://app:s3cret@db-a,,db-b/tg",
-        "postgresql://app:s3cret@db-a,db-b/tg?host=db-c",
-        "mysql://app:s3cret@db-a,db-b/tg",
-    ],
-)
-def test_a_list_it_cannot_use_is_refused_without_repeating_it(given: str) -> None:
-    with pytest.raises(ValidationError) as refused:
-        Settings(database_url=given)
-    [error] = refused.value.errors()
-    assert error["loc"] == ("database_url",) and "postgresql://" in error["msg"]
-    assert "s3cret" not in str(refused.value)
 
 
 @pytest.mark.parametrize(
