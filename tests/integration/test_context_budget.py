@@ -1,13 +1,15 @@
 """The context budget, end to end (an agent's `limits.context_tokens`), observed at a fake
 OpenAI provider that records every request: a long run's model input stays within its
-budget with every call id and error code still in it; a large result reaches the model as
-a summary and is read page by page through `read_result`; a run whose input cannot fit
-ends `context_exhausted` before any model call; and such a run is continued by another
-agent with a larger budget (`continue_from`)."""
+budget with every call id and error code still in it (under a small budget, its oldest
+turns folded into a digest, their results still read by call id and step); a large
+result reaches the model as a summary and is read page by page through `read_result`; a
+run whose input cannot fit ends `context_exhausted` before any model call; and such a run
+is continued by another agent with a larger budget (`continue_from`)."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -20,6 +22,7 @@ from tests.support.backend import FakeBackend, fail, ok, serving
 from tests.support.context_budget import (
     budget_config,
     finished,
+    named,
     observations,
     tool_names,
     wire_tokens,
@@ -125,6 +128,41 @@ async def test_a_60_step_run_stays_within_its_budget_with_every_call_id_and_erro
     assert tool_names(requests[0]) == ["lookup"]
 
 
+async def test_a_long_run_under_a_small_budget_folds_its_oldest_turns_into_a_digest(
+    harness_factory, backend: FakeBackend, provider: FakeOpenAI
+) -> None:  # type: ignore[no-untyped-def]
+    h = await budgeted(harness_factory, backend, provider, small=6000)
+    failures: dict[str, str] = {}
+    for step in range(1, STEPS + 1):
+        if step % 5 == 0:
+            failures[f"f{step}"] = CODES[step % len(CODES)]
+            backend.answer("lookup", fail(404, CODES[step % len(CODES)], "nothing"))
+            provider.answer(calls((f"f{step}", "lookup", json.dumps({"q": f"gone {step}"}))))
+        else:
+            backend.answer("lookup", ok(sizeable(step, 1), source_version=f"v{step}"))
+            provider.answer(calls((f"a{step}", "lookup", json.dumps({"q": f"first {step}"}))))
+    # A result folded long ago, read back by its call id and step.
+    provider.answer(calls(("r1", "read_result", '{"call_id": "a3", "step": 3, "page": 1}')))
+    provider.answer(says("done"))
+    run = await finished(h, await start(h, agent="small", wait_s=30))
+    assert run["termination_reason"] == "final", run
+
+    requests = provider.requests
+    assert len(requests) == STEPS + 2
+    assert all(wire_tokens(r) <= 6000 for r in requests)
+    # Before the page read: every call so far, with its step and its code if it failed.
+    before = named(requests[-2])
+    made = {(f"f{s}" if s % 5 == 0 else f"a{s}"): s for s in range(1, STEPS + 1)}
+    assert set(before) == set(made)
+    assert all(before[i][0] in (s, None) for i, s in made.items())
+    assert {i: before[i][1] for i in failures} == failures
+    folded = [m for m in requests[-2]["messages"] if '"history_digest"' in str(m["content"])]
+    assert len(folded) == 1 and "a3" not in observations(requests[-2])
+    page = observations(requests[-1])["r1"]["output"]
+    assert page["call_id"] == "a3" and page["step"] == 3 and "row 0 of step 3" in page["text"]
+    assert tool_names(requests[-1]) == ["lookup", "read_result"]
+
+
 async def test_a_large_result_is_paged_through_read_result(
     harness_factory, backend: FakeBackend, provider: FakeOpenAI
 ) -> None:  # type: ignore[no-untyped-def]
@@ -218,7 +256,10 @@ async def test_a_context_exhausted_run_is_continued_by_an_agent_with_a_larger_bu
 ) -> None:  # type: ignore[no-untyped-def]
     h = await budgeted(harness_factory, backend, provider, tight=1500, wide=50_000)
     for step in range(1, 30):
-        backend.answer("lookup", ok({"rows": ["r" * 1000]}, source_version=f"v{step}"))
+        # Versions as ETags, with no pattern to fold: the digest of older turns grows a
+        # row a step until even it does not fit.
+        version = hashlib.sha256(f"v{step}".encode()).hexdigest()
+        backend.answer("lookup", ok({"rows": ["r" * 1000]}, source_version=version))
         provider.answer(calls((f"c{step}", "lookup", json.dumps({"q": f"q{step}"}))))
     question = "Which of our databases should move rings?"
     old = await finished(h, await start(h, agent="tight", input=question))

@@ -11,6 +11,7 @@ from typing import Any
 
 from app.adapters.tools.builtin.tech_radar import SPECS
 from app.config.files import parse_config
+from app.domain.model.digest import decode
 from tests.support.backend import FakeBackend
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.guarded import LOOKUP_SCHEMA
@@ -18,9 +19,11 @@ from tests.support.harness import Harness
 from tests.support.live_model import INSTRUCTIONS, KEY_ENV
 
 
-def budget_config(backend: FakeBackend, provider: FakeOpenAI, **budgets: int | None) -> Any:
+def budget_config(
+    backend: FakeBackend, provider: FakeOpenAI, *, steps: int = 80, **budgets: int | None
+) -> Any:
     """One agent per entry of `budgets` (its name: its `context_tokens`, None for none),
-    each with `lookup` and room for long runs; and the scripted `tech-radar`."""
+    each with `lookup` and room for runs of `steps` steps; and the scripted `tech-radar`."""
     lookup = {
         "kind": "http",
         "description": "Look a thing up.",
@@ -37,7 +40,7 @@ def budget_config(backend: FakeBackend, provider: FakeOpenAI, **budgets: int | N
     }
     agents: dict[str, Any] = {}
     for name, tokens in budgets.items():
-        limits: dict[str, Any] = {"max_steps": 80, "deadline_s": 600, "max_tool_calls": 300}
+        limits: dict[str, Any] = {"max_steps": steps, "deadline_s": 600, "max_tool_calls": 300}
         if tokens is not None:
             limits["context_tokens"] = tokens
         agents[name] = {
@@ -47,7 +50,7 @@ def budget_config(backend: FakeBackend, provider: FakeOpenAI, **budgets: int | N
             "limits": limits,
         }
     data = {
-        "limits": {"max_steps": 100, "max_tool_calls": 500, "max_tokens": 10_000_000},
+        "limits": {"max_steps": max(100, steps), "max_tool_calls": 500, "max_tokens": 10_000_000},
         "models": {"live": route},
         "tools": {"lookup": lookup},
         "agents": agents,
@@ -67,6 +70,19 @@ def observations(request: dict[str, Any]) -> dict[str, dict[str, Any]]:
         for m in request["messages"]
         if m["role"] == "tool"
     }
+
+
+def named(request: dict[str, Any]) -> dict[str, tuple[int | None, str | None]]:
+    """Every call the request names, by its id: its step and error code — from the digest's
+    rows, and from each observation (the latest, whole, says no step)."""
+    found: dict[str, tuple[int | None, str | None]] = {}
+    for message in request["messages"][2:]:
+        if message["role"] == "user" and '"history_digest"' in message["content"]:
+            for step, call_id, *_, code, _, _ in decode(json.loads(message["content"])):
+                found[str(call_id)] = (step, code)
+    for call_id, seen in observations(request).items():
+        found[call_id] = (seen.get("step"), (seen.get("error") or {}).get("code"))
+    return found
 
 
 def tool_names(request: dict[str, Any]) -> list[str]:

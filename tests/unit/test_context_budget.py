@@ -125,12 +125,20 @@ def test_a_run_ends_when_what_it_must_keep_does_not_fit() -> None:
     window = ContextWindow(opening_messages(instructions="x", user_input="y" * 4000), Paging(500))
     view = window.view(SCHEMAS)
     assert not view.fits and view.tokens > 500 and view.messages == []
-    # Later: the latest turn whole and every older one compact are still too much.
-    window = _window(1500, 1)
-    assert window.view(SCHEMAS).fits
-    for step in range(2, 40):
-        window.append(_turn(step, size=500))
-    assert not window.view(SCHEMAS).fits
+    # Later: the latest turn whole and a digest of every older one are still too much
+    # (ids that follow no pattern fold to a row each, so the digest grows step by step).
+    window = ContextWindow(_opening(), Paging(1500))
+    step, views = 0, []
+    while not views or views[-1].fits:
+        step += 1
+        call_id = f"k{(step * 7919) % 10007:05d}x{step}"
+        output = {"text": "x" * 500}
+        call = CallRecord(call_id, "lookup", {"q": step}, "succeeded", output, f"s{step}")
+        window.append(TurnRecord(step, "tool_calls", calls=[call]))
+        views.append(window.view(SCHEMAS))
+    assert 10 < step < 200 and views[-2].fits and views[-1].tokens > 1500
+    assert json.loads(views[-2].messages[2]["content"])["type"] == "history_digest"
+    assert views[-1].messages == []
 
 
 def test_a_large_result_is_a_summary_even_when_latest() -> None:

@@ -6,14 +6,18 @@ turn are always whole; an older turn is whole while it fits, else compact (its r
 summaries: `context.summary`). The oldest turns become compact first, and only as many as
 the budget needs, so a run that fits sees everything. A result too large to show whole
 is a summary in every form (`paging`). When the opening, the latest turn and every older
-turn's compact form still exceed the budget, nothing may be dropped: the run ends
-`context_exhausted`.
+turn's compact form still exceed the budget, the oldest compact turns are folded into one
+digest message (`digest`: a row per call, every id and code kept), as few as fit. Nothing
+is ever dropped: only when even a digest of every older turn does not fit does the run
+end `context_exhausted`.
 
 The estimate never counts fewer tokens than ceil(len(JSON of the messages and the tool
 schemas) / 4), and adds a margin per message, per tool call and per tool for what a
 provider's wire format wraps around them, so that the request a provider receives is
-within the budget by the same measure. Each turn is sized once, when it is appended: a
-step adds one turn and sums integers, whatever the length of the run.
+within the budget by the same measure. Each turn is sized (and its digest rows made) once,
+when it is appended: a step adds one turn and sums integers, whatever the length of the
+run; only a step that folds walks the older turns once more, adding each to a digest
+whose size is kept as it grows, and serializes the digest it chose once.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 
 from app.domain.limits.budget import message_json_size
 from app.domain.model.context import TurnRecord, is_paged, turn_messages
+from app.domain.model.digest import DigestBuilder, TurnDigest, fold_turn
 from app.domain.model.paging import CHARS_PER_TOKEN, Paging
 from app.domain.tools.specs import ToolSpec
 
@@ -87,6 +92,7 @@ class _Entry:
     whole_chars: int
     compact_chars: int
     paged: bool  # its whole form shows a result as a summary
+    folded: TurnDigest | None = None  # its rows in a digest (None: no budget, never folded)
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,24 @@ class View:
     tokens: int
     summarized: bool
     fits: bool = True
+
+
+#: A digest message's characters in the estimate beyond its content's JSON string.
+_DIGEST_CHARS = message_chars({"role": "user", "content": ""}) - len('""')
+
+
+def digest_chars(builder: DigestBuilder) -> int:
+    """The characters `message_chars` counts for the builder's message, without making it."""
+    return _DIGEST_CHARS + builder.chars
+
+
+@dataclass(frozen=True)
+class _Fold:
+    """The oldest `turns` folded into `message`, and the view's characters with it."""
+
+    turns: int
+    message: dict[str, Any] | None
+    total: int
 
 
 @dataclass
@@ -119,11 +143,13 @@ class ContextWindow:
             return
         compact = tuple(turn_messages(turn, self.paging, compact=True))
         compact_chars = sum(message_chars(m) for m in compact)
-        self._entries.append(_Entry(whole, compact, whole_chars, compact_chars, paged))
+        folded = fold_turn(turn)
+        self._entries.append(_Entry(whole, compact, whole_chars, compact_chars, paged, folded))
 
     def view(self, schemas: Sequence[Mapping[str, Any]]) -> View:
         """The model input within the budget, older turns compact as needed (the oldest
-        first), or a View that does not fit when even the least it must keep does not."""
+        first) and then the oldest folded into a digest, or a View that does not fit when
+        even the least it must keep does not."""
         if self._opening_chars is None:
             self._opening_chars = sum(message_chars(m) for m in self.opening)
         fixed = 2 + self._opening_chars + tool_chars(schemas)
@@ -131,6 +157,7 @@ class ContextWindow:
         total = fixed + sum(e.whole_chars for e in entries)
         budget = self.paging.context_tokens
         compacted = 0
+        fold = _Fold(0, None, total)
         if budget is not None:
             limit = budget * CHARS_PER_TOKEN
             # The latest turn stays whole: its observations are what the model answers.
@@ -138,10 +165,33 @@ class ContextWindow:
                 entry = entries[compacted]
                 total += entry.compact_chars - entry.whole_chars
                 compacted += 1
-            if total > limit:
-                return View([], _ceil_tokens(total), False, fits=False)
+            fold = _Fold(0, None, total) if total <= limit else self._fold(total, limit)
+            if fold.total > limit:
+                return View([], _ceil_tokens(fold.total), False, fits=False)
         messages = list(self.opening)
-        for i, entry in enumerate(entries):
-            messages.extend(entry.compact if i < compacted else entry.whole)
+        if fold.message is not None:
+            messages.append(fold.message)
+        for i in range(fold.turns, len(entries)):
+            messages.extend(entries[i].compact if i < compacted else entries[i].whole)
         summarized = compacted > 0 or any(e.paged for e in entries[compacted:])
-        return View(messages, _ceil_tokens(total), summarized)
+        return View(messages, _ceil_tokens(fold.total), summarized)
+
+    def _fold(self, total: int, limit: int) -> _Fold:
+        """The fewest oldest turns whose digest, with the rest compact and the latest whole,
+        fits in `limit` characters; or, when none does, the least the view needs."""
+        builder = DigestBuilder()
+        least = total  # every size counted here is over the limit
+        for k, entry in enumerate(self._entries[:-1], start=1):
+            assert entry.folded is not None  # made for every turn under a budget
+            builder.add(entry.folded)
+            total -= entry.compact_chars
+            size = total + digest_chars(builder)
+            if size <= limit:
+                # Kept exact by the builder; measured once all the same, so that the
+                # estimate is by construction what `message_chars` says of the message.
+                message = builder.message()
+                size = total + message_chars(message)
+                if size <= limit:
+                    return _Fold(k, message, size)
+            least = min(least, size)
+        return _Fold(0, None, least)
