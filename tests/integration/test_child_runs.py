@@ -184,7 +184,7 @@ async def test_cancelling_a_run_cancels_its_children_and_grandchildren(
         caller,
         tool_calls(move(kafka)),
         parent_run_id=child["id"],
-        limits={"max_tokens": 10, "max_tool_calls": 1, "max_cost_usd": 0.01},
+        limits={"max_tokens": 50, "max_tool_calls": 1, "max_cost_usd": 0.01},
     )
     cancelled = await h.client.post(f"/v1/runs/{root['id']}/cancel", headers=caller)
     assert cancelled.status_code == 200, cancelled.text

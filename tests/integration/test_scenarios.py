@@ -319,19 +319,34 @@ async def test_tool_call_budget_cancels_calls_that_do_not_fit(harness_factory) -
     assert statuses == [("a", "succeeded"), ("b", "succeeded"), ("c", "cancelled")]
 
 
+async def search_under_1000_tokens(h: Harness, usage: tuple[int, int]) -> dict[str, Any]:
+    """A run with max_tokens 1000 whose first turn declares `usage`."""
+    await seed_radar(h)
+    search = tool_calls(("c1", "search_technologies", {"query": "db"}), usage=usage)
+    body = run_body(search, final("never"), limits={"max_tokens": 1000})
+    return await create(h, await h.key(), body)
+
+
 async def test_token_budget_stops_before_the_next_step(harness: Harness) -> None:
-    await seed_radar(harness)
-    headers = await harness.key()
-    run = await create(
-        harness,
-        headers,
-        run_body(
-            tool_calls(("c1", "search_technologies", {"query": "db"}), usage=(900, 200)),
-            final("never"),
-            limits={"max_tokens": 1000},
-        ),
-    )
+    """A turn that reaches max_tokens exactly is recorded; no call of it runs, and no
+    model call follows: nothing is left for one."""
+    run = await search_under_1000_tokens(harness, (900, 100))
     assert run["termination_reason"] == "budget" and run["usage"]["steps"] == 1
+    assert run["usage"]["input_tokens"] + run["usage"]["output_tokens"] == 1000
+
+
+async def test_an_answer_longer_than_the_budget_leaves_is_cut_at_its_cap(harness: Harness) -> None:
+    """The call is sent capped at what the budget leaves after its input (100 tokens); an
+    answer that would be longer is cut there: billed, not taken, and the run ends `budget`
+    at its limit exactly, never past it."""
+    run = await search_under_1000_tokens(harness, (900, 200))
+    assert run["termination_reason"] == "budget" and run["usage"]["steps"] == 0
+    assert run["usage"]["input_tokens"] == 900 and run["usage"]["output_tokens"] == 100
+    assert "cut short at the 100 output tokens" in run["error"]["message"]
+    timeline = await events(harness, await harness.key(), run["id"])
+    [failed] = [e for e in timeline if e["type"] == "turn.failed"]
+    assert failed["data"]["code"] == "truncated" and failed["data"]["output_cap"] == 100
+    assert failed["data"]["output_tokens"] == 100
 
 
 async def test_read_only_calls_run_concurrently_and_sources_follow_proposal_order(
@@ -437,16 +452,18 @@ async def test_cost_budget_counts_model_prices(harness_factory) -> None:  # type
         headers,
         run_body(
             tool_calls(search, usage=(600, 100)),  # 0.3 + 0.1 = $0.40
-            tool_calls(search, usage=(600, 100)),  # $0.80 in all: at the $0.75 cap
+            # $0.30 of input leaves $0.05: the call is capped at 50 output tokens, and
+            # the answer of 100 is cut there.
+            tool_calls(search, usage=(600, 100)),
             final("never"),
             limits={"max_cost_usd": 0.75},
         ),
     )
     assert run["termination_reason"] == "budget", run
-    assert run["usage"]["steps"] == 2 and abs(run["usage"]["cost_usd"] - 0.8) < 1e-9
-    costs = [
-        e["data"]["cost_usd"]
-        for e in await events(h, headers, run["id"])
-        if e["type"] == "turn.completed"
-    ]
-    assert costs == [0.4, 0.4]
+    assert run["usage"]["steps"] == 1 and run["usage"]["cost_usd"] == 0.75
+    assert "cost budget" in run["error"]["message"]
+    timeline = await events(h, headers, run["id"])
+    costs = [e["data"]["cost_usd"] for e in timeline if e["type"].startswith("turn.")]
+    assert costs == [0.4, 0.35]
+    [cut] = [e["data"] for e in timeline if e["type"] == "turn.failed"]
+    assert cut["output_cap"] == 50 and cut["output_tokens"] == 50

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -103,14 +104,22 @@ class FakeOpenAI:
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     script: list[Reply] = field(default_factory=list)
+    #: Bill Chat Completions as a provider would: input by the request's size (about four
+    #: bytes a token), output by the answer's, and honour `max_completion_tokens` (an
+    #: answer past it is cut there, `finish_reason: length`) unless `ignores_caps`.
+    realistic: bool = False
+    ignores_caps: bool = False
 
     def answer(self, *replies: Reply) -> None:
         self.script.extend(replies)
 
     async def _chat(self, request: Request) -> Response:
-        self.requests.append(json.loads(await request.body()))
+        sent = json.loads(await request.body())
+        self.requests.append(sent)
         self.headers.append(dict(request.headers))
         reply = self.script.pop(0) if self.script else text("(no script left)")
+        if self.realistic and reply.status == 200:
+            reply = billed(reply, sent, honour_cap=not self.ignores_caps)
         if reply.delay_s:
             await asyncio.sleep(reply.delay_s)
         if reply.hold is not None:
@@ -137,3 +146,29 @@ async def fake_openai() -> AsyncIterator[FakeOpenAI]:
     async with serving_app(app) as url:
         fake.url = url
         yield fake
+
+
+def billed(reply: Reply, sent: dict[str, Any], *, honour_cap: bool) -> Reply:
+    """`reply` (Chat Completions) with the usage a provider would report for `sent`: the
+    input by the request's size, the output by the answer's; cut at the request's
+    `max_completion_tokens` when it is honoured."""
+    body = json.loads(json.dumps(reply.body))
+    choice = body["choices"][0]
+    message = choice["message"]
+    prompt = math.ceil(len(json.dumps(sent["messages"] + sent.get("tools", []))) / 4)
+    said = message.get("content") or json.dumps(message.get("tool_calls") or [])
+    completion = max(1, math.ceil(len(said) / 4))
+    cap = sent.get("max_completion_tokens")
+    if honour_cap and cap is not None and completion > cap:
+        completion = cap
+        body["choices"][0] = {
+            "index": 0,
+            "finish_reason": "length",
+            "message": {"role": "assistant", "content": (message.get("content") or "")[: cap * 4]},
+        }
+    body["usage"] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    return Reply(reply.status, body, reply.headers, reply.delay_s, reply.hold)

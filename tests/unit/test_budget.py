@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -9,15 +10,19 @@ import pytest
 
 from app.domain.lifecycle.status import TerminationReason
 from app.domain.limits.budget import (
+    MIN_OUTPUT_TOKENS,
+    TEMPLATE_TOKENS,
+    Ceiling,
     Limits,
     Spend,
     Usage,
-    call_would_exceed,
     clamped,
     deadline_at,
     exhausted,
-    least_input_tokens,
+    most_input_tokens,
     narrow_limits,
+    output_ceiling,
+    overshoot,
     seconds_left,
     spend_of,
     spent_budget,
@@ -275,14 +280,55 @@ def test_tool_calls_that_fit(used: int, wanted: int, fit: int) -> None:
     assert tool_calls_that_fit(limits(max_tool_calls=10), Usage(tool_calls=used), wanted) == fit
 
 
-def test_a_model_call_is_refused_only_when_it_would_certainly_exceed_a_budget() -> None:
-
-    limits = Limits(
-        max_steps=5, deadline_s=60, max_tokens=1000, max_cost_usd=0.01, max_tool_calls=5
+def test_a_calls_output_cap_is_what_the_token_budget_leaves_after_its_input() -> None:
+    used = Usage(steps=1, input_tokens=600, output_tokens=100)
+    tight = limits(max_tokens=1000)
+    ceiling = output_ceiling(tight, used, input_tokens=200, input_per_mtok=0, output_per_mtok=0)
+    assert ceiling == Ceiling(100, "token", room=True)
+    # Less than MIN_OUTPUT_TOKENS left after the input: the call is not made.
+    short = output_ceiling(
+        tight, used, input_tokens=300 - MIN_OUTPUT_TOKENS + 1, input_per_mtok=0, output_per_mtok=0
     )
-    used = Usage(steps=1, input_tokens=600, output_tokens=100, cost_usd=0.0, tool_calls=0)
-    assert least_input_tokens(800) == 100  # a lower bound: at most 8 bytes a token
-    assert call_would_exceed(limits, used, input_tokens=300, input_per_mtok=0) is None
-    assert call_would_exceed(limits, used, input_tokens=301, input_per_mtok=0) == "tokens"
-    assert call_would_exceed(limits, used, input_tokens=200, input_per_mtok=60) == "cost"
-    assert call_would_exceed(limits, used, input_tokens=200, input_per_mtok=40) is None
+    assert short.room is False and short.by == "token"
+    assert most_input_tokens(800) == 800 + TEMPLATE_TOKENS  # a token is at least one byte
+
+
+def test_the_cost_budget_caps_the_output_to_the_last_affordable_token() -> None:
+    # $0.01 left after $0.002 of input at $2/Mtok; output at $10/Mtok: 1,000 tokens.
+    used = Usage(steps=1, cost_usd=0.988)
+    ceiling = output_ceiling(
+        limits(max_tokens=10**6), used, input_tokens=1000, input_per_mtok=2, output_per_mtok=10
+    )
+    assert ceiling == Ceiling(1000, "cost", room=True)
+    after = used.plus(spend_of(1000, 1000, input_per_mtok=2, output_per_mtok=10))
+    assert after.cost_usd <= 1.0 and overshoot(limits(max_tokens=10**6), after) is None
+    one_more = used.plus(spend_of(1000, 1001, input_per_mtok=2, output_per_mtok=10))
+    assert overshoot(limits(max_tokens=10**6), one_more) == {"cost_usd": 1e-05}
+    # The input alone costs more than is left.
+    broke = output_ceiling(
+        limits(), Usage(cost_usd=0.9999), input_tokens=1000, input_per_mtok=200, output_per_mtok=1
+    )
+    assert broke.room is False and broke.by == "cost"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_call_within_its_cap_never_takes_usage_past_the_limits(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(2000):
+        cap = limits(max_tokens=rng.randint(1, 50_000), max_cost_usd=rng.choice([0.001, 0.05, 3]))
+        used = Usage(
+            input_tokens=rng.randint(0, cap.max_tokens),
+            cost_usd=round(rng.uniform(0, cap.max_cost_usd), 8),
+        )
+        prices = {
+            "input_per_mtok": rng.choice([0, 0.15, 3]),
+            "output_per_mtok": rng.choice([0, 0.6, 15]),
+        }
+        billed_input = rng.randint(0, 5000)
+        ceiling = output_ceiling(cap, used, input_tokens=billed_input, **prices)
+        if not ceiling.room:
+            continue
+        output = rng.randint(0, ceiling.output_tokens)
+        after = used.plus(spend_of(billed_input, output, **prices))
+        assert overshoot(cap, after) is None, (cap, used, billed_input, output, ceiling)
+        assert after.tokens <= cap.max_tokens and after.cost_usd <= cap.max_cost_usd

@@ -312,6 +312,13 @@ ROWS = [
         ("end", C.TRUNCATED),
     ),
     Row(
+        "a provider billed past the budget, ignoring the call's cap",
+        lambda: Timeline().model_error(1, "budget_overshoot", "x").end("budget"),
+        ("x", C.BUDGET),
+        ("x", C.BUDGET),
+        ("end", C.BUDGET),
+    ),
+    Row(
         "the script ran out",
         lambda: Timeline().search(1).end("model_failed", "script_exhausted"),
         ("end", C.STOPPED_EARLY),

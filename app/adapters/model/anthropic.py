@@ -28,7 +28,8 @@ from app.domain.model.replies import (
 )
 from app.domain.model.typed_output import OutputSchema
 
-#: The most output tokens one call may use (the Messages API requires a bound).
+#: The most output tokens one call may use (the Messages API requires a bound); a run's
+#: budgets may leave it less (`ModelRequest.max_output_tokens`).
 MAX_OUTPUT_TOKENS = 4096
 
 
@@ -43,7 +44,7 @@ class AnthropicModel(SdkModel):
         system, messages = to_messages(request.messages)
         arguments: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": MAX_OUTPUT_TOKENS,
+            "max_tokens": min(MAX_OUTPUT_TOKENS, request.max_output_tokens or MAX_OUTPUT_TOKENS),
             "messages": messages,
             "timeout": request.timeout_s,
         }
@@ -133,9 +134,9 @@ def to_reply(response: Any) -> ModelReply:
         output_tokens=int(getattr(response.usage, "output_tokens", 0) or 0),
     )
     if response.stop_reason == "max_tokens":
-        raise ModelError("truncated", "the model's answer was cut at its length limit")
+        raise ModelError("truncated", "the model's answer was cut at its length limit", usage=usage)
     if response.stop_reason == "refusal":
-        raise ModelError("content_filtered", "the model refused to answer")
+        raise ModelError("content_filtered", "the model refused to answer", usage=usage)
     uses = [b for b in response.content if getattr(b, "type", None) == "tool_use"]
     if uses:
         calls = tuple(ProposedCall(b.id, b.name, b.input) for b in uses)

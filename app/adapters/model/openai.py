@@ -59,6 +59,8 @@ class OpenAIModel(SdkModel):
             arguments["parallel_tool_calls"] = True
         if request.output is not None:
             arguments["response_format"] = response_format(request.output)
+        if request.max_output_tokens is not None:
+            arguments["max_completion_tokens"] = request.max_output_tokens
         return to_reply(await self._sdk.chat.completions.create(**arguments))
 
     @staticmethod
@@ -159,9 +161,11 @@ def to_reply(response: Any) -> ModelReply:
         output_tokens=int(getattr(response.usage, "completion_tokens", 0) or 0),
     )
     if choice.finish_reason == "length":
-        raise ModelError("truncated", "the model's answer was cut at its length limit")
+        raise ModelError("truncated", "the model's answer was cut at its length limit", usage=usage)
     if choice.finish_reason == "content_filter":
-        raise ModelError("content_filtered", "the provider's content filter stopped the answer")
+        raise ModelError(
+            "content_filtered", "the provider's content filter stopped the answer", usage=usage
+        )
     message = choice.message
     if message.tool_calls:
         calls = tuple(

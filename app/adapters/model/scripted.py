@@ -1,7 +1,9 @@
 """The scripted model (SPEC §5): turns come from the run's script, one item per call.
 
 The item read is the one at the run's count of recorded model outcomes, so a call cut off
-by a crash is asked again and gets the same item.
+by a crash is asked again and gets the same item. It honours its call's output cap as a
+provider does: an item that declares more output than the cap is cut there (`truncated`,
+billed its input and the cap).
 """
 
 from __future__ import annotations
@@ -17,17 +19,11 @@ from app.domain.model.replies import (
     ProposedCall,
     TokenUsage,
     ToolCallsProposal,
+    script_usage,
 )
 
 MODEL_NAME = "scripted"
-
-
-def _usage(item: dict) -> TokenUsage:
-    usage = item.get("usage") or {}
-    return TokenUsage(
-        input_tokens=int(usage.get("input_tokens") or 0),
-        output_tokens=int(usage.get("output_tokens") or 0),
-    )
+TRUNCATED = "the model's answer was cut at its length limit"
 
 
 def _final_text(item: dict) -> str:
@@ -56,12 +52,17 @@ class ScriptedModel:
                 str(item.get("message") or "scripted model error"),
                 retryable=bool(item.get("retryable", False)),
             )
+        usage = script_usage(item)
+        cap = request.max_output_tokens
+        if kind in ("final", "tool_calls") and cap is not None and usage.output_tokens > cap:
+            cut = TokenUsage(usage.input_tokens, cap)
+            raise ModelError("truncated", TRUNCATED, usage=cut)
         if kind == "final":
-            return FinalAnswer(_final_text(item), _usage(item), MODEL_NAME)
+            return FinalAnswer(_final_text(item), usage, MODEL_NAME)
         if kind == "tool_calls":
             calls = tuple(
                 ProposedCall(str(c.get("id")), str(c.get("name")), c.get("arguments", {}))
                 for c in item.get("calls") or []
             )
-            return ToolCallsProposal(calls, _usage(item), MODEL_NAME)
+            return ToolCallsProposal(calls, usage, MODEL_NAME)
         raise ModelError("malformed_output", "unknown script item type")

@@ -93,6 +93,8 @@ MODEL_CODES: Mapping[str, DiagnosisCategory] = {
     "content_filtered": C.CONTENT_FILTERED,
     "truncated": C.TRUNCATED,
     "malformed_output": C.MALFORMED_OUTPUT,
+    # The provider ignored the call's output cap: the run's budget, not a model fault.
+    "budget_overshoot": C.BUDGET,
     "context_exhausted": C.CONTEXT_EXHAUSTED,
     "script_exhausted": C.STOPPED_EARLY,
     "no_route": C.POLICY_DENIED,

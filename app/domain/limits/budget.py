@@ -151,18 +151,24 @@ def spend_of(
     return Spend(input_tokens, output_tokens, cost)
 
 
-#: Bytes of request per input token, taken high so that the estimate errs low: a call is
-#: refused only when it would certainly exceed the budget (tokenizers average 3-5 bytes).
-BYTES_PER_TOKEN_AT_MOST = 8
+#: Tokens a provider's chat template may add to a request beyond its text: role markers,
+#: a tool-use preamble (Anthropic's is about 350 tokens), a date line. Counted once a call.
+TEMPLATE_TOKENS = 512
+#: The least output a call is sent with: with less left, the answer would be cut before it
+#: could say anything useful, so the call is not made and the run ends `budget`.
+MIN_OUTPUT_TOKENS = 16
 
 
-def least_input_tokens(request_bytes: int) -> int:
-    """A lower bound of the input tokens a request of this size will be billed."""
-    return request_bytes // BYTES_PER_TOKEN_AT_MOST
+def most_input_tokens(request_bytes: int) -> int:
+    """An upper bound of the input tokens a request of this size is billed: a token stands
+    for at least one byte of text (byte-level tokenizers), and the size counts every
+    non-ASCII character as its escape, longer than its UTF-8 bytes."""
+    return request_bytes + TEMPLATE_TOKENS
 
 
 def request_size(instructions: str, messages: Sequence[Any], tools: Sequence[ToolSpec] = ()) -> int:
-    """The bytes a model request carries at least: its text, messages and tool schemas."""
+    """A model request's size: its text, messages and tools as ASCII-escaped JSON, at
+    least the UTF-8 bytes of every text a provider tokenizes (`most_input_tokens`)."""
     # The length of json.dumps([instructions, messages]), from each part's own length:
     # a run's messages are the same objects step after step, so each is encoded once
     # (encoding the whole history on every step made a long run's steps grow).
@@ -170,7 +176,7 @@ def request_size(instructions: str, messages: Sequence[Any], tools: Sequence[Too
     # and between messages.
     parts = [message_json_size(m) for m in messages]
     size = len(json.dumps(instructions)) + sum(parts) + 2 * max(0, len(parts) - 1) + 6
-    return size + sum(_schema_size(t.input_schema) + len(t.description) for t in tools)
+    return size + sum(_schema_size(t.input_schema) + _tool_text_size(t) for t in tools)
 
 
 #: A message's JSON length, once per message (a run's messages are kept as they were
@@ -178,21 +184,67 @@ def request_size(instructions: str, messages: Sequence[Any], tools: Sequence[Too
 message_json_size = by_identity(lambda message: len(json.dumps(message, default=str)), size=2048)
 
 
+def _tool_text_size(tool: ToolSpec) -> int:
+    return len(json.dumps(tool.name)) + len(json.dumps(tool.description))
+
+
 #: An input schema's JSON length, once per schema object.
 _schema_size = by_identity(lambda schema: len(json.dumps(schema)))
 
 
-def call_would_exceed(
-    limits: Limits, usage: Usage, *, input_tokens: int, input_per_mtok: float
-) -> str | None:
-    """Which budget a model call of at least `input_tokens` would certainly exceed (None:
-    it may fit). Reserved before the call: a call that cannot fit is not made."""
-    if usage.input_tokens + usage.output_tokens + input_tokens > limits.max_tokens:
-        return "tokens"
-    cost = model_cost(input_tokens, 0, input_per_mtok=input_per_mtok, output_per_mtok=0)
-    if usage.cost_usd + cost > limits.max_cost_usd:
-        return "cost"
-    return None
+@dataclass(frozen=True)
+class Ceiling:
+    """What one model call may use: its output cap and the budget that sets it
+    (`by`: "token" or "cost"); `room` False when less than `MIN_OUTPUT_TOKENS` is left
+    after the input, and the call is not made."""
+
+    output_tokens: int
+    by: str
+    room: bool = True
+
+
+def output_ceiling(
+    limits: Limits,
+    usage: Usage,
+    *,
+    input_tokens: int,
+    input_per_mtok: float,
+    output_per_mtok: float,
+) -> Ceiling:
+    """The output cap of a call whose input is at most `input_tokens`, such that the run's
+    usage after it stays within `limits` for tokens and cost, counted as usage is (cost
+    rounded to `COST_DIGITS`)."""
+    tokens = limits.max_tokens - usage.tokens - input_tokens
+    ceiling = Ceiling(tokens, "token")
+    input_cost = model_cost(input_tokens, 0, input_per_mtok=input_per_mtok, output_per_mtok=0)
+    if add_cost(usage.cost_usd, input_cost) > limits.max_cost_usd:
+        return Ceiling(0, "cost", room=False)
+    if output_per_mtok > 0:
+        left = limits.max_cost_usd - usage.cost_usd - input_cost
+        affordable = max(0, int(left * 1_000_000 / output_per_mtok) + 1)
+        # The float division may be one off either way: step down to the exact bound.
+        while affordable > 0 and _over(limits, usage, input_cost, affordable, output_per_mtok):
+            affordable -= 1
+        if affordable < tokens:
+            ceiling = Ceiling(affordable, "cost")
+    return replace(ceiling, room=ceiling.output_tokens >= MIN_OUTPUT_TOKENS)
+
+
+def _over(limits: Limits, usage: Usage, input_cost: float, output: int, per_mtok: float) -> bool:
+    cost = input_cost + model_cost(0, output, input_per_mtok=0, output_per_mtok=per_mtok)
+    return add_cost(usage.cost_usd, cost) > limits.max_cost_usd
+
+
+def overshoot(limits: Limits, usage: Usage) -> dict[str, Any] | None:
+    """How far `usage` is past its token and cost budgets (None: within both): what a
+    provider that ignored its call's cap, or billed more input than any request of its
+    size could hold, made the run spend beyond them."""
+    over: dict[str, Any] = {}
+    if usage.tokens > limits.max_tokens:
+        over["tokens"] = usage.tokens - limits.max_tokens
+    if usage.cost_usd > limits.max_cost_usd:
+        over["cost_usd"] = round(usage.cost_usd - limits.max_cost_usd, COST_DIGITS)
+    return over or None
 
 
 def deadline_at(created_at: datetime, limits: Limits) -> datetime:

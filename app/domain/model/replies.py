@@ -74,6 +74,8 @@ class ModelError(ToolgateError):
     consumed: bool = True
     #: The provider's `Retry-After`: the executor waits at least this long before retrying.
     retry_after_s: float | None = None
+    #: What a reply that is not taken (cut at its length limit) was billed: still counted.
+    usage: TokenUsage | None = None
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
@@ -98,6 +100,18 @@ class ModelRequest:
     #: The agent's `output_schema`: a route that supports it is asked for structured output
     #: (the on-final check validates the answer either way).
     output: OutputSchema | None = None
+    #: The output cap the run's budgets leave this call (`budget.output_ceiling`), sent as
+    #: the provider's own bound; an answer that reaches it is cut there.
+    max_output_tokens: int | None = None
+
+
+def script_usage(item: Mapping[str, Any]) -> TokenUsage:
+    """What a scripted item declares it used (SPEC §5: missing usage counts as 0)."""
+    usage = item.get("usage") or {}
+    return TokenUsage(
+        input_tokens=int(usage.get("input_tokens") or 0),
+        output_tokens=int(usage.get("output_tokens") or 0),
+    )
 
 
 def clean_text(text: str, limit: int) -> str:

@@ -1,17 +1,21 @@
 """A router's classifier route: a model call like any other. It goes only to a route
-that carries the run's data-policy tags, only when the run's budgets can pay for it, and
-what it spends is charged to the run with the step's next write."""
+that carries the run's data-policy tags, only when the run's budgets can pay for it (its
+output capped by them and by `PICK_TOKENS`), and what it spends is charged to the run with
+the step's next write."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
-from app.domain.limits.budget import request_size, seconds_left, spend_of
+from app.config.files import ModelRouteConfig
+from app.domain.limits.budget import most_input_tokens, request_size, seconds_left, spend_of
 from app.domain.model.replies import (
     FinalAnswer,
     ModelError,
     ModelReply,
     ModelRequest,
+    TokenUsage,
     clean_text,
     reply_problem,
     usage_in_range,
@@ -24,6 +28,8 @@ from app.engine.steps.state import RunState
 log = logging.getLogger(__name__)
 #: The longest classifier answer a route reason repeats: it is the model's text.
 MAX_PICK_CHARS = 64
+#: The classifier's output cap: a route name (at most 64 characters) and no more.
+PICK_TOKENS = 64
 
 
 async def classify(
@@ -46,9 +52,10 @@ async def classify(
         return None, "no pick"
     request = _request(state, step, name, ok, timeout)
     size = request_size(request.instructions, request.messages)
-    over = state.call_would_exceed(size, route.input_cost_per_mtok)
-    if over is not None:
-        return None, f"a call of {name} would exceed the run's {over} budget"
+    ceiling = state.ceiling(most_input_tokens(size), route)
+    if not ceiling.room:
+        return None, f"a call of {name} would exceed the run's {ceiling.by} budget"
+    request = replace(request, max_output_tokens=min(PICK_TOKENS, ceiling.output_tokens))
     reply = await _ask(lease, state, request)
     if not isinstance(reply, FinalAnswer) or reply_problem(reply) is not None:
         return None, "no pick"
@@ -92,14 +99,22 @@ async def _ask(lease: Lease, state: RunState, request: ModelRequest) -> ModelRep
             log.info("the classifier route failed (%s); using the default", type(exc).__name__)
             failed = exc if isinstance(exc, ModelError) else ModelError("error")
             observed.failed(failed.code, failed.retryable)
+            # An answer cut at its cap was billed all the same.
+            _owe(state, request.route, route, failed.usage)
             return None
         observed.answered(reply)
-    if usage_in_range(reply.usage):
-        spend = spend_of(
-            reply.usage.input_tokens,
-            reply.usage.output_tokens,
-            input_per_mtok=route.input_cost_per_mtok,
-            output_per_mtok=route.output_cost_per_mtok,
-        )
-        state.owed = (request.route, spend)
+    _owe(state, request.route, route, reply.usage)
     return reply
+
+
+def _owe(state: RunState, name: str, route: ModelRouteConfig, usage: TokenUsage | None) -> None:
+    """What the classifier call was billed, owed to the run's next write."""
+    if usage is None or not usage_in_range(usage):
+        return
+    spend = spend_of(
+        usage.input_tokens,
+        usage.output_tokens,
+        input_per_mtok=route.input_cost_per_mtok,
+        output_per_mtok=route.output_cost_per_mtok,
+    )
+    state.owed = (name, spend)

@@ -1,5 +1,10 @@
 """The CallModel step: ask the model (retrying within the step), then record the turn
-and its proposals, in one transaction, before anything is executed (`turn_writes`)."""
+and its proposals, in one transaction, before anything is executed (`turn_writes`).
+
+Budgets are ceilings: each call is sent with the output cap its run's token and cost
+budgets leave after the most its input can be billed (`budget.output_ceiling`), and is
+not sent when that is too little. A reply cut at that cap, or billed past the budgets by
+a provider that ignored it, is charged and not taken; the run ends `budget`."""
 
 from __future__ import annotations
 
@@ -9,11 +14,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.config.files import ModelRouteConfig
 from app.domain.lifecycle.status import TerminationReason
 from app.domain.lifecycle.steps import Finish, finish
-from app.domain.limits.budget import Spend, request_size, seconds_left
+from app.domain.limits.budget import (
+    Ceiling,
+    most_input_tokens,
+    overshoot,
+    request_size,
+    seconds_left,
+)
 from app.domain.model.paging import READ_RESULT
-from app.domain.model.replies import ModelError, ModelRequest, reply_problem, usage_in_range
+from app.domain.model.replies import (
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    reply_problem,
+    script_usage,
+    usage_in_range,
+)
 from app.domain.model.window import View
 from app.domain.tools.retry import backoff_s
 from app.domain.tools.specs import ToolSpec
@@ -26,6 +45,7 @@ from app.engine.tools import offered
 
 log = logging.getLogger(__name__)
 CONTEXT_EXHAUSTED = TerminationReason.CONTEXT_EXHAUSTED.value
+_OVERSHOT = "the provider billed the call past the run's budgets, ignoring its output cap"
 
 
 @dataclass(frozen=True)
@@ -98,15 +118,32 @@ def _exhausted(state: RunState, view: View) -> str:
     return f"what the run must keep no longer fits: it needs {need}"
 
 
+def input_bound(state: RunState, route: ModelRouteConfig, step: _Step, position: int) -> int:
+    """The most input tokens the call can be billed: the script's own word for a scripted
+    route (it declares its usage), else the request's size (`most_input_tokens`)."""
+    if route.provider != "scripted":
+        return most_input_tokens(step.size)
+    script = state.script or []
+    return script_usage(script[position]).input_tokens if position < len(script) else 0
+
+
 async def _attempt(
     lease: Lease, state: RunState, step: _Step, attempt: int, routed: routing.Routed
 ) -> Finish | ModelError | None:
-    """One model call: None when its turn is recorded, the ModelError recorded when it
-    failed (the caller decides on a retry), or a Finish when the run ends here."""
+    """One model call: None when its turn is recorded (or the run ended with it), the
+    ModelError recorded when it failed (the caller decides on a retry), or a Finish when
+    the run ends here."""
     rt = lease.rt
     run = state.run
     route = rt.route(routed.route)
     left = seconds_left(rt.clock.now(), run.deadline_at)
+    ceiling = state.ceiling(input_bound(state, route, step, run.model_calls), route)
+    if not ceiling.room:  # a call that could not fit is not made
+        message = (
+            f"the run's {ceiling.by} budget leaves too little for the next model call "
+            f"({max(0, ceiling.output_tokens)} output tokens after its input)"
+        )
+        return finish(TerminationReason.BUDGET, "budget", message)
     request = ModelRequest(
         run_id=run.id,
         step=step.number,
@@ -119,13 +156,8 @@ async def _attempt(
         position=run.model_calls,
         script=state.script,
         output=guarding.output_of(state),
+        max_output_tokens=ceiling.output_tokens,
     )
-    if route.provider != "scripted":  # a script declares its own usage
-        over = state.call_would_exceed(step.size, route.input_cost_per_mtok)
-        if over is not None:
-            message = f"the next model call would exceed the run's {over} budget"
-            return finish(TerminationReason.BUDGET, "budget", message)
-    spend: Spend | None = None
     with chat_call(rt, step.versions, route, request) as observed:
         try:
             reply = await lease.guarded(
@@ -142,16 +174,85 @@ async def _attempt(
             problem = reply_problem(reply)
             if problem is None:
                 observed.answered(reply)
-                await record_turn(
-                    lease, state, step.number, attempt, reply, step.exposed, routed, step.versions
-                )
-                return None
+                return await _answered(lease, state, step, attempt, reply, routed, ceiling)
             # Refused, not stored; but its tokens were paid for.
-            error = ModelError("malformed_output", problem, retryable=True)
-            if usage_in_range(reply.usage):
-                spend = spend_on(lease, routed.route, reply.usage)
+            error = ModelError("malformed_output", problem, retryable=True, usage=reply.usage)
         observed.failed(error.code, error.retryable)
+    return await _failed(lease, state, step, attempt, error, routed, ceiling)
+
+
+async def _answered(
+    lease: Lease,
+    state: RunState,
+    step: _Step,
+    attempt: int,
+    reply: ModelReply,
+    routed: routing.Routed,
+    ceiling: Ceiling,
+) -> None:
+    """Records the turn, unless its provider spent past the run's budgets (it ignored the
+    cap): then the overshoot is recorded, the reply is not taken, and the run ends."""
+    spend = spend_on(lease, routed.route, reply.usage)
+    over = overshoot(state.run.own_limits, state.usage().plus(spend))
+    if over is None:
+        await record_turn(
+            lease,
+            state,
+            step.number,
+            attempt,
+            reply,
+            step.exposed,
+            routed,
+            step.versions,
+            ceiling.output_tokens,
+        )
+        return
+    error = ModelError("budget_overshoot", _OVERSHOT, usage=reply.usage)
+    await _failed(lease, state, step, attempt, error, routed, ceiling)
+
+
+async def _failed(
+    lease: Lease,
+    state: RunState,
+    step: _Step,
+    attempt: int,
+    error: ModelError,
+    routed: routing.Routed,
+    ceiling: Ceiling,
+) -> Finish | ModelError | None:
+    """Records a failed attempt, charged what its reply was billed. An answer cut at the
+    cap the budgets set, or billed past them, ends the run `budget` in the same write."""
     if not error.consumed:
         return finish(TerminationReason.MODEL_FAILED, error.code, error.message)
-    await record_failure(lease, state, step.number, attempt, error, routed, spend)
-    return error
+    usage = error.usage if error.usage is not None and usage_in_range(error.usage) else None
+    spend = None if usage is None else spend_on(lease, routed.route, usage)
+    noted: dict[str, Any] = {"output_cap": ceiling.output_tokens}
+    ending = None
+    over = None if spend is None else overshoot(state.run.own_limits, state.usage().plus(spend))
+    if over is not None:
+        noted["overshoot"] = over
+        message = f"{_OVERSHOT} ({_said(over)} over the run's limits)"
+        ending = finish(TerminationReason.BUDGET, "budget", message)
+    elif (
+        error.code == "truncated"
+        and usage is not None
+        and usage.output_tokens >= ceiling.output_tokens
+    ):
+        message = (
+            f"the model's answer was cut short at the {ceiling.output_tokens} output tokens "
+            f"the run's {ceiling.by} budget left"
+        )
+        ending = finish(TerminationReason.BUDGET, "budget", message)
+    await record_failure(
+        lease, state, step.number, attempt, error, routed, spend, ending=ending, **noted
+    )
+    return None if ending is not None else error
+
+
+def _said(over: dict[str, Any]) -> str:
+    parts = []
+    if "tokens" in over:
+        parts.append(f"{over['tokens']} tokens")
+    if "cost_usd" in over:
+        parts.append(f"{over['cost_usd']:g} USD")
+    return " and ".join(parts)

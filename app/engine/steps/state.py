@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.config.files import ModelRouteConfig
 from app.db.approvals import previews as previews_repo
 from app.db.lifecycle import runs
 from app.db.lifecycle import turns as turns_repo
@@ -18,7 +19,7 @@ from app.domain.lifecycle.records import Call, Preview, Run, Turn
 from app.domain.lifecycle.run_changes import ScriptItem
 from app.domain.lifecycle.status import SETTLED_CALL_STATUSES, CallStatus
 from app.domain.lifecycle.steps import CallState, NextStep, decide
-from app.domain.limits.budget import Spend, Usage, call_would_exceed, least_input_tokens
+from app.domain.limits.budget import Ceiling, Spend, Usage, output_ceiling
 from app.domain.model.context import TurnRecord, opening_messages, record_of
 from app.domain.model.paging import READ_RESULT, Paging
 from app.domain.model.window import ContextWindow, View, schema_of
@@ -140,14 +141,15 @@ class RunState:
         """The run's usage, with what is owed: what every budget check must see."""
         return self.run.usage if self.owed is None else self.run.usage.plus(self.owed[1])
 
-    def call_would_exceed(self, request_bytes: int, input_per_mtok: float) -> str | None:
-        """The budget a model call of a request this size would certainly exceed (see
-        `least_input_tokens`), what is owed counted."""
-        return call_would_exceed(
+    def ceiling(self, input_tokens: int, route: ModelRouteConfig) -> Ceiling:
+        """The output cap a model call with at most `input_tokens` of input may be sent with
+        on `route`, within what the run has left (what is owed counted)."""
+        return output_ceiling(
             self.run.own_limits,
             self.usage(),
-            input_tokens=least_input_tokens(request_bytes),
-            input_per_mtok=input_per_mtok,
+            input_tokens=input_tokens,
+            input_per_mtok=route.input_cost_per_mtok,
+            output_per_mtok=route.output_cost_per_mtok,
         )
 
     def take(self, other: RunState) -> None:

@@ -17,7 +17,7 @@ from app.domain.lifecycle.moves import CALL_PROPOSAL_REJECTED
 from app.domain.lifecycle.records import Call, Turn, add_cost
 from app.domain.lifecycle.run_patch import RunPatch
 from app.domain.lifecycle.status import CallStatus, TerminationReason
-from app.domain.lifecycle.steps import finish
+from app.domain.lifecycle.steps import Finish, finish
 from app.domain.limits.budget import Spend, spend_of, spent_budget, tool_calls_that_fit
 from app.domain.model.citations import cited_ids
 from app.domain.model.replies import FinalAnswer, ModelError, ModelReply, TokenUsage, clean_text
@@ -73,17 +73,25 @@ async def record_failure(
     error: ModelError,
     routed: routing.Routed,
     spend: Spend | None = None,
+    *,
+    ending: Finish | None = None,
+    **noted: Any,
 ) -> None:
     """A failed attempt: consumed, and charged when it was paid for (a reply refused as
-    malformed output still cost its tokens)."""
+    malformed output, or cut at its length limit, still cost its tokens); with `ending`,
+    the run ends in the same transaction. `noted` joins the event (the call's cap)."""
     value = ErrorValue(error.code, error.message, error.retryable)
     run = RunPatch(model_calls=state.run.model_calls + 1, step_attempts=attempt)
     data = {"step": step, "attempt": attempt, "route": routed.route, **value.as_dict()}
     if spend is not None:
         run = run.then(_counted(state, spend))
         data.update(spend.as_dict())
-    data.update(_owed(state))
-    await commit(lease, state, Change(run=run, events=[(EventType.TURN_FAILED, data)]))
+    data.update(_owed(state), **noted)
+    change = Change(run=run, events=[(EventType.TURN_FAILED, data)])
+    if ending is None:
+        await commit(lease, state, change)
+    else:
+        await finish_run(lease, state, ending, before=change)
 
 
 def _new_calls(
@@ -198,18 +206,19 @@ async def record_turn(
     exposed: list[Any],
     routed: routing.Routed,
     versions: Versions,
+    cap: int | None = None,
 ) -> None:
     """One transaction: the run's counters (conditional on the lease, so a stepper that
-    lost it stops here), the turn and its proposals, or the final answer and the finish."""
-    rt = lease.rt
-    run = state.run
+    lost it stops here), the turn and its proposals, or the final answer and the finish
+    (`cap`: the call's output cap, for its event)."""
+    rt, run = lease.rt, state.run
     spend = spend_on(lease, routed.route, reply.usage)
     turn = _turn(lease, state, step, attempt, reply, routed, versions, spend)
     counters = _counted(
         state, spend, model_calls=run.model_calls + 1, step_attempts=0, steps=run.usage.steps + 1
     )
     data = {"step": step, "attempt": attempt, "kind": turn.kind, "route": routed.route}
-    data.update({"route_reason": turn.route_reason, **spend.as_dict(), **_owed(state)})
+    data.update(route_reason=turn.route_reason, **spend.as_dict(), **_owed(state), output_cap=cap)
     completed: Event = (EventType.TURN_COMPLETED, data)
     if isinstance(reply, FinalAnswer):
         await _record_final(lease, state, reply, turn, counters, completed)
