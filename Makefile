@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 TEST_WORKERS ?= 4
 TSC := node_modules/.bin/tsc
 
-.PHONY: run test system-packages image-check chaos lint typecheck openapi bench bench-ab bench-profile bench-dbos clean
+.PHONY: run test system-packages image-check chaos lint typecheck openapi bench bench-ab bench-profile bench-context bench-dbos clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -73,6 +73,11 @@ bench-ab: $(STAMP)
 
 bench-profile: $(STAMP)
 	$(BIN)/python bench/bench_runs.py --only 4 --no-pgbench --no-one-worker --profile $(ARGS)
+
+## A long run's model input under a context budget, step by step (figures; pure Python):
+## the CPU a step spends building it, and what the last view keeps (docs/performance.md).
+bench-context: $(STAMP)
+	$(BIN)/python bench/bench_context.py $(ARGS)
 
 ## The chaos trials against real processes (figures, not pass/fail; docs/reliability.md):
 ## a SIGKILLed replica taken over, a crash loop of 1,000 runs, a database failover under
