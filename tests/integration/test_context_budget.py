@@ -131,6 +131,7 @@ async def test_a_60_step_run_stays_within_its_budget_with_every_call_id_and_erro
 async def test_a_long_run_under_a_small_budget_folds_its_oldest_turns_into_a_digest(
     harness_factory, backend: FakeBackend, provider: FakeOpenAI
 ) -> None:  # type: ignore[no-untyped-def]
+    provider.realistic = True  # billed as providers bill: the run's usage is theirs
     h = await budgeted(harness_factory, backend, provider, small=6000)
     failures: dict[str, str] = {}
     for step in range(1, STEPS + 1):
