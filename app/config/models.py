@@ -84,6 +84,9 @@ class ChooserConfig(Strict):
 
 
 Provider = Literal["scripted", "openai", "anthropic", "router"]
+#: The output a call on a provider's route asks for at most when its route sets no
+#: `max_output_tokens`: what every current chat model can write in one answer.
+DEFAULT_MAX_OUTPUT_TOKENS = 4096
 
 
 class ModelRouteConfig(Strict):
@@ -97,6 +100,9 @@ class ModelRouteConfig(Strict):
     output_cost_per_mtok: NonNegFloat = 0.0
     timeout_s: PosFloat = 30.0
     max_attempts: PosInt = 3
+    #: The model's own limit on one answer's output (a provider refuses a call that asks
+    #: for more); each call asks for the smaller of it and what the run's budgets leave.
+    max_output_tokens: PosInt | None = None
     tags: list[NonEmpty] = []
     capabilities: list[NonEmpty] = []
     # router only
@@ -104,6 +110,14 @@ class ModelRouteConfig(Strict):
     default: Name | None = None
     chooser: ChooserConfig | None = None
     fallback: Name | None = None
+
+    @property
+    def output_limit(self) -> int | None:
+        """`max_output_tokens`, else 4,096 on a provider's route; a scripted route has
+        none of its own (its items declare what they write)."""
+        if self.max_output_tokens is not None or self.provider == "scripted":
+            return self.max_output_tokens
+        return DEFAULT_MAX_OUTPUT_TOKENS
 
 
 class OnBlockConfig(Strict):

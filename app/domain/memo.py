@@ -11,10 +11,18 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
+class Unkept(dict):  # type: ignore[type-arg]
+    """A mapping made anew for one use (a long run's digest, rebuilt each step): a memo by
+    identity computes its value without keeping it, so it neither lives on in the memo nor
+    pushes out what is asked again."""
+
+
 def by_identity(compute: Callable[[Any], T], *, size: int = 1024) -> Callable[[Any], T]:
     known: dict[int, tuple[Any, T]] = {}
 
     def memoized(subject: Any) -> T:
+        if isinstance(subject, Unkept):
+            return compute(subject)
         entry = known.get(id(subject))
         if entry is not None and entry[0] is subject:
             return entry[1]

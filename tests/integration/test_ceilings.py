@@ -76,7 +76,7 @@ def random_reply(rng: random.Random, step: int) -> Any:
     if rng.random() < 0.7:
         query = json.dumps({"query": "x" * rng.randint(1, 300)})
         return calls((f"c{step}", "search_technologies", query))
-    return says("y" * rng.randint(1, 6000))
+    return says("y" * rng.randint(2000, 12_000))
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -92,7 +92,7 @@ async def test_runs_on_a_provider_billing_as_providers_do_never_pass_their_limit
         provider.answer(*(random_reply(rng, step) for step in range(8)))
         asked = len(provider.requests)
         limits = {
-            "max_tokens": rng.randint(1500, 12_000),
+            "max_tokens": rng.randint(2500, 6000),
             "max_cost_usd": rng.choice([0.004, 0.01, 1]),
             "max_steps": 8,
         }
@@ -100,9 +100,14 @@ async def test_runs_on_a_provider_billing_as_providers_do_never_pass_their_limit
         assert run["status"] == "finished", run
         assert within(run), run
         endings.append(run["termination_reason"])
-        # Every call carried its cap, and the cap never let it past what was left.
-        sent = provider.requests[asked:]
-        assert sent and all(r["max_completion_tokens"] >= 16 for r in sent)
+        # Every call carried its cap, which never let it past what was left: the tokens
+        # billed before it, its own input, and its cap are within the limit.
+        sent, bills = provider.requests[asked:], provider.bills[asked:]
+        assert sent and all(16 <= r["max_completion_tokens"] <= 4096 for r in sent)
+        spent = 0
+        for request, (billed_input, billed_output) in zip(sent, bills, strict=True):
+            assert spent + billed_input + request["max_completion_tokens"] <= limits["max_tokens"]
+            spent += billed_input + billed_output
     assert "budget" in endings, endings
 
 
@@ -162,3 +167,19 @@ async def test_a_parent_and_its_children_running_beside_it_share_one_ceiling(
         assert view["status"] == "finished" and within(view), view
     root = (await h.client.get(f"/v1/runs/{parent['id']}", headers=caller)).json()
     assert root["reserved"]["tokens"] == 0 and within(root), root
+
+
+async def test_a_call_asks_for_no_more_than_its_routes_own_limit(
+    harness_factory, provider: FakeOpenAI
+) -> None:  # type: ignore[no-untyped-def]
+    """The budgets leave far more than the route's model can write: the call asks for the
+    route's `max_output_tokens`, and an answer cut there is the model's `truncated`, billed,
+    not the run's budget."""
+    provider.realistic = True
+    h = await live_harness(harness_factory, provider, max_output_tokens=300)
+    provider.answer(says("q" * 4000))  # 1,000 tokens: cut at 300
+    run = await start(h, limits={"max_tokens": 100_000})
+    [sent] = provider.requests
+    assert sent["max_completion_tokens"] == 300
+    assert run["termination_reason"] == "model_failed" and run["error"]["code"] == "truncated"
+    assert run["usage"]["output_tokens"] == 300 and run["usage"]["input_tokens"] > 0

@@ -184,7 +184,8 @@ async def test_scripts_go_only_to_scripted_routes_and_scripted_routes_need_one(
 
 
 @pytest.mark.parametrize(
-    ("limits", "which"), [({"max_tokens": 50}, "tokens"), ({"max_cost_usd": 0.0000001}, "cost")]
+    ("limits", "which"),
+    [({"max_tokens": 50}, "token budget"), ({"max_cost_usd": 0.0000001}, "cost budget")],
 )
 async def test_a_call_that_would_certainly_exceed_a_budget_is_not_made(
     harness_factory, provider: FakeOpenAI, limits: dict[str, Any], which: str

@@ -19,6 +19,9 @@ from starlette.routing import Route
 
 from tests.support.backend import serving_app
 
+#: The most output a call may ask of the fake's model (OpenAI's gpt-4o: 16,384).
+MODEL_MAX_OUTPUT = 16_384
+
 
 @dataclass
 class Reply:
@@ -109,6 +112,8 @@ class FakeOpenAI:
     #: answer past it is cut there, `finish_reason: length`) unless `ignores_caps`.
     realistic: bool = False
     ignores_caps: bool = False
+    #: (input, output) tokens billed for each request, when `realistic`.
+    bills: list[tuple[int, int]] = field(default_factory=list)
 
     def answer(self, *replies: Reply) -> None:
         self.script.extend(replies)
@@ -117,9 +122,14 @@ class FakeOpenAI:
         sent = json.loads(await request.body())
         self.requests.append(sent)
         self.headers.append(dict(request.headers))
+        if (sent.get("max_completion_tokens") or 0) > MODEL_MAX_OUTPUT:
+            # As OpenAI answers a call that asks for more than its model can write.
+            return _error(400, "invalid_request_error", "max_tokens is too large")
         reply = self.script.pop(0) if self.script else text("(no script left)")
         if self.realistic and reply.status == 200:
             reply = billed(reply, sent, honour_cap=not self.ignores_caps)
+            usage = reply.body["usage"]
+            self.bills.append((usage["prompt_tokens"], usage["completion_tokens"]))
         if reply.delay_s:
             await asyncio.sleep(reply.delay_s)
         if reply.hold is not None:
@@ -132,6 +142,11 @@ class FakeOpenAI:
             headers=reply.headers,
             media_type="application/json",
         )
+
+
+def _error(status: int, kind: str, message: str) -> Response:
+    body = {"error": {"message": message, "type": kind, "code": None}}
+    return Response(json.dumps(body), status_code=status, media_type="application/json")
 
 
 @asynccontextmanager

@@ -10,8 +10,8 @@ import pytest
 
 from app.domain.lifecycle.status import TerminationReason
 from app.domain.limits.budget import (
+    COST_UNIT,
     MIN_OUTPUT_TOKENS,
-    TEMPLATE_TOKENS,
     Ceiling,
     Limits,
     Spend,
@@ -19,7 +19,6 @@ from app.domain.limits.budget import (
     clamped,
     deadline_at,
     exhausted,
-    most_input_tokens,
     narrow_limits,
     output_ceiling,
     overshoot,
@@ -29,6 +28,7 @@ from app.domain.limits.budget import (
     stop_reason,
     tool_calls_that_fit,
 )
+from app.domain.limits.input_bound import TEMPLATE_TOKENS, most_input_tokens
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -313,22 +313,27 @@ def test_the_cost_budget_caps_the_output_to_the_last_affordable_token() -> None:
 
 @pytest.mark.parametrize("seed", range(5))
 def test_a_call_within_its_cap_never_takes_usage_past_the_limits(seed: int) -> None:
+    """Whatever the prices and limits (to the column's last digit), and with a classifier's
+    charge owed beside the call's, added to the run in either order."""
     rng = random.Random(seed)
-    for _ in range(2000):
-        cap = limits(max_tokens=rng.randint(1, 50_000), max_cost_usd=rng.choice([0.001, 0.05, 3]))
+    for _ in range(3000):
+        cap = limits(max_tokens=rng.randint(1, 50_000), max_cost_usd=round(rng.uniform(1e-6, 3), 8))
         used = Usage(
             input_tokens=rng.randint(0, cap.max_tokens),
             cost_usd=round(rng.uniform(0, cap.max_cost_usd), 8),
         )
         prices = {
-            "input_per_mtok": rng.choice([0, 0.15, 3]),
-            "output_per_mtok": rng.choice([0, 0.6, 15]),
+            "input_per_mtok": rng.choice([0, 0.15, 3, round(rng.uniform(0, 90), 3)]),
+            "output_per_mtok": rng.choice([0, 0.6, 15, round(rng.uniform(0, 300), 3)]),
         }
+        owed = spend_of(rng.randint(0, 200), rng.randint(0, 20), **prices)
         billed_input = rng.randint(0, 5000)
-        ceiling = output_ceiling(cap, used, input_tokens=billed_input, **prices)
+        ceiling = output_ceiling(
+            cap, used.plus(owed), input_tokens=billed_input, margin=COST_UNIT, **prices
+        )
         if not ceiling.room:
             continue
-        output = rng.randint(0, ceiling.output_tokens)
-        after = used.plus(spend_of(billed_input, output, **prices))
-        assert overshoot(cap, after) is None, (cap, used, billed_input, output, ceiling)
-        assert after.tokens <= cap.max_tokens and after.cost_usd <= cap.max_cost_usd
+        output = rng.choice([ceiling.output_tokens, rng.randint(0, ceiling.output_tokens)])
+        spend = spend_of(billed_input, output, **prices)
+        for after in (used.plus(owed).plus(spend), used.plus(spend).plus(owed)):
+            assert overshoot(cap, after) is None, (cap, used, owed, billed_input, output)

@@ -327,3 +327,19 @@ def test_a_run_ends_only_when_even_a_digest_of_every_older_turn_does_not_fit() -
     least = [*window.opening, digest_message(turns[:-1]), *turn_messages(turns[-1], Paging(budget))]
     chars = 2 + sum(message_chars(m) for m in least) + tool_chars(SCHEMAS)
     assert last.tokens == math.ceil(chars / CHARS_PER_TOKEN)
+
+
+def test_a_tool_name_or_code_that_reads_like_a_range_is_kept_as_it_is() -> None:
+    def turn(step: int) -> TurnRecord:
+        error = {"code": "e1..e3"}
+        failed = CallRecord(f"c{step}", "t1..t3", {}, "failed", error=error)
+        return TurnRecord(step, "tool_calls", calls=(failed,))
+
+    turns = [turn(step) for step in range(1, 4)]
+    builder = DigestBuilder()
+    for t in turns:
+        builder.add(fold_turn(t))
+    message = builder.message()
+    assert _decoded(message) == identities(turns)
+    assert [r[2] for r in json.loads(message["content"])["rows"]] == [["t1..t3"]]
+    assert digest_chars(builder) == message_chars(message)

@@ -17,6 +17,7 @@ import anthropic
 from anthropic import AsyncAnthropic
 
 from app.adapters.model.sdk import SdkModel
+from app.config.models import DEFAULT_MAX_OUTPUT_TOKENS
 from app.domain.model.replies import (
     FinalAnswer,
     ModelError,
@@ -27,10 +28,6 @@ from app.domain.model.replies import (
     ToolCallsProposal,
 )
 from app.domain.model.typed_output import OutputSchema
-
-#: The most output tokens one call may use (the Messages API requires a bound); a run's
-#: budgets may leave it less (`ModelRequest.max_output_tokens`).
-MAX_OUTPUT_TOKENS = 4096
 
 
 class AnthropicModel(SdkModel):
@@ -44,7 +41,7 @@ class AnthropicModel(SdkModel):
         system, messages = to_messages(request.messages)
         arguments: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": min(MAX_OUTPUT_TOKENS, request.max_output_tokens or MAX_OUTPUT_TOKENS),
+            "max_tokens": request.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
             "messages": messages,
             "timeout": request.timeout_s,
         }

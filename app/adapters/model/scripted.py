@@ -46,13 +46,15 @@ class ScriptedModel:
             # Cancellation (cancel, deadline) interrupts the sleep like a real request.
             await asyncio.sleep(delay_ms / 1000)
         kind = item.get("type")
+        usage = script_usage(item)
         if kind == "error":
             raise ModelError(
                 str(item.get("code") or "model_error"),
                 str(item.get("message") or "scripted model error"),
                 retryable=bool(item.get("retryable", False)),
+                # An error item may declare what its call was billed (a replayed cut reply).
+                usage=usage if item.get("usage") else None,
             )
-        usage = script_usage(item)
         cap = request.max_output_tokens
         if kind in ("final", "tool_calls") and cap is not None and usage.output_tokens > cap:
             cut = TokenUsage(usage.input_tokens, cap)

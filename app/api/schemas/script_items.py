@@ -73,6 +73,11 @@ class ScriptError(StrictIn):
     code: str = Field(min_length=1, max_length=100)
     retryable: bool = False
     message: str | None = Field(default=None, max_length=500)
+    usage: Usage | None = Field(
+        default=None,
+        description="What the failed call was billed (a reply cut at its length limit, or "
+        "billed past the run's budgets, as a replay carries it): charged to the run.",
+    )
     delay_ms: int = Field(default=0, ge=0, le=600_000)
 
 

@@ -80,6 +80,9 @@ def _error(data: Mapping[str, Any]) -> dict[str, Any]:
     item["retryable"] = bool(data.get("retryable", False))
     if data.get("message") is not None:
         item["message"] = str(data["message"])
+    if data.get("input_tokens") is not None:  # a reply billed but not taken (cut, past budgets)
+        usage = {"input_tokens": data["input_tokens"], "output_tokens": data.get("output_tokens")}
+        item["usage"] = usage
     return item
 
 

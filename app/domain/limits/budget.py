@@ -14,6 +14,7 @@ from app.domain.tools.specs import ToolSpec
 
 #: Digits a cost keeps: the column's scale, so memory and database agree exactly.
 COST_DIGITS = 8
+COST_UNIT = 10**-COST_DIGITS
 
 
 def add_cost(total: float, amount: float) -> float:
@@ -151,22 +152,17 @@ def spend_of(
     return Spend(input_tokens, output_tokens, cost)
 
 
-#: Tokens a provider's chat template may add to a request beyond its text: role markers,
-#: a tool-use preamble (Anthropic's is about 350 tokens), a date line. Counted once a call.
-TEMPLATE_TOKENS = 512
 #: The least output a call is sent with: with less left, the answer would be cut before it
 #: could say anything useful, so the call is not made and the run ends `budget`.
 MIN_OUTPUT_TOKENS = 16
 
 
-def most_input_tokens(request_bytes: int) -> int:
-    """An upper bound of the input tokens a request of this size is billed: a token stands
-    for at least one byte of text (byte-level tokenizers), and the size counts every
-    non-ASCII character as its escape, longer than its UTF-8 bytes."""
-    return request_bytes + TEMPLATE_TOKENS
-
-
-def request_size(instructions: str, messages: Sequence[Any], tools: Sequence[ToolSpec] = ()) -> int:
+def request_size(
+    instructions: str,
+    messages: Sequence[Any],
+    tools: Sequence[ToolSpec] = (),
+    schema: Mapping[str, Any] | None = None,
+) -> int:
     """A model request's size: its text, messages and tools as ASCII-escaped JSON, at
     least the UTF-8 bytes of every text a provider tokenizes (`most_input_tokens`)."""
     # The length of json.dumps([instructions, messages]), from each part's own length:
@@ -176,7 +172,9 @@ def request_size(instructions: str, messages: Sequence[Any], tools: Sequence[Too
     # and between messages.
     parts = [message_json_size(m) for m in messages]
     size = len(json.dumps(instructions)) + sum(parts) + 2 * max(0, len(parts) - 1) + 6
-    return size + sum(_schema_size(t.input_schema) + _tool_text_size(t) for t in tools)
+    size += sum(_schema_size(t.input_schema) + _tool_text_size(t) for t in tools)
+    # A typed agent's output schema goes too (a response format), and is billed as input.
+    return size + (0 if schema is None else _schema_size(schema))
 
 
 #: A message's JSON length, once per message (a run's messages are kept as they were
@@ -210,29 +208,34 @@ def output_ceiling(
     input_tokens: int,
     input_per_mtok: float,
     output_per_mtok: float,
+    margin: float = 0.0,
 ) -> Ceiling:
     """The output cap of a call whose input is at most `input_tokens`, such that the run's
     usage after it stays within `limits` for tokens and cost, counted as usage is (cost
-    rounded to `COST_DIGITS`)."""
+    rounded to `COST_DIGITS`), less `margin` of cost (`COST_UNIT` when another charge is
+    added beside this one: the two, rounded in either order, may differ by a unit)."""
     tokens = limits.max_tokens - usage.tokens - input_tokens
     ceiling = Ceiling(tokens, "token")
-    input_cost = model_cost(input_tokens, 0, input_per_mtok=input_per_mtok, output_per_mtok=0)
-    if add_cost(usage.cost_usd, input_cost) > limits.max_cost_usd:
+    prices = {"input_per_mtok": input_per_mtok, "output_per_mtok": output_per_mtok}
+    if _over(limits, usage, input_tokens, 0, margin, **prices):
         return Ceiling(0, "cost", room=False)
     if output_per_mtok > 0:
+        input_cost = model_cost(input_tokens, 0, input_per_mtok=input_per_mtok, output_per_mtok=0)
         left = limits.max_cost_usd - usage.cost_usd - input_cost
         affordable = max(0, int(left * 1_000_000 / output_per_mtok) + 1)
         # The float division may be one off either way: step down to the exact bound.
-        while affordable > 0 and _over(limits, usage, input_cost, affordable, output_per_mtok):
+        while affordable > 0 and _over(limits, usage, input_tokens, affordable, margin, **prices):
             affordable -= 1
         if affordable < tokens:
             ceiling = Ceiling(affordable, "cost")
     return replace(ceiling, room=ceiling.output_tokens >= MIN_OUTPUT_TOKENS)
 
 
-def _over(limits: Limits, usage: Usage, input_cost: float, output: int, per_mtok: float) -> bool:
-    cost = input_cost + model_cost(0, output, input_per_mtok=0, output_per_mtok=per_mtok)
-    return add_cost(usage.cost_usd, cost) > limits.max_cost_usd
+def _over(
+    limits: Limits, usage: Usage, input_tokens: int, output: int, margin: float, **prices: float
+) -> bool:
+    cost = model_cost(input_tokens, output, **prices)  # as a charge is (`spend_of`)
+    return add_cost(usage.cost_usd, cost) > limits.max_cost_usd - margin
 
 
 def overshoot(limits: Limits, usage: Usage) -> dict[str, Any] | None:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from app.domain.guardrails.sensitive import redact_value
+from app.domain.memo import Unkept
 from app.domain.model.context import APPROVAL_CODES, UNTRUSTED, CallRecord, TurnRecord
 from app.domain.tools.specs import canonical_json
 
@@ -41,8 +42,7 @@ NOTICE = (
 )
 COLUMNS = ("step", "call_id", "tool", "status", "error", "source_id", "source_version")
 FINAL_REJECTED = "final_rejected"
-#: A value longer than this never takes part in a range: reading one back stays cheap,
-#: whatever a tool or a model put in an id.
+#: A value longer than this never takes part in a range (reading one back stays cheap).
 MAX_RANGE_VALUE = 128
 _DIGITS = frozenset("0123456789")
 _BY = " by "
@@ -277,6 +277,10 @@ def _render(group: _Group) -> list[list[Any]]:
     rows = []
     for j, base in enumerate(group.base.rows):
         row: list[Any] = [step, *base]
+        # A fixed field (a model's tool name, a backend's code) never reads as a range.
+        for i in range(_FIXED.start + 1, _FIXED.stop + 1):
+            if isinstance(row[i], str):
+                row[i] = _Value.of(row[i]).written(0, count)
         for k, value in enumerate(group.base.values[j]):
             stride = group.strides[j][k] if group.strides is not None else 0
             row[_VARYING[k] + 1] = value.written(stride, count)
@@ -360,7 +364,7 @@ class DigestBuilder:
 
     def message(self) -> dict[str, Any]:
         """The digest as the model reads it: one `user` message, after the opening."""
-        return {"role": "user", "content": canonical_json(self.digest())}
+        return Unkept(role="user", content=canonical_json(self.digest()))
 
 
 def digest_message(turns: Iterable[TurnRecord]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """A router's classifier route: a model call like any other. It goes only to a route
 that carries the run's data-policy tags, only when the run's budgets can pay for it (its
-output capped by them and by `PICK_TOKENS`), and what it spends is charged to the run with
+output capped by them, as any call's), and what it spends is charged to the run with
 the step's next write."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import logging
 from dataclasses import replace
 
 from app.config.files import ModelRouteConfig
-from app.domain.limits.budget import most_input_tokens, request_size, seconds_left, spend_of
+from app.domain.limits.budget import request_size, seconds_left, spend_of
+from app.domain.limits.input_bound import most_input_tokens
 from app.domain.model.replies import (
     FinalAnswer,
     ModelError,
@@ -28,8 +29,6 @@ from app.engine.steps.state import RunState
 log = logging.getLogger(__name__)
 #: The longest classifier answer a route reason repeats: it is the model's text.
 MAX_PICK_CHARS = 64
-#: The classifier's output cap: a route name (at most 64 characters) and no more.
-PICK_TOKENS = 64
 
 
 async def classify(
@@ -55,7 +54,8 @@ async def classify(
     ceiling = state.ceiling(most_input_tokens(size), route)
     if not ceiling.room:
         return None, f"a call of {name} would exceed the run's {ceiling.by} budget"
-    request = replace(request, max_output_tokens=min(PICK_TOKENS, ceiling.output_tokens))
+    limit = route.output_limit or ceiling.output_tokens
+    request = replace(request, max_output_tokens=min(limit, ceiling.output_tokens))
     reply = await _ask(lease, state, request)
     if not isinstance(reply, FinalAnswer) or reply_problem(reply) is not None:
         return None, "no pick"

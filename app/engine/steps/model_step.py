@@ -1,43 +1,36 @@
 """The CallModel step: ask the model (retrying within the step), then record the turn
 and its proposals, in one transaction, before anything is executed (`turn_writes`).
 
-Budgets are ceilings: each call is sent with the output cap its run's token and cost
-budgets leave after the most its input can be billed (`budget.output_ceiling`), and is
-not sent when that is too little. A reply cut at that cap, or billed past the budgets by
-a provider that ignored it, is charged and not taken; the run ends `budget`."""
+Budgets are ceilings (`ceilings`): each call is sent with the output cap its run's token
+and cost budgets leave after the most its input can be billed, and is not sent when that
+is too little. A reply cut at that cap, or billed past the budgets by a provider that
+ignored it, is charged and not taken; the run ends `budget`."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from app.config.files import ModelRouteConfig
 from app.domain.lifecycle.status import TerminationReason
 from app.domain.lifecycle.steps import Finish, finish
-from app.domain.limits.budget import (
-    Ceiling,
-    most_input_tokens,
-    overshoot,
-    request_size,
-    seconds_left,
-)
+from app.domain.limits.budget import request_size, seconds_left
 from app.domain.model.paging import READ_RESULT
 from app.domain.model.replies import (
     ModelError,
     ModelReply,
     ModelRequest,
     reply_problem,
-    script_usage,
     usage_in_range,
 )
+from app.domain.model.typed_output import OutputSchema
 from app.domain.model.window import View
 from app.domain.tools.retry import backoff_s
 from app.domain.tools.specs import ToolSpec
 from app.engine.process.lease import Lease
-from app.engine.steps import guarding, routing
+from app.engine.steps import ceilings, guarding, routing
 from app.engine.steps.chat_call import Versions, chat_call, versions_of
 from app.engine.steps.state import RunState
 from app.engine.steps.turn_writes import record_failure, record_turn, spend_on
@@ -45,19 +38,19 @@ from app.engine.tools import offered
 
 log = logging.getLogger(__name__)
 CONTEXT_EXHAUSTED = TerminationReason.CONTEXT_EXHAUSTED.value
-_OVERSHOT = "the provider billed the call past the run's budgets, ignoring its output cap"
 
 
 @dataclass(frozen=True)
 class _Step:
-    """What every attempt of a step sends: its size bounds the input tokens from below."""
+    """What every attempt of a step sends (`billed`: what its input is billed for)."""
 
     number: int
     exposed: list[Any]
     versions: Versions
     messages: list[dict[str, Any]]
     tools: Sequence[ToolSpec]
-    size: int
+    output: OutputSchema | None
+    billed: ceilings.Request
 
 
 async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
@@ -88,8 +81,12 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
     # A tool its server does not offer now is not shown; a call of it is refused.
     tools = [t.spec for t in exposed if t.spec.listed]
     messages = view.messages
-    size = request_size(state.instructions, messages, tools)
-    shared = _Step(step, exposed, versions_of(state.instructions, tools), messages, tools, size)
+    output = guarding.output_of(state)
+    schema = None if output is None else output.schema
+    size = request_size(state.instructions, messages, tools, schema)
+    billed = ceilings.Request(run.route, state.instructions, tools, schema, messages, size)
+    versions = versions_of(state.instructions, tools)
+    shared = _Step(step, exposed, versions, messages, tools, output, billed)
     while True:
         attempt = state.run.step_attempts + 1
         routed, tries = routing.on_route(rt, chosen, fallback, attempt)
@@ -118,15 +115,6 @@ def _exhausted(state: RunState, view: View) -> str:
     return f"what the run must keep no longer fits: it needs {need}"
 
 
-def input_bound(state: RunState, route: ModelRouteConfig, step: _Step, position: int) -> int:
-    """The most input tokens the call can be billed: the script's own word for a scripted
-    route (it declares its usage), else the request's size (`most_input_tokens`)."""
-    if route.provider != "scripted":
-        return most_input_tokens(step.size)
-    script = state.script or []
-    return script_usage(script[position]).input_tokens if position < len(script) else 0
-
-
 async def _attempt(
     lease: Lease, state: RunState, step: _Step, attempt: int, routed: routing.Routed
 ) -> Finish | ModelError | None:
@@ -137,13 +125,10 @@ async def _attempt(
     run = state.run
     route = rt.route(routed.route)
     left = seconds_left(rt.clock.now(), run.deadline_at)
-    ceiling = state.ceiling(input_bound(state, route, step, run.model_calls), route)
-    if not ceiling.room:  # a call that could not fit is not made
-        message = (
-            f"the run's {ceiling.by} budget leaves too little for the next model call "
-            f"({max(0, ceiling.output_tokens)} output tokens after its input)"
-        )
-        return finish(TerminationReason.BUDGET, "budget", message)
+    billed = replace(step.billed, route=routed.route)
+    ceiling = ceilings.ceiling_of(state, route, billed)
+    if not ceiling.budget.room:  # a call that could not fit is not made
+        return ceilings.refused(state, ceiling)
     request = ModelRequest(
         run_id=run.id,
         step=step.number,
@@ -155,8 +140,8 @@ async def _attempt(
         timeout_s=min(route.timeout_s, left),
         position=run.model_calls,
         script=state.script,
-        output=guarding.output_of(state),
-        max_output_tokens=ceiling.output_tokens,
+        output=step.output,
+        max_output_tokens=ceiling.asked,
     )
     with chat_call(rt, step.versions, route, request) as observed:
         try:
@@ -171,44 +156,41 @@ async def _attempt(
         except ModelError as exc:
             error = exc
         else:
-            problem = reply_problem(reply)
-            if problem is None:
+            taken = _taken(lease, state, reply, routed)
+            if taken is None:
                 observed.answered(reply)
-                return await _answered(lease, state, step, attempt, reply, routed, ceiling)
-            # Refused, not stored; but its tokens were paid for.
-            error = ModelError("malformed_output", problem, retryable=True, usage=reply.usage)
+                ceilings.keep_billed(state, billed, reply.usage)
+                await record_turn(
+                    lease,
+                    state,
+                    step.number,
+                    attempt,
+                    reply,
+                    step.exposed,
+                    routed,
+                    step.versions,
+                    ceiling.asked,
+                )
+                return None
+            error = taken
         observed.failed(error.code, error.retryable)
     return await _failed(lease, state, step, attempt, error, routed, ceiling)
 
 
-async def _answered(
+def _taken(
     lease: Lease,
     state: RunState,
-    step: _Step,
-    attempt: int,
     reply: ModelReply,
     routed: routing.Routed,
-    ceiling: Ceiling,
-) -> None:
-    """Records the turn, unless its provider spent past the run's budgets (it ignored the
-    cap): then the overshoot is recorded, the reply is not taken, and the run ends."""
-    spend = spend_on(lease, routed.route, reply.usage)
-    over = overshoot(state.run.own_limits, state.usage().plus(spend))
-    if over is None:
-        await record_turn(
-            lease,
-            state,
-            step.number,
-            attempt,
-            reply,
-            step.exposed,
-            routed,
-            step.versions,
-            ceiling.output_tokens,
-        )
-        return
-    error = ModelError("budget_overshoot", _OVERSHOT, usage=reply.usage)
-    await _failed(lease, state, step, attempt, error, routed, ceiling)
+) -> ModelError | None:
+    """Why a reply is not taken (None: it is): it breaks the bounds on what a model may
+    say, or it was billed past the run's budgets. Either way its tokens were paid for."""
+    problem = reply_problem(reply)
+    if problem is not None:
+        return ModelError("malformed_output", problem, retryable=True, usage=reply.usage)
+    if ceilings.past(state, spend_on(lease, routed.route, reply.usage)) is not None:
+        return ModelError("budget_overshoot", ceilings.OVERSHOT, usage=reply.usage)
+    return None
 
 
 async def _failed(
@@ -218,7 +200,7 @@ async def _failed(
     attempt: int,
     error: ModelError,
     routed: routing.Routed,
-    ceiling: Ceiling,
+    ceiling: ceilings.CallCeiling,
 ) -> Finish | ModelError | None:
     """Records a failed attempt, charged what its reply was billed. An answer cut at the
     cap the budgets set, or billed past them, ends the run `budget` in the same write."""
@@ -226,33 +208,13 @@ async def _failed(
         return finish(TerminationReason.MODEL_FAILED, error.code, error.message)
     usage = error.usage if error.usage is not None and usage_in_range(error.usage) else None
     spend = None if usage is None else spend_on(lease, routed.route, usage)
-    noted: dict[str, Any] = {"output_cap": ceiling.output_tokens}
-    ending = None
-    over = None if spend is None else overshoot(state.run.own_limits, state.usage().plus(spend))
+    over = None if spend is None else ceilings.past(state, spend)
+    noted: dict[str, Any] = {"output_cap": ceiling.asked}
     if over is not None:
         noted["overshoot"] = over
-        message = f"{_OVERSHOT} ({_said(over)} over the run's limits)"
-        ending = finish(TerminationReason.BUDGET, "budget", message)
-    elif (
-        error.code == "truncated"
-        and usage is not None
-        and usage.output_tokens >= ceiling.output_tokens
-    ):
-        message = (
-            f"the model's answer was cut short at the {ceiling.output_tokens} output tokens "
-            f"the run's {ceiling.by} budget left"
-        )
-        ending = finish(TerminationReason.BUDGET, "budget", message)
+    ceilings.keep_billed(state, replace(step.billed, route=routed.route), usage)
+    ending = ceilings.ending(ceiling, error.code, usage, over)
     await record_failure(
         lease, state, step.number, attempt, error, routed, spend, ending=ending, **noted
     )
     return None if ending is not None else error
-
-
-def _said(over: dict[str, Any]) -> str:
-    parts = []
-    if "tokens" in over:
-        parts.append(f"{over['tokens']} tokens")
-    if "cost_usd" in over:
-        parts.append(f"{over['cost_usd']:g} USD")
-    return " and ".join(parts)

@@ -19,7 +19,8 @@ from app.domain.lifecycle.records import Call, Preview, Run, Turn
 from app.domain.lifecycle.run_changes import ScriptItem
 from app.domain.lifecycle.status import SETTLED_CALL_STATUSES, CallStatus
 from app.domain.lifecycle.steps import CallState, NextStep, decide
-from app.domain.limits.budget import Ceiling, Spend, Usage, output_ceiling
+from app.domain.limits.budget import COST_UNIT, Ceiling, Spend, Usage, output_ceiling
+from app.domain.limits.input_bound import Billed
 from app.domain.model.context import TurnRecord, opening_messages, record_of
 from app.domain.model.paging import READ_RESULT, Paging
 from app.domain.model.window import ContextWindow, View, schema_of
@@ -78,6 +79,8 @@ class RunState:
     #: A turn's write held back for its read-only calls' outcomes (`commit.hold`): the
     #: state above already includes it.
     held: Held | None = None
+    #: What the run's latest model request was billed: the next one's input bound.
+    billed: Billed | None = None
     #: The model's view: every settled turn but the latest, in both its forms.
     _window: ContextWindow = field(default_factory=lambda: ContextWindow([]))
     #: The last step whose messages are in `_window`.
@@ -150,6 +153,7 @@ class RunState:
             input_tokens=input_tokens,
             input_per_mtok=route.input_cost_per_mtok,
             output_per_mtok=route.output_cost_per_mtok,
+            margin=0.0 if self.owed is None else COST_UNIT,
         )
 
     def take(self, other: RunState) -> None:

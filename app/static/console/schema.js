@@ -492,6 +492,7 @@ export const TERMINATION_REASONS = Object.freeze([
  * @property {string} code
  * @property {boolean} [retryable]
  * @property {string} [message]
+ * @property {Usage} [usage]
  * @property {number} [delay_ms]
  */
 
