@@ -55,6 +55,7 @@ from app.config.settings import Settings
 from app.db.clock import DbTime
 from app.db.session import make_engine, make_sessionmaker
 from app.domain.ports import Clock, ModelProvider, Tool
+from app.engine.access.oidc import OidcVerifier
 from app.engine.driver import Driver
 from app.engine.lifecycle.delegation import Delegation
 from app.engine.process.runtime import Runtime
@@ -292,9 +293,15 @@ def _runtime(
         reads=reads,
         versions=Versions(config, registry, rebuilder(out, delegation)),
         mcp_declarations=out.declarations,
+        oidc=_verifier(config, out.http, clock),
     )
     out.declarations.attach(runtime)
     return runtime, delegation
+
+
+def _verifier(config: AppConfig, http: httpx.AsyncClient, clock: Clock) -> OidcVerifier | None:
+    oidc = config.auth.oidc
+    return None if oidc is None else OidcVerifier(oidc, http, clock.monotonic)
 
 
 def _install(app: FastAPI, settings: Settings) -> None:

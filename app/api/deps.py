@@ -11,7 +11,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from app.api.event_stream import Streams
 from app.api.problems import ProblemError
 from app.domain.tools.specs import Principal
-from app.engine.access.keys import authenticate
+from app.engine.access.keys import KEY_PREFIX, authenticate
 from app.engine.driver import Driver
 from app.engine.process.runtime import Runtime
 
@@ -47,13 +47,17 @@ async def get_principal(
             "send an API key as `Authorization: Bearer ...`",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    principal = await authenticate(
-        rt.single, credentials.credentials, rt.db_time, known=rt.known_keys
-    )
+    bearer = credentials.credentials
+    if rt.oidc is None or bearer.startswith(KEY_PREFIX):
+        principal = await authenticate(rt.single, bearer, rt.db_time, known=rt.known_keys)
+        refused = "the API key is not valid"
+    else:
+        principal = await rt.oidc.principal(bearer)
+        refused = "the access token is not valid"
     if principal is None:
-        raise ProblemError(
-            "unauthenticated", "the API key is not valid", headers={"WWW-Authenticate": "Bearer"}
-        )
+        raise ProblemError("unauthenticated", refused, headers={"WWW-Authenticate": "Bearer"})
+    if not principal.roles:
+        raise ProblemError("forbidden", "the access token grants no role in Toolgate")
     return principal
 
 
@@ -67,7 +71,10 @@ async def key_recheck(
     key = credentials.credentials if credentials is not None else ""
 
     async def still_valid() -> bool:
-        principal = await authenticate(rt.single, key, rt.db_time)
+        if rt.oidc is None or key.startswith(KEY_PREFIX):
+            principal = await authenticate(rt.single, key, rt.db_time)
+        else:  # an access token: it may have expired meanwhile
+            principal = await rt.oidc.principal(key)
         return principal is not None and bool(principal.roles & set(READER_ROLES))
 
     return still_valid

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator
 
+from app.config.auth_configs import AuthConfig
 from app.config.base import (
     EnvVarName,
     HttpUrl,
@@ -235,3 +236,4 @@ class AppConfig(Strict):
     webhooks: WebhooksConfig = WebhooksConfig()
     retention: RetentionConfig = RetentionConfig()
     mcp_servers: dict[Name, McpServerConfig] = {}
+    auth: AuthConfig = AuthConfig()

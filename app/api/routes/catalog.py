@@ -144,7 +144,7 @@ async def list_agents(
     return {"items": [_agent_view(rt, n, agents[n]) for n in names], "next_cursor": next_cursor}
 
 
-@router.get("/me", response_model=MeOut, responses=problems(401))
+@router.get("/me", response_model=MeOut, responses=problems(401, 403))
 async def get_me(principal: AnyRoleDep) -> Any:
     """The calling key: its tenant, subject, roles and scopes (`null`: every scope), so a
     client can offer only what the key may do."""

@@ -16,6 +16,7 @@ from app.db.clock import DbTime
 from app.domain.limits.retention import Retention
 from app.domain.ports import Clock, ModelProvider, Tool
 from app.engine.access.known_keys import KnownKeys
+from app.engine.access.oidc import OidcVerifier
 from app.engine.events.event_hub import EventHub
 from app.engine.process.commit_batcher import CommitBatcher
 from app.engine.process.deferred import Deferred
@@ -73,6 +74,8 @@ class Runtime:
     deferred: Deferred = field(default_factory=Deferred, init=False)
     #: Where this process's MCP servers pin their tools' declarations (shared by replicas).
     mcp_declarations: Declarations = field(default_factory=Declarations)
+    #: The OIDC issuer's access tokens as principals (`auth.oidc`), or None: keys only.
+    oidc: OidcVerifier | None = None
     #: Wakes this process's event streams when events are committed (by any process).
     events: EventHub = field(default_factory=EventHub, init=False)
     #: Commits steps' writes (and Idempotency-Key answers), many runs' in one statement.
