@@ -30,6 +30,7 @@ RUN_EXAMPLE: dict[str, Any] = {
 RUN_OUT_EXAMPLE: dict[str, Any] = {
     "id": "run_5f0c3e6a9b1d4f2e8a7c6b5d4e3f2a1b",
     "agent": "tech-radar",
+    "input": "Which databases are in the adopt ring?",
     "status": "finished",
     "termination_reason": "final",
     "output": {

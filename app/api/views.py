@@ -17,6 +17,7 @@ def run_view(record: Run, pending: Sequence[Preview] = ()) -> dict[str, Any]:
     return {
         "id": record.id,
         "agent": record.agent,
+        "input": redact_value(record.input),
         "status": record.status,
         "termination_reason": record.termination_reason,
         "output": record.output,

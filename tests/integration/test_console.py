@@ -1074,3 +1074,13 @@ async def test_a_preview_page_reloaded_without_a_change_keeps_what_it_shows(
         reads = await page.evaluate("window.previewReads.started")
         assert reads >= 3  # the first, the rejection's, and run.finished's
         assert await page.evaluate("window.factsRemoved") == 0
+
+
+async def test_a_preview_says_what_the_run_was_asked_and_by_which_agent(console: Console) -> None:
+    """What an approver needs to decide is why the call is asked: the run's input."""
+    _, preview_id = await console.park_kafka_move()
+    async with opened(console) as (_, page, _seen):
+        await sign_in(page, console, console.approver, f"/console/previews/{preview_id}")
+        asked = page.locator("section.asked")
+        await expect(asked).to_contain_text("The agent tech-radar was asked:", timeout=WAIT_MS)
+        await expect(page.locator("#run-input")).to_have_text("Which databases are in adopt?")

@@ -279,3 +279,18 @@ async def test_a_previews_summary_and_impact_never_show_a_secret(harness_factory
     preview_id = run["pending_approvals"][0]["preview_id"]
     shown = await h.client.get(f"/v1/previews/{preview_id}", headers=approver)
     assert GITHUB not in shown.text and "[REDACTED]" in shown.text
+
+
+async def test_a_runs_input_is_shown_with_its_secrets_redacted(harness: Harness) -> None:
+    """What an approver reads to decide: the run's input, in the run resource — never a
+    secret the user pasted into it."""
+    await seed_radar(harness)
+    headers = await harness.key()
+    asked = f"Which databases are in adopt? My key is {AWS}"
+    body = run_body(final("PostgreSQL"), input=asked)
+    created = (await harness.client.post("/v1/runs", headers=headers, json=body)).json()
+    assert created["input"] == "Which databases are in adopt? My key is [REDACTED]"
+    shown = (await harness.client.get(f"/v1/runs/{created['id']}", headers=headers)).json()
+    listed = (await harness.client.get("/v1/runs", headers=headers)).json()["items"]
+    assert shown["input"] == listed[0]["input"] == created["input"]
+    assert AWS not in json.dumps([created, shown, listed])

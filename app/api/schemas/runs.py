@@ -213,6 +213,10 @@ class RunOut(BaseModel):
 
     id: str
     agent: str
+    input: str = Field(
+        description="What the run was asked (the request's `input`, or the continued "
+        "run's), with secrets redacted as in every text the API shows."
+    )
     status: RunStatus
     # Always in the answer (null when unset); defaults only make them optional in the
     # document, whose examples cannot spell null.

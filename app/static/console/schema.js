@@ -443,6 +443,7 @@ export const TERMINATION_REASONS = Object.freeze([
  * @typedef {object} RunOut
  * @property {string} id
  * @property {string} agent
+ * @property {string} input
  * @property {RunStatus} status
  * @property {TerminationReason | null} [termination_reason]
  * @property {RunOutput | null} [output]

@@ -16,6 +16,7 @@ import { tickCountdowns } from "./queue.js";
 /** @typedef {import("../schema.js").PreviewOut} PreviewOut */
 /** @typedef {import("../schema.js").ToolOut} ToolOut */
 /** @typedef {import("../schema.js").ToolPage} ToolPage */
+/** @typedef {import("../schema.js").RunOut} RunOut */
 
 /** The page's parts that show the preview, each filled anew when it changes. */
 function previewParts() {
@@ -44,6 +45,27 @@ function toolNamed(ctx, name) {
     const tools = /** @type {ToolPage} */ (await ctx.api("/v1/tools?limit=200"));
     return tools.items.find((t) => t.name === name) || null;
   }, null);
+}
+
+/**
+ * Why the call is asked: what the run was asked, by which agent; nothing when the run
+ * cannot be read.
+ * @param {PageContext} ctx
+ * @param {string} runId
+ */
+async function askedView(ctx, runId) {
+  const run = await optional(
+    async () => /** @type {RunOut} */ (await ctx.api(`/v1/runs/${encodeURIComponent(runId)}`)),
+    null,
+  );
+  if (run === null) return h("div", {});
+  return h(
+    "section",
+    { class: "asked" },
+    h("h2", {}, "Asked"),
+    h("p", {}, `The agent ${run.agent} was asked:`),
+    h("blockquote", { id: "run-input" }, run.input),
+  );
 }
 
 /**
@@ -99,7 +121,8 @@ export async function previewPage(ctx, id) {
     },
     decision,
   );
-  ctx.main.append(parts.result, parts.facts, parts.impact, parts.args, decision.section);
+  const asked = await askedView(ctx, preview.run_id);
+  ctx.main.append(parts.result, asked, parts.facts, parts.impact, parts.args, decision.section);
   paint();
   ctx.every(1000, () => tickCountdowns(parts.facts));
   await timeline(ctx, ctx.main, preview.run_id, {
