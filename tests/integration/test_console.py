@@ -1077,10 +1077,24 @@ async def test_a_preview_page_reloaded_without_a_change_keeps_what_it_shows(
 
 
 async def test_a_preview_says_what_the_run_was_asked_and_by_which_agent(console: Console) -> None:
-    """What an approver needs to decide is why the call is asked: the run's input."""
-    _, preview_id = await console.park_kafka_move()
+    """What an approver needs to decide is why the call is asked: the run's input, and
+    the calls that led to it."""
+    kafka = await row(console.h, "Kafka")
+    run = await console.parked_run(
+        tool_calls(("c0", "search_technologies", {"query": "kafka"})),
+        tool_calls(("c1", "nowhere", {})),
+        tool_calls(move(kafka["id"], call_id="c2")),
+        final("Kafka is now in adopt [source:s1]"),
+    )
+    preview_id = run["pending_approvals"][0]["preview_id"]
     async with opened(console) as (_, page, _seen):
         await sign_in(page, console, console.approver, f"/console/previews/{preview_id}")
         asked = page.locator("section.asked")
         await expect(asked).to_contain_text("The agent tech-radar was asked:", timeout=WAIT_MS)
         await expect(page.locator("#run-input")).to_have_text("Which databases are in adopt?")
+        await expect(asked.locator("ol.led-here li")).to_have_text(
+            [
+                "step 1: search_technologies — succeeded",
+                "step 2: nowhere — rejected (unknown_tool)",
+            ]
+        )

@@ -17,6 +17,8 @@ import { tickCountdowns } from "./queue.js";
 /** @typedef {import("../schema.js").ToolOut} ToolOut */
 /** @typedef {import("../schema.js").ToolPage} ToolPage */
 /** @typedef {import("../schema.js").RunOut} RunOut */
+/** @typedef {import("../schema.js").CallOut} CallOut */
+/** @typedef {import("../schema.js").CallPage} CallPage */
 
 /** The page's parts that show the preview, each filled anew when it changes. */
 function previewParts() {
@@ -48,24 +50,40 @@ function toolNamed(ctx, name) {
 }
 
 /**
- * Why the call is asked: what the run was asked, by which agent; nothing when the run
- * cannot be read.
+ * Why the call is asked: what the run was asked, by which agent, and the calls it made
+ * before this one; nothing when the run cannot be read.
  * @param {PageContext} ctx
- * @param {string} runId
+ * @param {PreviewOut} preview
  */
-async function askedView(ctx, runId) {
-  const run = await optional(
-    async () => /** @type {RunOut} */ (await ctx.api(`/v1/runs/${encodeURIComponent(runId)}`)),
-    null,
-  );
+async function askedView(ctx, preview) {
+  const runPath = `/v1/runs/${encodeURIComponent(preview.run_id)}`;
+  const run = await optional(async () => /** @type {RunOut} */ (await ctx.api(runPath)), null);
   if (run === null) return h("div", {});
-  return h(
+  const calls = await optional(
+    async () => /** @type {CallPage} */ (await ctx.api(`${runPath}/calls`)).items,
+    /** @type {CallOut[]} */ ([]),
+  );
+  const before = calls.filter((c) => c.step < preview.step);
+  const section = h(
     "section",
     { class: "asked" },
     h("h2", {}, "Asked"),
     h("p", {}, `The agent ${run.agent} was asked:`),
     h("blockquote", { id: "run-input" }, run.input),
   );
+  if (before.length) {
+    section.append(
+      h("p", {}, "The calls that led here:"),
+      h(
+        "ol",
+        { class: "led-here" },
+        ...before.map((c) =>
+          h("li", {}, `step ${c.step}: ${c.tool} — ${c.status}${c.error ? ` (${c.error.code})` : ""}`),
+        ),
+      ),
+    );
+  }
+  return section;
 }
 
 /**
@@ -121,7 +139,7 @@ export async function previewPage(ctx, id) {
     },
     decision,
   );
-  const asked = await askedView(ctx, preview.run_id);
+  const asked = await askedView(ctx, preview);
   ctx.main.append(parts.result, asked, parts.facts, parts.impact, parts.args, decision.section);
   paint();
   ctx.every(1000, () => tickCountdowns(parts.facts));
