@@ -1098,3 +1098,15 @@ async def test_a_preview_says_what_the_run_was_asked_and_by_which_agent(console:
                 "step 2: nowhere — rejected (unknown_tool)",
             ]
         )
+        # The timeline reads as sentences, each raw event one click away.
+        succeeded = page.locator("ol.timeline li[data-type='call.succeeded']")
+        await expect(succeeded.locator(".event-sentence")).to_have_text(
+            re.compile(r"^Call c0( \(search_technologies\))? succeeded\.$")
+        )
+        refused = page.locator("ol.timeline li[data-type='call.rejected'] .event-sentence")
+        await expect(refused).to_contain_text("Call c1")
+        await expect(refused).to_contain_text("was refused: unknown_tool.")
+        raw = succeeded.locator("details .event-data")
+        await expect(raw).to_be_hidden()
+        await succeeded.locator("summary").click()
+        await expect(raw).to_contain_text("call_id: c0")

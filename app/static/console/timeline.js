@@ -21,6 +21,59 @@ function describe(data) {
     .join(" · ");
 }
 
+/** What happened to a call, by its event's type. */
+const CALL_VERBS = /** @type {Record<string, string>} */ ({
+  "call.proposed": "was proposed",
+  "call.rejected": "was refused",
+  "call.awaiting_approval": "waits for an approval",
+  "call.approved": "was approved",
+  "call.rejected_by_approver": "was rejected by an approver",
+  "call.started": "was sent",
+  "call.succeeded": "succeeded",
+  "call.failed": "failed",
+  "call.cancelled": "was cancelled",
+});
+
+/** @param {unknown} value */
+const text = (value) => (value === null || value === undefined ? "" : String(value));
+
+/**
+ * The event as a sentence for people, from the fields it carries; "" when there is none
+ * to say (the raw event is there).
+ * @param {EventOut} event
+ * @returns {string}
+ */
+export function sentence(event) {
+  const data = /** @type {Record<string, unknown>} */ (event.data || {});
+  const code = text(data.code) || text(/** @type {any} */ (data.error)?.code);
+  const because = code ? `: ${code}` : "";
+  if (event.type in CALL_VERBS) {
+    const tool = text(data.tool) ? ` (${text(data.tool)})` : "";
+    const by = text(data.by) ? ` by ${text(data.by)}` : "";
+    return `Call ${text(data.call_id)}${tool} ${CALL_VERBS[event.type]}${by}${because}.`;
+  }
+  switch (event.type) {
+    case "run.created":
+      return "The run was created.";
+    case "run.claimed":
+      return "A server process took the run up.";
+    case "run.cancel_requested":
+      return "A cancel was asked for.";
+    case "turn.completed":
+      return data.kind === "final"
+        ? `Step ${text(data.step)}: the model gave its answer.`
+        : `Step ${text(data.step)}: the model proposed calls.`;
+    case "turn.failed":
+      return `Step ${text(data.step)}: the model call failed${because}.`;
+    case "final.rejected":
+      return `Step ${text(data.step)}: the final answer was refused${because}.`;
+    case "run.finished":
+      return `The run finished: ${text(data.termination_reason)}${code ? ` (${code})` : ""}.`;
+    default:
+      return "";
+  }
+}
+
 /**
  * @param {EventOut} event
  * @returns {HTMLLIElement}
@@ -35,8 +88,13 @@ function item(event) {
     " ",
     h("time", { datetime: event.at }, when(event.at)),
   );
-  const text = describe(event.data);
-  if (text) li.append(h("div", { class: "event-data" }, text));
+  const said = sentence(event);
+  if (said) li.append(h("div", { class: "event-sentence" }, said));
+  const raw = describe(event.data);
+  if (raw) {
+    // The raw event one click away, for whoever needs its ids and hashes.
+    li.append(h("details", {}, h("summary", {}, "Raw event"), h("div", { class: "event-data" }, raw)));
+  }
   return li;
 }
 
