@@ -48,17 +48,30 @@ async def get_principal(
             headers={"WWW-Authenticate": "Bearer"},
         )
     bearer = credentials.credentials
-    if rt.oidc is None or bearer.startswith(KEY_PREFIX):
-        principal = await authenticate(rt.single, bearer, rt.db_time, known=rt.known_keys)
-        refused = "the API key is not valid"
-    else:
-        principal = await rt.oidc.principal(bearer)
-        refused = "the access token is not valid"
+    principal = await _principal(rt, bearer, known=True)
     if principal is None:
+        refused = (
+            "the API key is not valid" if _is_key(rt, bearer) else "the access token is not valid"
+        )
         raise ProblemError("unauthenticated", refused, headers={"WWW-Authenticate": "Bearer"})
     if not principal.roles:
         raise ProblemError("forbidden", "the access token grants no role in Toolgate")
     return principal
+
+
+def _is_key(rt: Runtime, bearer: str) -> bool:
+    """An API key, or (with `auth.oidc`) a person's access token."""
+    return rt.oidc is None or bearer.startswith(KEY_PREFIX)
+
+
+async def _principal(rt: Runtime, bearer: str, *, known: bool) -> Principal | None:
+    """The bearer's principal, or None when it opens nothing. `known`: a key's may come
+    from the keys looked up lately; a token is verified each time (it may have expired)."""
+    if not _is_key(rt, bearer):
+        assert rt.oidc is not None
+        return await rt.oidc.principal(bearer)
+    cache = rt.known_keys if known else None
+    return await authenticate(rt.single, bearer, rt.db_time, known=cache)
 
 
 async def key_recheck(
@@ -71,10 +84,7 @@ async def key_recheck(
     key = credentials.credentials if credentials is not None else ""
 
     async def still_valid() -> bool:
-        if rt.oidc is None or key.startswith(KEY_PREFIX):
-            principal = await authenticate(rt.single, key, rt.db_time)
-        else:  # an access token: it may have expired meanwhile
-            principal = await rt.oidc.principal(key)
+        principal = await _principal(rt, key, known=False)
         return principal is not None and bool(principal.roles & set(READER_ROLES))
 
     return still_valid

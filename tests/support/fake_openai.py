@@ -124,8 +124,9 @@ class FakeOpenAI:
         self.headers.append(dict(request.headers))
         if (sent.get("max_completion_tokens") or 0) > MODEL_MAX_OUTPUT:
             # As OpenAI answers a call that asks for more than its model can write.
-            return _error(400, "invalid_request_error", "max_tokens is too large")
-        reply = self.script.pop(0) if self.script else text("(no script left)")
+            reply = failure(400, "invalid_request_error", "max_tokens is too large")
+        else:
+            reply = self.script.pop(0) if self.script else text("(no script left)")
         if self.realistic and reply.status == 200:
             reply = billed(reply, sent, honour_cap=not self.ignores_caps)
             usage = reply.body["usage"]
@@ -142,11 +143,6 @@ class FakeOpenAI:
             headers=reply.headers,
             media_type="application/json",
         )
-
-
-def _error(status: int, kind: str, message: str) -> Response:
-    body = {"error": {"message": message, "type": kind, "code": None}}
-    return Response(json.dumps(body), status_code=status, media_type="application/json")
 
 
 @asynccontextmanager

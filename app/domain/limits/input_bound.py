@@ -33,37 +33,40 @@ def most_input_tokens(request_bytes: int) -> int:
 
 
 @dataclass(frozen=True)
-class Billed:
-    """A model request as its provider billed it: what the next request of the run can
-    count on, when it only adds messages."""
+class Prompt:
+    """What a model request's input is made of: it is billed for these. `size` is their
+    `budget.request_size`."""
 
     route: str
     instructions: str
-    tools: tuple[ToolSpec, ...]
+    tools: Sequence[ToolSpec]
     schema: Mapping[str, Any] | None
-    messages: tuple[Mapping[str, Any], ...]
+    messages: Sequence[Mapping[str, Any]]
+    size: int
+
+
+@dataclass(frozen=True)
+class Billed:
+    """A prompt as its provider billed it: what the next prompt of the run can count on,
+    when it only adds messages."""
+
+    prompt: Prompt
     input_tokens: int
 
-    def bound(
-        self,
-        route: str,
-        instructions: str,
-        tools: Sequence[ToolSpec],
-        schema: Mapping[str, Any] | None,
-        messages: Sequence[Mapping[str, Any]],
-    ) -> int | None:
-        """The most a request of these parts can be billed, or None when it does not
-        extend this one (another route or tokenizer, changed tools, a message changed or
-        dropped: a turn made compact, a digest rebuilt)."""
-        n = len(self.messages)
+    def bound(self, prompt: Prompt) -> int | None:
+        """The most `prompt` can be billed, or None when it does not extend this one
+        (another route or tokenizer, changed tools, a message changed or dropped: a turn
+        made compact, a digest rebuilt)."""
+        last = self.prompt
+        n = len(last.messages)
         if (
-            route != self.route
-            or instructions != self.instructions
-            or schema is not self.schema
-            or len(messages) < n
-            or tuple(tools) != self.tools
-            or any(a is not b for a, b in zip(self.messages, messages, strict=False))
+            prompt.route != last.route
+            or prompt.instructions != last.instructions
+            or prompt.schema is not last.schema
+            or len(prompt.messages) < n
+            or tuple(prompt.tools) != tuple(last.tools)
+            or any(a is not b for a, b in zip(last.messages, prompt.messages, strict=False))
         ):
             return None
-        added = messages[n:]
+        added = prompt.messages[n:]
         return self.input_tokens + sum(message_json_size(m) + MESSAGE_TOKENS for m in added)

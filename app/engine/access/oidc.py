@@ -98,12 +98,11 @@ class OidcVerifier:
     async def _key(self, kid: Any) -> jwt.PyJWK | None:
         """The issuer's key `kid` (a set of one key may go unnamed), fetched again when it
         is unknown, at most every REFETCH_EVERY_S."""
-        now = self._now()
-        stale = self._fetched_at is None or now - self._fetched_at > KEYS_KEPT_S
+        age = None if self._fetched_at is None else self._now() - self._fetched_at
         known = self._found(kid)
-        if known is not None and not stale:
+        if known is not None and age is not None and age <= KEYS_KEPT_S:
             return known
-        if stale or self._fetched_at is None or now - self._fetched_at >= REFETCH_EVERY_S:
+        if age is None or age >= REFETCH_EVERY_S:
             await self._fetch()
         return self._found(kid)
 

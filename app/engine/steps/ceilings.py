@@ -11,32 +11,18 @@ reply was billed is kept (`RunState.billed`) to bound the next request of the ru
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.config.files import ModelRouteConfig
 from app.domain.lifecycle.status import TerminationReason
 from app.domain.lifecycle.steps import Finish, finish
 from app.domain.limits.budget import Ceiling, Spend, overshoot
-from app.domain.limits.input_bound import Billed, most_input_tokens
+from app.domain.limits.input_bound import Billed, Prompt, most_input_tokens
 from app.domain.model.replies import TokenUsage, script_usage
-from app.domain.tools.specs import ToolSpec
 from app.engine.steps.state import RunState
 
 OVERSHOT = "the provider billed the call past the run's budgets, ignoring its output cap"
-
-
-@dataclass(frozen=True)
-class Request:
-    """What a call's input is made of: it is billed for these."""
-
-    route: str
-    instructions: str
-    tools: Sequence[ToolSpec]
-    schema: Mapping[str, Any] | None
-    messages: Sequence[Mapping[str, Any]]
-    size: int  # `budget.request_size` of them
 
 
 @dataclass(frozen=True)
@@ -45,25 +31,20 @@ class CallCeiling:
     asked: int | None  # what the call asks for: the smaller of that and its route's limit
 
 
-def input_bound(state: RunState, route: ModelRouteConfig, request: Request) -> int:
+def input_bound(state: RunState, route: ModelRouteConfig, prompt: Prompt) -> int:
     """The most input tokens the call can be billed: the script's own word on a scripted
     route (it declares its usage); else what the run's previous call was billed, when this
     request only adds messages to it, and the request's size when it does not."""
     if route.provider == "scripted":
         script, position = state.script or [], state.run.model_calls
         return script_usage(script[position]).input_tokens if position < len(script) else 0
-    loose = most_input_tokens(request.size)
-    billed = state.billed
-    if billed is None:
-        return loose
-    tight = billed.bound(
-        request.route, request.instructions, request.tools, request.schema, request.messages
-    )
+    loose = most_input_tokens(prompt.size)
+    tight = None if state.billed is None else state.billed.bound(prompt)
     return loose if tight is None else min(tight, loose)
 
 
-def ceiling_of(state: RunState, route: ModelRouteConfig, request: Request) -> CallCeiling:
-    budget = state.ceiling(input_bound(state, route, request), route)
+def ceiling_of(state: RunState, route: ModelRouteConfig, prompt: Prompt) -> CallCeiling:
+    budget = state.ceiling(input_bound(state, route, prompt), route)
     limit = route.output_limit
     asked = budget.output_tokens if limit is None else min(limit, budget.output_tokens)
     return CallCeiling(budget, asked)
@@ -83,18 +64,11 @@ def refused(state: RunState, ceiling: CallCeiling) -> Finish:
     return finish(TerminationReason.BUDGET, "budget", message)
 
 
-def keep_billed(state: RunState, request: Request, usage: TokenUsage | None) -> None:
-    """What the request was billed, for the next one's bound (a provider that reports no
+def keep_billed(state: RunState, prompt: Prompt, usage: TokenUsage | None) -> None:
+    """What the prompt was billed, for the next one's bound (a provider that reports no
     usage bounds nothing)."""
     if usage is not None and usage.input_tokens > 0:
-        state.billed = Billed(
-            request.route,
-            request.instructions,
-            tuple(request.tools),
-            request.schema,
-            tuple(request.messages),
-            usage.input_tokens,
-        )
+        state.billed = Billed(replace(prompt, messages=tuple(prompt.messages)), usage.input_tokens)
 
 
 def past(state: RunState, spend: Spend) -> dict[str, Any] | None:

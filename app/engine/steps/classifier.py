@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from app.config.files import ModelRouteConfig
 from app.domain.limits.budget import request_size, seconds_left, spend_of
-from app.domain.limits.input_bound import most_input_tokens
+from app.domain.limits.input_bound import Prompt
 from app.domain.model.replies import (
     FinalAnswer,
     ModelError,
@@ -23,6 +23,7 @@ from app.domain.model.replies import (
 )
 from app.domain.model.routing import missing_tags
 from app.engine.process.lease import Interrupted, Lease
+from app.engine.steps import ceilings
 from app.engine.steps.chat_call import chat_call, versions_of
 from app.engine.steps.state import RunState
 
@@ -51,11 +52,11 @@ async def classify(
         return None, "no pick"
     request = _request(state, step, name, ok, timeout)
     size = request_size(request.instructions, request.messages)
-    ceiling = state.ceiling(most_input_tokens(size), route)
-    if not ceiling.room:
-        return None, f"a call of {name} would exceed the run's {ceiling.by} budget"
-    limit = route.output_limit or ceiling.output_tokens
-    request = replace(request, max_output_tokens=min(limit, ceiling.output_tokens))
+    prompt = Prompt(name, request.instructions, (), None, request.messages, size)
+    ceiling = ceilings.ceiling_of(state, route, prompt)
+    if not ceiling.budget.room:
+        return None, f"a call of {name} would exceed the run's {ceiling.budget.by} budget"
+    request = replace(request, max_output_tokens=ceiling.asked)
     reply = await _ask(lease, state, request)
     if not isinstance(reply, FinalAnswer) or reply_problem(reply) is not None:
         return None, "no pick"

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from app.domain.lifecycle.status import TerminationReason
 from app.domain.lifecycle.steps import Finish, finish
 from app.domain.limits.budget import request_size, seconds_left
+from app.domain.limits.input_bound import Prompt
 from app.domain.model.paging import READ_RESULT
 from app.domain.model.replies import (
     ModelError,
@@ -28,7 +28,6 @@ from app.domain.model.replies import (
 from app.domain.model.typed_output import OutputSchema
 from app.domain.model.window import View
 from app.domain.tools.retry import backoff_s
-from app.domain.tools.specs import ToolSpec
 from app.engine.process.lease import Lease
 from app.engine.steps import ceilings, guarding, routing
 from app.engine.steps.chat_call import Versions, chat_call, versions_of
@@ -42,15 +41,13 @@ CONTEXT_EXHAUSTED = TerminationReason.CONTEXT_EXHAUSTED.value
 
 @dataclass(frozen=True)
 class _Step:
-    """What every attempt of a step sends (`billed`: what its input is billed for)."""
+    """What every attempt of a step sends (`prompt`: what its input is billed for)."""
 
     number: int
     exposed: list[Any]
     versions: Versions
-    messages: list[dict[str, Any]]
-    tools: Sequence[ToolSpec]
     output: OutputSchema | None
-    billed: ceilings.Request
+    prompt: Prompt  # its messages and tools, as sent
 
 
 async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
@@ -84,9 +81,9 @@ async def call_model(lease: Lease, state: RunState, step: int) -> Finish | None:
     output = guarding.output_of(state)
     schema = None if output is None else output.schema
     size = request_size(state.instructions, messages, tools, schema)
-    billed = ceilings.Request(run.route, state.instructions, tools, schema, messages, size)
+    prompt = Prompt(run.route, state.instructions, tools, schema, messages, size)
     versions = versions_of(state.instructions, tools)
-    shared = _Step(step, exposed, versions, messages, tools, output, billed)
+    shared = _Step(step, exposed, versions, output, prompt)
     while True:
         attempt = state.run.step_attempts + 1
         routed, tries = routing.on_route(rt, chosen, fallback, attempt)
@@ -125,8 +122,8 @@ async def _attempt(
     run = state.run
     route = rt.route(routed.route)
     left = seconds_left(rt.clock.now(), run.deadline_at)
-    billed = replace(step.billed, route=routed.route)
-    ceiling = ceilings.ceiling_of(state, route, billed)
+    prompt = replace(step.prompt, route=routed.route)
+    ceiling = ceilings.ceiling_of(state, route, prompt)
     if not ceiling.budget.room:  # a call that could not fit is not made
         return ceilings.refused(state, ceiling)
     request = ModelRequest(
@@ -135,8 +132,8 @@ async def _attempt(
         attempt=attempt,
         route=routed.route,
         instructions=state.instructions,
-        messages=step.messages,
-        tools=step.tools,
+        messages=prompt.messages,
+        tools=prompt.tools,
         timeout_s=min(route.timeout_s, left),
         position=run.model_calls,
         script=state.script,
@@ -159,7 +156,7 @@ async def _attempt(
             taken = _taken(lease, state, reply, routed)
             if taken is None:
                 observed.answered(reply)
-                ceilings.keep_billed(state, billed, reply.usage)
+                ceilings.keep_billed(state, prompt, reply.usage)
                 await record_turn(
                     lease,
                     state,
@@ -212,7 +209,7 @@ async def _failed(
     noted: dict[str, Any] = {"output_cap": ceiling.asked}
     if over is not None:
         noted["overshoot"] = over
-    ceilings.keep_billed(state, replace(step.billed, route=routed.route), usage)
+    ceilings.keep_billed(state, replace(step.prompt, route=routed.route), usage)
     ending = ceilings.ending(ceiling, error.code, usage, over)
     await record_failure(
         lease, state, step.number, attempt, error, routed, spend, ending=ending, **noted
