@@ -320,21 +320,6 @@ tool_rate = Table(
     PrimaryKeyConstraint("tenant_id", "tool", "window_start"),
 )
 
-technology = Table(
-    "technology",
-    metadata,
-    Column("tenant_id", String(64), nullable=False),
-    Column("id", String(64), nullable=False),
-    Column("name", String(200), nullable=False),
-    Column("category", String(100), nullable=False),
-    Column("ring", String(16), nullable=False),
-    Column("description", Text, nullable=False),
-    Column("version", Integer, nullable=False, server_default="1"),
-    _ts("updated_at"),
-    PrimaryKeyConstraint("tenant_id", "id"),
-    UniqueConstraint("tenant_id", "name"),
-)
-
 # What an approver decides on: immutable once made, apart from its status and decision.
 preview = Table(
     "preview",
@@ -378,23 +363,12 @@ preview = Table(
     ),
 )
 
-# The write tool's ledger: a row per operation id, written with its change (made once).
-technology_operation = Table(
-    "technology_operation",
-    metadata,
-    Column("tenant_id", String(64), nullable=False),
-    Column("operation_id", String(64), nullable=False),
-    Column("technology_id", String(64), nullable=False),
-    Column("result", JSONB, nullable=False),
-    _ts("created_at"),
-    PrimaryKeyConstraint("tenant_id", "operation_id"),
-)
-
 # What other modules declare on `metadata` (tables, triggers, functions): imported here.
 from app.db.lifecycle import json_rows as _json_rows  # noqa: E402, F401
 from app.db.lifecycle import liveness as _liveness  # noqa: E402, F401
 from app.db.limits import lineage_tables as _lineage_tables  # noqa: E402, F401
 from app.db.limits import quota_tables as _quota_tables  # noqa: E402, F401
 from app.db.radar import history_tables as _history_tables  # noqa: E402, F401
+from app.db.radar import radar_tables as _radar_tables  # noqa: E402, F401
 from app.db.tools import mcp_tables as _mcp_tables  # noqa: E402, F401
 from app.db.webhooks import tables as _webhook_tables  # noqa: E402, F401

@@ -20,7 +20,7 @@ from app.api.schemas import catalog as catalog_schemas
 from app.api.schemas import keys as key_schemas
 from app.api.schemas import runs as schemas
 from app.api.schemas import webhooks as webhook_schemas
-from app.db.tables import technology
+from app.db.radar.radar_tables import technology
 from app.openapi import openapi_json
 from tests.support import hostile
 from tests.support.factories import final, run_body, seed_radar, tool_calls

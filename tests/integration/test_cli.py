@@ -12,8 +12,9 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.radar.radar_tables import technology
 from app.db.session import make_sessionmaker
-from app.db.tables import api_key, technology
+from app.db.tables import api_key
 from app.engine.access.keys import authenticate, hash_key
 from tests.support.dbserver import fresh_database
 from tests.support.processes import free_port

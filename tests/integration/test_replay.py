@@ -24,7 +24,8 @@ from app.adapters.tools.builtin.tech_radar import SPECS
 from app.config.files import parse_config
 from app.config.settings import Settings
 from app.db import migrate
-from app.db.tables import run, technology
+from app.db.radar.radar_tables import technology
+from app.db.tables import run
 from app.main import create_app
 from tests.support.approvals import approve, commit, move
 from tests.support.backend import FakeBackend, serving

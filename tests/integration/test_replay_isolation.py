@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from app.db.tables import technology
+from app.db.radar.radar_tables import technology
 from app.domain.forensics.replay import SCRATCH_PREFIX
 from tests.support.approvals import WRITER, move, parked_run
 from tests.support.factories import final, seed_radar, tool_calls

@@ -18,7 +18,7 @@ from sqlalchemy import delete, select, text, update
 from sqlalchemy.exc import DBAPIError
 
 from app.db.radar.history_tables import technology_version
-from app.db.tables import technology
+from app.db.radar.radar_tables import technology
 from app.domain.limits.retention import HISTORY_GRACE_S, Kind
 from app.domain.ports import ToolContext
 from app.domain.tools.specs import Principal

@@ -12,8 +12,8 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.adapters.clock import SystemClock
+from app.db.radar.radar_tables import technology, technology_operation
 from app.db.session import make_sessionmaker
-from app.db.tables import technology, technology_operation
 from app.engine.access.keys import create_key
 from tests.support.backend import FakeBackend
 from tests.support.factories import final, run_body, seed_radar, tool_calls

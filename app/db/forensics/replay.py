@@ -10,7 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.approvals.previews import to_preview
 from app.db.lifecycle.runs import events_page, to_run
-from app.db.tables import preview, run, technology
+from app.db.radar.radar_tables import technology
+from app.db.tables import preview, run
 from app.domain.lifecycle.records import EventRecord, Preview, Run
 
 #: Events read per statement.

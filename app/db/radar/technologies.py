@@ -11,8 +11,8 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
+from app.db.radar.radar_tables import technology, technology_operation
 from app.db.session import alone
-from app.db.tables import technology, technology_operation
 
 #: What a move of a ring did, as its ledger keeps it: {id, name, ring, version}.
 MoveResult = dict[str, Any]
