@@ -73,6 +73,8 @@ def call_view(call: Call) -> dict[str, Any]:
     view["error"] = None if call.error is None else call.error.as_dict()
     # The tool got the arguments as proposed; nobody reads a secret in them here.
     view["arguments"] = redact_value(call.arguments)
+    view["proposed_arguments"] = redact_value(call.proposed_arguments)
+    view["revision"] = call.revision
     # What a tool returns is data from outside, whatever it says (docs/trust.md).
     view["trust"] = UNTRUSTED
     return view
@@ -120,6 +122,10 @@ def preview_view(record: Preview, now: datetime) -> dict[str, Any]:
         "requested_by": record.requested_by,
         "expires_at": record.expires_at,
         "created_at": record.created_at,
+        "approvals_required": record.approvals_required,
+        "approvals": [{"by": a.by, "at": a.at} for a in record.approvals],
+        "revised_by": record.revised_by,
+        "revision_reason": record.revision_reason,
         "decided_by": record.decided_by,
         "decided_at": record.decided_at,
         "reason": record.reason,

@@ -167,6 +167,9 @@ def _reference_issues(config: AppConfig, builtin: Mapping[str, ToolSpec]) -> Ite
     for name, tool in config.tools.items():
         if name in builtin or name == READ_RESULT:
             yield f"tools.{name}", "name is taken by a built-in tool"
+        quorum = not isinstance(tool, AgentToolConfig) and tool.approvals_required > 1
+        if quorum and not tool.requires_approval:  # a quorum of approvers for no approval
+            yield f"tools.{name}.approvals_required", "needs requires_approval: true"
         if isinstance(tool, AgentToolConfig):
             if tool.agent not in config.agents:
                 yield f"tools.{name}.agent", f"unknown agent {tool.agent!r}"

@@ -28,6 +28,7 @@ class _GatedTool(Strict):
     # Lax for this one field: strict mode would take only Risk members, YAML gives strings.
     risk: Risk = Field(default=Risk.LOW, strict=False)
     requires_approval: bool  # default: risk == high, filled in by `_approval_default`
+    approvals_required: PosInt = 1
     side_effects: bool = False
     idempotent: bool = False
     permissions: list[NonEmpty] = []

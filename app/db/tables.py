@@ -233,6 +233,8 @@ tool_call = Table(
     Column("version", Integer, nullable=False, server_default="1"),
     # A side effect that took effect but answered an output that could not be kept.
     Column("output_withheld", Boolean, nullable=False, server_default="false"),
+    Column("proposed_arguments", JSONB),  # the model's, when an approver revised them
+    Column("revision", JSONB),  # {"by", "reason", "at"} of the latest revision
     _ts("created_at"),
     _ts("updated_at"),
     PrimaryKeyConstraint("tenant_id", "id"),
@@ -347,6 +349,11 @@ preview = Table(
     Column("supersedes", String(64)),
     Column("superseded_by", String(64)),
     Column("version", Integer, nullable=False, server_default="1"),
+    # A quorum (SPEC §3.3): how many distinct approvers, and who approved when, in order.
+    Column("approvals_required", Integer, nullable=False, server_default="1"),
+    Column("approvals", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+    Column("revised_by", String(200)),  # made from an approver's revision: who, and why
+    Column("revision_reason", Text),
     _ts("expires_at"),
     _ts("created_at"),
     _ts("decided_at", nullable=True),

@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy import select
 
 from app.api.problems import PROBLEM_JSON, PROBLEM_TYPES
+from app.api.schemas import approvals as approval_schemas
 from app.api.schemas import catalog as catalog_schemas
 from app.api.schemas import keys as key_schemas
 from app.api.schemas import runs as schemas
@@ -55,6 +56,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "advance_run": {"wait_s": 0},
     "approve_preview": {"content_hash": "sha256:00"},
     "reject_preview": {"reason": "not now"},
+    "revise_preview": {"arguments": {"ring": "hold"}, "reason": "not now"},
     "commit_preview": {"wait_s": 0},
     "create_key": {"name": "hostile", "roles": ["caller"], "scopes": ["radar:read"]},
     "create_webhook": {"url": "https://hooks.example.com/x", "events": ["run.finished"]},
@@ -179,6 +181,7 @@ def test_every_operation_with_a_body_has_a_valid_one_here() -> None:
         name_of = ref.rsplit("/", 1)[1]
         model = (
             getattr(schemas, name_of, None)
+            or getattr(approval_schemas, name_of, None)
             or getattr(key_schemas, name_of, None)
             or getattr(catalog_schemas, name_of, None)
             or getattr(webhook_schemas, name_of)

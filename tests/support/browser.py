@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from playwright.async_api import BrowserContext, Route, async_playwright
+from playwright.async_api import BrowserContext, Page, Route, async_playwright, expect
 
 CHROMIUM = "/usr/bin/chromium"
 # As root, without a sandbox; no background traffic to hosts this machine cannot reach.
@@ -66,3 +66,11 @@ new MutationObserver((mutations) => {{
   }}
 }}).observe(document, {{ childList: true, subtree: true }});
 """
+
+
+async def signed_in(page: Page, url: str, headers: dict[str, str], path: str = "/console") -> None:
+    """`page` at `path` of the console at `url`, signed in with the key in `headers`."""
+    await page.goto(f"{url}{path}")
+    await page.get_by_label("API key").fill(headers["Authorization"].removeprefix("Bearer "))
+    await page.get_by_role("button", name="Sign in").click()
+    await expect(page.get_by_role("button", name="Sign out")).to_be_visible(timeout=20_000)

@@ -42,6 +42,7 @@ ALLOWED_CALL: frozenset[tuple[CallStatus, CallStatus]] = frozenset(
         (C.PENDING, C.AWAITING_APPROVAL),
         (C.PENDING, C.CANCELLED),
         (C.PENDING, C.FAILED),  # it cannot run at all (its tool left the config)
+        (C.AWAITING_APPROVAL, C.AWAITING_APPROVAL),  # revised: a new preview
         (C.AWAITING_APPROVAL, C.APPROVED),
         (C.AWAITING_APPROVAL, C.REJECTED),
         (C.AWAITING_APPROVAL, C.CANCELLED),

@@ -11,20 +11,22 @@ from app.api.deps import DriverDep, RuntimeDep, require
 from app.api.idempotency import IdempotencyKey, RequiredIdempotencyKey, run_idempotent
 from app.api.responses import problems
 from app.api.routes.runs import run_answer
-from app.api.schemas.runs import (
+from app.api.schemas.approvals import (
     ApproveIn,
-    CallOut,
     CommitIn,
     CommitOut,
     PreviewOut,
     PreviewPage,
     RejectIn,
+    ReviseIn,
+    ReviseOut,
 )
+from app.api.schemas.runs import CallOut
 from app.api.views import call_view, preview_view
 from app.domain.lifecycle.status import PreviewStatus
 from app.domain.tools.specs import Principal
 from app.engine.access.idempotency import Claim
-from app.engine.approvals import decisions
+from app.engine.approvals import decisions, revisions
 from app.engine.process.runtime import Runtime
 
 router = APIRouter(tags=["approvals"])
@@ -118,6 +120,40 @@ async def reject_preview(
         )
         driver.kick(record.tenant_id, record.run_id)
         return JSONResponse(_json(rt, record))
+
+    return await run_idempotent(request, rt, principal, operation, required=False, validated=body)
+
+
+@router.post(
+    "/v1/previews/{preview_id}/revise",
+    response_model=ReviseOut,
+    responses=problems(400, 401, 403, 404, 409, 410, 413, 415, 422),
+)
+async def revise_preview(
+    preview_id: str,
+    body: ReviseIn,
+    principal: ApproverDep,
+    rt: RuntimeDep,
+    request: Request,
+    idempotency_key: IdempotencyKey = None,
+) -> Any:
+    """Revises the pending preview's call: its new `arguments` go through a proposal's
+    checks (schema, the tool's semantic check, the run creator's scopes, the switches,
+    the guardrails) and the tool previews them. The pending preview becomes `superseded`
+    and the answer is the new one, with its own `content_hash`, needing its own approvals;
+    the model is told what the approver changed and why. A failed check, or a tool that
+    cannot preview them, is `422` and nothing changes."""
+
+    async def operation(claim: Claim | None) -> JSONResponse:
+        made = await revisions.revise(
+            rt,
+            principal=principal,
+            preview_id=preview_id,
+            arguments=body.arguments,
+            reason=body.reason,
+            claim=claim,
+        )
+        return JSONResponse({"preview": _json(rt, made)})
 
     return await run_idempotent(request, rt, principal, operation, required=False, validated=body)
 

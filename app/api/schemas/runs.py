@@ -20,7 +20,7 @@ from app.api.hygiene import RequestBody
 from app.api.schemas.script_items import ScriptItem, StrictIn
 from app.domain.forensics.taxonomy import DiagnosisCategory
 from app.domain.lifecycle.events import EventType
-from app.domain.lifecycle.status import CallStatus, PreviewStatus, RunStatus, TerminationReason
+from app.domain.lifecycle.status import CallStatus, RunStatus, TerminationReason
 from app.domain.tools.specs import canonical_json, json_depth
 
 METADATA_MAX_BYTES = 4096
@@ -159,55 +159,6 @@ class PendingApproval(BaseModel):
     expires_at: datetime
 
 
-class PreviewOut(BaseModel):
-    """A proposed call as an approver decides on it: immutable but for its status."""
-
-    id: str
-    run_id: str
-    call_id: str
-    step: int
-    tool: str
-    arguments: Any
-    args_hash: str
-    content_hash: str = Field(description="What `approve` must send back: over all of it.")
-    summary: str
-    impact: dict[str, Any]
-    cost_usd: float
-    resource_version: str | None
-    status: PreviewStatus
-    requested_by: str = Field(description="The run's creator.")
-    expires_at: datetime
-    created_at: datetime
-    decided_by: str | None
-    decided_at: datetime | None
-    reason: str | None
-    committed_by: str | None
-    committed_at: datetime | None
-    supersedes: str | None
-    superseded_by: str | None
-
-
-class PreviewPage(BaseModel):
-    items: list[PreviewOut]
-    next_cursor: str | None
-
-
-class ApproveIn(RequestBody):
-    content_hash: str = Field(
-        min_length=1, max_length=80, description="The preview's `content_hash` as reviewed."
-    )
-
-
-class RejectIn(RequestBody):
-    reason: str = Field(min_length=1, max_length=500)
-
-
-class CommitIn(RequestBody):
-    wait_s: float = Field(
-        default=10, ge=0, le=30, description="How long to advance the run after the commit."
-    )
-
-
 class RunOut(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [RUN_OUT_EXAMPLE]})
 
@@ -295,6 +246,12 @@ class CallErrorOut(BaseModel):
     message: str | None
 
 
+class RevisionOut(BaseModel):
+    by: str
+    reason: str
+    at: datetime
+
+
 class CallOut(BaseModel):
     id: str
     call_id: str
@@ -311,6 +268,11 @@ class CallOut(BaseModel):
     observed_at: str | None
     source_version: str | None
     preview_id: str | None
+    proposed_arguments: Any = Field(
+        description="The model's own arguments when an approver revised them (null: not "
+        "revised); `arguments` are the revised ones, which run."
+    )
+    revision: RevisionOut | None = Field(description="The latest revision: who, why, when.")
     output_withheld: bool = Field(
         description="It took effect, but its output broke its schema or size limit: not kept"
     )
@@ -370,12 +332,6 @@ class Problem(BaseModel):
     errors: list[FieldErrorOut] = Field(
         default_factory=list, description="`validation-error` only: one item per field."
     )
-
-
-class CommitOut(BaseModel):
-    preview: PreviewOut
-    call: CallOut
-    run: RunOut
 
 
 class ReadyOut(BaseModel):

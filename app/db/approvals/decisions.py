@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import insert, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.approvals.previews import to_preview
+from app.db.approvals.previews import row_of, to_preview
 from app.db.guards import status_in
 from app.db.lifecycle.runs import insert_events, to_run
 from app.db.tables import preview, run, tool_call
@@ -59,6 +59,8 @@ async def apply(
         )
     woken = await _touch_run(session, record, decision.events, now, **run_values)
     decided = await _decide(session, record, decision.preview, now)
+    if decision.new_preview is not None:
+        await session.execute(insert(preview).values(row_of(decision.new_preview)))
     if decision.call is not None:
         await _move_call(session, record, decision.call, now)
     return decided, woken
@@ -110,6 +112,8 @@ async def _decide(
         conditions.append(preview.c.content_hash == change.content_hash)
     if change.uncommitted:
         conditions.append(preview.c.commit_key.is_(None))
+    if change.version is not None:
+        conditions.append(preview.c.version == change.version)
     # Expiry is judged on the service's clock, like the run's deadline it derives from.
     result = await session.execute(
         update(preview)
@@ -133,7 +137,10 @@ async def _move_call(
 ) -> None:
     """The preview's call, still where the decision found it (its move's sources),
     follows it."""
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = dict(change.values)
+    guards = [status_in(tool_call.c.status, change.move.guard)]
+    if change.preview_id is not None:
+        guards.append(tool_call.c.preview_id == change.preview_id)
     if change.error is not None:
         values["error"] = change.error.as_dict()
     if change.ends_run is not None:
@@ -143,7 +150,7 @@ async def _move_call(
         .where(
             tool_call.c.tenant_id == record.tenant_id,
             tool_call.c.id == record.call_row_id,
-            status_in(tool_call.c.status, change.move.guard),
+            *guards,
         )
         .values(
             status=change.move.target, updated_at=now, version=tool_call.c.version + 1, **values

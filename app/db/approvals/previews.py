@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.guards import status_in
 from app.db.tables import preview, run
-from app.domain.lifecycle.records import Preview
+from app.domain.lifecycle.records import Approval, Preview
 from app.domain.lifecycle.run_changes import Due, Sweep
 from app.domain.lifecycle.status import OPEN_PREVIEW_STATUSES, PreviewStatus
 
@@ -21,10 +21,20 @@ _FIELDS = tuple(f.name for f in fields(Preview))
 _OPEN = tuple(sorted(s.value for s in OPEN_PREVIEW_STATUSES))
 
 
+#: A new preview's columns: it has no approvals yet (the column's default).
+NEW_FIELDS = tuple(name for name in _FIELDS if name != "approvals")
+
+
+def row_of(record: Preview) -> dict[str, Any]:
+    """A new preview as its row's values."""
+    return {name: getattr(record, name) for name in NEW_FIELDS}
+
+
 def to_preview(row: Mapping[str, Any]) -> Preview:
     data = {name: row[name] for name in _FIELDS}
     data["status"] = PreviewStatus(row["status"])
     data["cost_usd"] = float(row["cost_usd"])
+    data["approvals"] = tuple(Approval.of(a) for a in row["approvals"])
     return Preview(**data)
 
 

@@ -38,6 +38,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.db import column_types
+from app.db.approvals import previews
 from app.db.lifecycle import births
 from app.db.lifecycle.births import Birth, Born
 from app.db.lifecycle.json_rows import each, encode
@@ -66,7 +67,7 @@ __all__ = [
 _PATCHED = tuple(f.name for f in fields(RunPatch))
 _TURN_FIELDS = tuple(f.name for f in fields(Turn))
 _CALL_FIELDS = tuple(f.name for f in fields(Call))
-_PREVIEW_FIELDS = tuple(f.name for f in fields(Preview))
+_PREVIEW_FIELDS = previews.NEW_FIELDS
 #: What a step changes on a preview: its status and who moved it when.
 _DECISION = ("status", "committed_by", "committed_at", "superseded_by")
 #: What an outcome changes on a call row.
@@ -136,9 +137,7 @@ class StepWrite:
             "outcomes": [
                 {"id": c.id, **{n: getattr(c, n) for n in _OUTCOME}} for c in self.updated_calls
             ],
-            "new_previews": [
-                {n: getattr(p, n) for n in _PREVIEW_FIELDS} for p in self.new_previews
-            ],
+            "new_previews": [previews.row_of(p) for p in self.new_previews],
             "decisions": [
                 {"id": p.id, **{n: getattr(p, n) for n in _DECISION}} for p in self.updated_previews
             ],

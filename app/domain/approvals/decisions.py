@@ -11,9 +11,10 @@ from datetime import datetime
 from typing import Any
 
 from app.domain.errors import ErrorValue, ToolgateError
+from app.domain.guardrails.sensitive import redact_value
 from app.domain.lifecycle import moves
 from app.domain.lifecycle.events import Event, EventType, preview_event
-from app.domain.lifecycle.records import Preview
+from app.domain.lifecycle.records import Approval, Call, Preview
 from app.domain.lifecycle.settle import Settlement
 from app.domain.lifecycle.status import Move
 
@@ -29,15 +30,20 @@ class PreviewChange:
     values: Mapping[str, Any] = field(default_factory=dict)
     content_hash: str | None = None
     uncommitted: bool = False
+    #: The preview's version as read: a quorum's count is only right on that one.
+    version: int | None = None
 
 
 @dataclass(frozen=True)
 class CallChange:
-    """The preview's call, from where the decision finds it, moved by `move`."""
+    """The preview's call, from where the decision finds it (and, with `preview_id`,
+    still on that preview), moved by `move`, with `values` set."""
 
     move: Move
     error: ErrorValue | None = None
     ends_run: bool | None = None
+    values: Mapping[str, Any] = field(default_factory=dict)
+    preview_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -50,10 +56,16 @@ class Decision:
     wake: bool
     #: ... and is leased to the deciding process, which goes on with it.
     leased: bool = False
+    #: A preview made by the decision (a revision's), inserted with it.
+    new_preview: Preview | None = None
 
 
 class NotOpen(ToolgateError):
     """The preview as read can no longer take this decision."""
+
+
+class AlreadyApproved(ToolgateError):
+    """This approver has approved the preview already: a quorum counts people once."""
 
 
 def _about(record: Preview, kind: EventType, **data: Any) -> Event:
@@ -71,20 +83,99 @@ def _settled(settled: Settlement, preview: Move, call: Move) -> tuple[str, Error
 
 
 def approval(record: Preview, *, content_hash: str, by: str, now: datetime) -> Decision:
-    """Pending, unexpired, with this content hash → approved, its call too."""
+    """Pending, unexpired, with this content hash: one more approver. The last one its
+    quorum needs makes it approved, its call too; before that it stays pending, with the
+    approval counted (on the version read, so that two approvers never count as one)."""
+    if any(a.by == by for a in record.approvals):
+        raise AlreadyApproved()
+    approvals = (*record.approvals, Approval(by, now))
+    count = {"approvals": len(approvals), "approvals_required": record.approvals_required}
+    values: dict[str, Any] = {"approvals": [a.as_dict() for a in approvals]}
+    if len(approvals) < record.approvals_required:
+        return Decision(
+            events=(
+                _about(
+                    record,
+                    EventType.PREVIEW_APPROVAL_ADDED,
+                    by=by,
+                    content_hash=content_hash,
+                    **count,
+                ),
+            ),
+            preview=PreviewChange(
+                moves.PREVIEW_APPROVE.guard,
+                values=values,
+                content_hash=content_hash,
+                version=record.version,
+            ),
+            call=None,
+            wake=False,
+        )
+    values.update(status=moves.PREVIEW_APPROVE.target, decided_by=by, decided_at=now)
     return Decision(
         events=(
-            _about(record, EventType.PREVIEW_APPROVED, by=by, content_hash=content_hash),
+            _about(record, EventType.PREVIEW_APPROVED, by=by, content_hash=content_hash, **count),
             _about(record, EventType.CALL_APPROVED, by=by),
         ),
         preview=PreviewChange(
             moves.PREVIEW_APPROVE.guard,
             moves.PREVIEW_APPROVE,
-            {"status": moves.PREVIEW_APPROVE.target, "decided_by": by, "decided_at": now},
+            values,
             content_hash=content_hash,
+            version=record.version,
         ),
         call=CallChange(moves.CALL_APPROVE),
         wake=False,
+    )
+
+
+def revision(
+    record: Preview, call: Call, new: Preview, *, operation_id: str, reason: str, now: datetime
+) -> Decision:
+    """Pending, unexpired, on the version read → superseded by `new`, the preview of the
+    revised arguments (`new.arguments`, by `new.revised_by`). Its call, still on `record`,
+    now holds them (the model's own kept beside them, from its first revision on), is a
+    new operation, and awaits a decision on `new`; the run stays parked."""
+    by = new.revised_by
+    assert by is not None, "a revision's preview names its reviser"
+    proposed = call.arguments if call.revision is None else call.proposed_arguments
+    revised = {"by": by, "reason": reason, "at": now.isoformat()}
+    shown = {"proposed_arguments": redact_value(proposed), "arguments": redact_value(new.arguments)}
+    created = {"content_hash": new.content_hash, "expires_at": new.expires_at.isoformat()}
+    return Decision(
+        events=(
+            _about(
+                record, EventType.CALL_REVISED, new_preview_id=new.id, **shown, by=by, reason=reason
+            ),
+            _about(record, EventType.PREVIEW_SUPERSEDED, new_preview_id=new.id, by=by),
+            _about(new, EventType.PREVIEW_CREATED, **created, revised_by=by),
+            _about(new, EventType.CALL_AWAITING_APPROVAL, operation_id=operation_id),
+        ),
+        preview=PreviewChange(
+            moves.PREVIEW_REVISE.guard,
+            moves.PREVIEW_REVISE,
+            {
+                "status": moves.PREVIEW_REVISE.target,
+                "superseded_by": new.id,
+                "decided_by": by,
+                "decided_at": now,
+            },
+            version=record.version,
+        ),
+        call=CallChange(
+            moves.CALL_REVISE,
+            values={
+                "arguments": new.arguments,
+                "args_hash": new.args_hash,
+                "preview_id": new.id,
+                "operation_id": operation_id,
+                "proposed_arguments": proposed,
+                "revision": revised,
+            },
+            preview_id=record.id,
+        ),
+        wake=False,
+        new_preview=new,
     )
 
 

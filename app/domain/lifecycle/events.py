@@ -21,12 +21,16 @@ class EventType(StrEnum):
     CALL_REJECTED = "call.rejected"
     CALL_AWAITING_APPROVAL = "call.awaiting_approval"
     CALL_APPROVED = "call.approved"
+    #: An approver changed its arguments: both sets, who and why; a new preview follows.
+    CALL_REVISED = "call.revised"
     CALL_REJECTED_BY_APPROVER = "call.rejected_by_approver"
     CALL_STARTED = "call.started"
     CALL_SUCCEEDED = "call.succeeded"
     CALL_FAILED = "call.failed"
     CALL_CANCELLED = "call.cancelled"
     PREVIEW_CREATED = "preview.created"
+    #: One approver's approval of a preview that needs more (a quorum), still pending.
+    PREVIEW_APPROVAL_ADDED = "preview.approval_added"
     PREVIEW_APPROVED = "preview.approved"
     PREVIEW_REJECTED = "preview.rejected"
     PREVIEW_COMMIT_REQUESTED = "preview.commit_requested"

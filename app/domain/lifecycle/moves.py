@@ -43,6 +43,8 @@ CALL_PARK = move("call", "park", {C.PENDING, C.EXECUTING}, {C.AWAITING_APPROVAL}
 #: An approver's decisions on its preview (`db.approvals.decisions`).
 CALL_APPROVE = move("call", "approve", {C.AWAITING_APPROVAL}, {C.APPROVED})
 CALL_REJECT = move("call", "reject", {C.AWAITING_APPROVAL}, {C.REJECTED})
+#: An approver revised its arguments: it awaits a decision on a new preview.
+CALL_REVISE = move("call", "revise", {C.AWAITING_APPROVAL}, {C.AWAITING_APPROVAL})
 #: A commit its gates refuse: the approved call fails with the gate's code.
 CALL_REFUSE_COMMIT = move("call", "refuse_commit", {C.APPROVED}, {C.FAILED})
 #: The outcomes of `domain.lifecycle.settle` (the round, the finish).
@@ -58,6 +60,8 @@ CALL_EXPIRE = move("call", "expire", {C.AWAITING_APPROVAL, C.APPROVED}, {C.REJEC
 # -- previews ---------------------------------------------------------------------------
 PREVIEW_APPROVE = move("preview", "approve", {P.PENDING}, {P.APPROVED})
 PREVIEW_REJECT = move("preview", "reject", {P.PENDING}, {P.REJECTED})
+#: An approver revised the call's arguments: a new preview replaces it.
+PREVIEW_REVISE = move("preview", "revise", {P.PENDING}, {P.SUPERSEDED})
 #: Its call settled: committed (a claimed commit that was sent), or expired unused (also
 #: by a refused commit, or the clock).
 PREVIEW_COMMIT = move("preview", "commit", {P.APPROVED}, {P.COMMITTED})

@@ -23,6 +23,7 @@ SNAPSHOT = "snapshot"
 #: `add_cost` lives with the budgets; it is still imported from here.
 __all__ = [
     "SNAPSHOT",
+    "Approval",
     "Call",
     "EventRecord",
     "FeedEvent",
@@ -192,6 +193,25 @@ class Call:
     #: It succeeded (it took effect), but its output broke its schema or size limit and
     #: was not kept: the model is told so, and never asked to make it again.
     output_withheld: bool = False
+    #: An approver revised its arguments: the model's own, and who revised, when and why
+    #: (`{"by", "reason", "at"}`); `arguments` are the revised ones, which run.
+    proposed_arguments: Any = None
+    revision: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Approval:
+    """One approver's approval of a preview (a quorum needs several)."""
+
+    by: str
+    at: datetime
+
+    def as_dict(self) -> dict[str, str]:
+        return {"by": self.by, "at": self.at.isoformat()}
+
+    @classmethod
+    def of(cls, data: Mapping[str, str]) -> Approval:
+        return cls(data["by"], datetime.fromisoformat(data["at"]))
 
 
 @dataclass(frozen=True)
@@ -226,6 +246,12 @@ class Preview:
     supersedes: str | None = None
     superseded_by: str | None = None
     version: int = 1
+    #: Distinct approvers it needs (the tool's `approvals_required`), and those it has.
+    approvals_required: int = 1
+    approvals: tuple[Approval, ...] = ()
+    #: Made from an approver's revision of the call's arguments: who, and why.
+    revised_by: str | None = None
+    revision_reason: str | None = None
 
     def status_at(self, now: datetime) -> PreviewStatus:
         """Its status as of `now`: an open preview past its expiry is expired, whether or

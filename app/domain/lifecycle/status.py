@@ -78,9 +78,17 @@ CALL_TRANSITIONS: dict[CallStatus, frozenset[CallStatus]] = {
             CallStatus.FAILED,
         }
     ),
-    # awaiting_approval/approved -> failed: its tool left the config while it waited.
+    # awaiting_approval/approved -> failed: its tool left the config while it waited;
+    # awaiting_approval -> awaiting_approval: an approver revised its arguments (a new
+    # preview awaits a decision).
     CallStatus.AWAITING_APPROVAL: frozenset(
-        {CallStatus.APPROVED, CallStatus.REJECTED, CallStatus.CANCELLED, CallStatus.FAILED}
+        {
+            CallStatus.AWAITING_APPROVAL,
+            CallStatus.APPROVED,
+            CallStatus.REJECTED,
+            CallStatus.CANCELLED,
+            CallStatus.FAILED,
+        }
     ),
     # approved -> rejected: its preview expired before the commit.
     CallStatus.APPROVED: frozenset(
@@ -105,8 +113,14 @@ CALL_TRANSITIONS: dict[CallStatus, frozenset[CallStatus]] = {
 }
 
 PREVIEW_TRANSITIONS: dict[PreviewStatus, frozenset[PreviewStatus]] = {
+    # pending -> superseded: an approver revised the call's arguments.
     PreviewStatus.PENDING: frozenset(
-        {PreviewStatus.APPROVED, PreviewStatus.REJECTED, PreviewStatus.EXPIRED}
+        {
+            PreviewStatus.APPROVED,
+            PreviewStatus.REJECTED,
+            PreviewStatus.EXPIRED,
+            PreviewStatus.SUPERSEDED,
+        }
     ),
     PreviewStatus.APPROVED: frozenset(
         {PreviewStatus.COMMITTED, PreviewStatus.SUPERSEDED, PreviewStatus.EXPIRED}

@@ -43,6 +43,8 @@ KEPT_TEXT_CHARS = 500
 #: Codes that are approval state: never trimmed from a summary.
 APPROVAL_CODES = frozenset({ObservationCode.REJECTED_BY_APPROVER, ObservationCode.APPROVAL_EXPIRED})
 CARRY_OVER = "carry_over"
+#: What the model is told of a call whose arguments an approver changed before it ran.
+REVISED = "an approver changed this call's arguments before it ran; these ran instead"
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,9 @@ class CallRecord:
     source_version: str | None = None
     #: The preview an approver decided on, for a call that required approval.
     preview_id: str | None = None
+    #: An approver revised its arguments (`arguments` are the model's own): what the
+    #: call ran with instead, who revised them and why.
+    revision: Mapping[str, Any] | None = None
 
     @functools.cached_property
     def output_size(self) -> int:
@@ -70,10 +75,20 @@ class CallRecord:
 def record_of(call: Call) -> CallRecord:
     """A stored call as the model's view knows it."""
     error = None if call.error is None else call.error.as_dict()
+    revision = None
+    proposed = call.arguments
+    if call.revision is not None:
+        proposed = call.proposed_arguments
+        revision = {
+            "note": REVISED,
+            "by": call.revision.get("by"),
+            "reason": call.revision.get("reason"),
+            "arguments": call.arguments,
+        }
     return CallRecord(
         call.call_id,
         call.tool,
-        call.arguments,
+        proposed,
         call.status,
         call.output,
         call.source_id,
@@ -82,6 +97,7 @@ def record_of(call: Call) -> CallRecord:
         call.observed_at,
         call.source_version,
         call.preview_id,
+        revision,
     )
 
 
@@ -146,6 +162,8 @@ def summary(call: CallRecord, step: int, paging: Paging = Paging()) -> dict[str,
         about["error"] = error if approval else {"code": error.get("code")}
     if call.preview_id is not None:
         about["preview_id"] = call.preview_id
+    if call.revision is not None:
+        about["revised"] = redact_value(call.revision)
     return about
 
 
@@ -153,7 +171,9 @@ def _observation(call: CallRecord, step: int, paging: Paging, compact: bool) -> 
     if compact:
         content = summary(call, step, paging)
         return {"role": "tool", "call_id": call.call_id, "content": canonical_json(content)}
-    about = {"tool": call.tool, "call_id": call.call_id}
+    about: dict[str, Any] = {"tool": call.tool, "call_id": call.call_id}
+    if call.revision is not None:  # the model must know what ran, not only what it asked
+        about["revised"] = redact_value(call.revision)
     if call.status == "succeeded":
         about.update(
             source_id=call.source_id,

@@ -31,6 +31,8 @@ class ToolSpec:
     output_schema: Mapping[str, Any] | None = None
     risk: Risk = Risk.LOW
     requires_approval: bool = False
+    #: Distinct approvers a preview of it needs, none of them the run's creator (quorum).
+    approvals_required: int = 1
     side_effects: bool = False
     idempotent: bool = False
     permissions: tuple[str, ...] = ()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -94,15 +94,26 @@ async def pending_of(rt: Runtime, runs: Sequence[Run]) -> Mapping[str, list[Prev
     return by_run
 
 
-def _refusal(record: Preview, now: datetime, *, wanted: PreviewStatus) -> DomainError:
+def refusal(record: Preview, now: datetime, *, wanted: PreviewStatus) -> DomainError:
     """Why a decision on `record` cannot be taken now."""
     status = record.status_at(now)
     if status is PreviewStatus.EXPIRED:
         return DomainError(ErrorCode.PREVIEW_EXPIRED, "the preview expired")
     if wanted is PreviewStatus.APPROVED and status is PreviewStatus.PENDING:
+        if record.approvals_required > 1:  # a quorum short of its approvers
+            return DomainError(
+                ErrorCode.INVALID_STATE,
+                f"the preview has {len(record.approvals)} of {record.approvals_required} approvals",
+            )
         return DomainError(ErrorCode.PREVIEW_NOT_APPROVED, "the preview is not approved yet")
     extra = {"new_preview_id": record.superseded_by} if record.superseded_by else {}
     return DomainError(ErrorCode.INVALID_STATE, f"the preview is {status.value}", extra=extra)
+
+
+#: Tries of a decision on a preview that other approvals keep changing (a quorum's).
+_TRIES = 5
+
+Decide = Callable[[Preview, datetime], decisions.Decision]
 
 
 async def approve(
@@ -115,68 +126,92 @@ async def approve(
 ) -> Preview:
     """Approves the preview, bound to the request's Idempotency-Key claim (if any) in the
     same transaction: a retry whose first request was committed but never answered gets
-    the preview as it stands, not `409 invalid-state` for approving it twice."""
+    the preview as it stands, not `409 invalid-state` for approving it twice. Under a
+    quorum the preview stays pending until its last approver."""
     record = await get_preview(rt, principal=principal, preview_id=preview_id)
     if claim is not None and claim.resource_id == record.id:
         return record
     allowed = rt.config.approvals.allow_self_approval
-    if self_approval(principal.subject, record.requested_by, allowed=allowed):
+    quorum = record.approvals_required
+    if self_approval(principal.subject, record.requested_by, allowed=allowed, quorum=quorum):
         raise DomainError(ErrorCode.FORBIDDEN, "the run's creator may not approve its calls")
-    now = rt.clock.now()
-    if record.status_at(now) is PreviewStatus.PENDING and record.content_hash != content_hash:
+    pending = record.status_at(rt.clock.now()) is PreviewStatus.PENDING
+    if pending and record.content_hash != content_hash:
         raise DomainError(
             ErrorCode.PREVIEW_MISMATCH, "the content hash is not the preview's as stored"
         )
-    decision = decisions.approval(record, content_hash=content_hash, by=principal.subject, now=now)
-    return await _decide_pending(rt, principal, record, decision, now, claim)
+
+    def decide(latest: Preview, now: datetime) -> decisions.Decision:
+        try:
+            return decisions.approval(
+                latest, content_hash=content_hash, by=principal.subject, now=now
+            )
+        except decisions.AlreadyApproved:
+            raise DomainError(
+                ErrorCode.INVALID_STATE, "this approver has approved the preview already"
+            ) from None
+
+    return await _decide_pending(rt, principal, record, decide, claim)
 
 
 async def reject(
     rt: Runtime, *, principal: Principal, preview_id: str, reason: str, claim: Claim | None = None
 ) -> Preview:
-    """Rejects the preview, bound to the request's Idempotency-Key claim as `approve` is."""
+    """Rejects the preview, bound to the request's Idempotency-Key claim as `approve` is.
+    One rejection rejects, whatever approvals a quorum has."""
     record = await get_preview(rt, principal=principal, preview_id=preview_id)
     if claim is not None and claim.resource_id == record.id:
         return record
     if record.status is not PreviewStatus.PENDING:  # decided already: say how it stands
-        raise _refusal(record, rt.clock.now(), wanted=PreviewStatus.PENDING)
+        raise refusal(record, rt.clock.now(), wanted=PreviewStatus.PENDING)
     error = ErrorValue(ObservationCode.REJECTED_BY_APPROVER, reason)
-    found = Found(CallStatus.AWAITING_APPROVAL)
-    settled = settle(found, Outcome.REJECTED, preview=record, error=error)
-    now = rt.clock.now()
-    try:
-        decision = decisions.rejection(
-            record, settled, reason=reason, by=principal.subject, now=now
+
+    def decide(latest: Preview, now: datetime) -> decisions.Decision:
+        settled = settle(
+            Found(CallStatus.AWAITING_APPROVAL), Outcome.REJECTED, preview=latest, error=error
         )
-    except decisions.NotOpen:
-        raise _refusal(record, now, wanted=PreviewStatus.PENDING) from None
-    return await _decide_pending(rt, principal, record, decision, now, claim)
+        try:
+            return decisions.rejection(
+                latest, settled, reason=reason, by=principal.subject, now=now
+            )
+        except decisions.NotOpen:
+            raise refusal(latest, now, wanted=PreviewStatus.PENDING) from None
+
+    return await _decide_pending(rt, principal, record, decide, claim)
 
 
 async def _decide_pending(
-    rt: Runtime,
-    principal: Principal,
-    record: Preview,
-    decision: decisions.Decision,
-    now: datetime,
-    claim: Claim | None,
+    rt: Runtime, principal: Principal, record: Preview, decide: Decide, claim: Claim | None
 ) -> Preview:
     """A decision on a pending preview, in one transaction with the Idempotency-Key's
-    binding; when its conditions no longer held, the preview as it is now says why."""
-    try:
-        async with rt.sessions.begin() as session:
-            if claim is not None:
-                binding = idempotency.binding(rt, claim)
-                if not await idempotency_repo.bind(session, binding, record.id, db_time=rt.db_time):
-                    raise idempotency.binding_failed(claim)
-            decided, _ = await decisions_repo.apply(
-                session, record=record, decision=decision, now=now
-            )
-    except decisions_repo.DecisionLost:
-        latest = await get_preview(rt, principal=principal, preview_id=record.id)
-        raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.PENDING) from None
-    rt.events.committed(decided.tenant_id, decided.run_id)
-    return decided
+    binding. When its conditions no longer held, the preview as it is now says why — or,
+    still pending but changed (another approver of its quorum was first), the decision is
+    made again on it."""
+    for attempt in range(1, _TRIES + 1):
+        now = rt.clock.now()
+        decision = decide(record, now)
+        try:
+            async with rt.sessions.begin() as session:
+                if claim is not None:
+                    binding = idempotency.binding(rt, claim)
+                    if not await idempotency_repo.bind(
+                        session, binding, record.id, db_time=rt.db_time
+                    ):
+                        raise idempotency.binding_failed(claim)
+                decided, _ = await decisions_repo.apply(
+                    session, record=record, decision=decision, now=now
+                )
+        except decisions_repo.DecisionLost:
+            latest = await get_preview(rt, principal=principal, preview_id=record.id)
+            now = rt.clock.now()
+            outpaced = latest.version != record.version and attempt < _TRIES
+            if outpaced and latest.status_at(now) is PreviewStatus.PENDING:
+                record = latest
+                continue
+            raise refusal(latest, now, wanted=PreviewStatus.PENDING) from None
+        rt.events.committed(decided.tenant_id, decided.run_id)
+        return decided
+    raise AssertionError("unreachable: the last try answers or raises")
 
 
 async def commit(
@@ -205,7 +240,7 @@ async def commit(
             return await _outcome(rt, driver, latest, wait_s)
         if latest.status is PreviewStatus.APPROVED and latest.commit_key is not None:
             raise DomainError(ErrorCode.INVALID_STATE, "the preview is being committed") from None
-        raise _refusal(latest, rt.clock.now(), wanted=PreviewStatus.APPROVED) from None
+        raise refusal(latest, rt.clock.now(), wanted=PreviewStatus.APPROVED) from None
     _adopt(rt, driver, claimed.run, sent)
     if refused is not None:  # the run goes on here: its model hears why the call did not run
         raise DomainError(

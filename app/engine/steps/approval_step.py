@@ -17,10 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from app.db.errors import is_database_outage
-from app.domain.approvals.previews import PreviewBody, content_hash, expires_at
+from app.domain.approvals.previews import Asked, PreviewBody, new_preview
 from app.domain.errors import ToolgateError
-from app.domain.guardrails.sensitive import redact_value
-from app.domain.ids import new_id
 from app.domain.lifecycle.records import Call, Preview
 from app.domain.lifecycle.status import CallStatus, PreviewStatus
 from app.domain.lifecycle.steps import Next
@@ -95,7 +93,7 @@ async def _preview_and_park(batch: Round, call: Call, tool: Tool) -> Next:
     body = await _ask(batch, call, tool)
     if isinstance(body, ToolError):
         return await batch.failed(call, body)
-    batch.park(call, _new_preview(batch, call, body))
+    batch.park(call, _new_preview(batch, call, tool, body))
     await batch.wait_for_approval()
     return Next.PARK
 
@@ -109,46 +107,23 @@ async def _supersede(batch: Round, call: Call, old: Preview, tool: Tool) -> Next
         # superseded all the same, and the call fails with the tool's word on why.
         batch.supersede_only(old)
         return await batch.failed(call, body)
-    batch.supersede(call, old, _new_preview(batch, call, body, supersedes=old.id))
+    batch.supersede(call, old, _new_preview(batch, call, tool, body, supersedes=old.id))
     await batch.wait_for_approval()
     return Next.PARK
 
 
 def _new_preview(
-    batch: Round, call: Call, body: PreviewBody, supersedes: str | None = None
+    batch: Round, call: Call, tool: Tool, body: PreviewBody, supersedes: str | None = None
 ) -> Preview:
     rt = batch.lease.rt
     run = batch.state.run
-    now = rt.clock.now()
-    # What a tool says of a call (it may echo an argument, or anything) is shown to
-    # approvers as the API shows a call: no secret in it. The hash covers what is shown.
-    body = replace(body, summary=redact_value(body.summary), impact=redact_value(body.impact))
-    return Preview(
-        tenant_id=run.tenant_id,
-        id=new_id("prv"),
-        run_id=run.id,
-        call_row_id=call.id,
-        call_id=call.call_id,
-        step=call.step,
-        tool=call.tool,
-        arguments=call.arguments,
-        args_hash=call.args_hash,
-        summary=body.summary,
-        impact=dict(body.impact),
-        cost_usd=body.cost_usd,
-        resource_version=body.resource_version,
-        content_hash=content_hash(call.tool, call.arguments, body),
-        status=PreviewStatus.PENDING,
+    asked = Asked(
         requested_by=run.created_by,
-        expires_at=expires_at(
-            now,
-            ttl_s=rt.config.approvals.preview_ttl_s,
-            expires_in_s=body.expires_in_s,
-            deadline=run.deadline_at,
-        ),
-        created_at=now,
-        supersedes=supersedes,
+        deadline=run.deadline_at,
+        approvals_required=tool.spec.approvals_required,
+        ttl_s=rt.config.approvals.preview_ttl_s,
     )
+    return new_preview(call, body, asked, now=rt.clock.now(), supersedes=supersedes)
 
 
 async def _ask(batch: Round, call: Call, tool: Tool) -> PreviewBody | ToolError:

@@ -7,7 +7,7 @@ import { consolePath } from "./dom.js";
 /** @typedef {import("./api.js").Problem} Problem */
 /** @typedef {import("./schema.js").PreviewOut} PreviewOut */
 /** @typedef {import("./schema.js").MeOut} MeOut */
-/** @typedef {"approve" | "reject" | "commit" | "sign-in" | "sign-in-again" | "load" | "switch" | "create-key" | "revoke-key"} Action */
+/** @typedef {"approve" | "reject" | "revise" | "commit" | "sign-in" | "sign-in-again" | "load" | "switch" | "create-key" | "revoke-key"} Action */
 /**
  * What the user was doing when the problem came.
  * @typedef {object} ProblemContext
@@ -59,6 +59,12 @@ function forbidden(problem, { action, preview, me }) {
     return {
       what: "You created this run, so you may not approve its calls.",
       next: "You created this run; another approver must approve it.",
+    };
+  }
+  if (action === "revise" && preview && me && preview.requested_by === me.subject) {
+    return {
+      what: "You created this run, so you may not revise its calls.",
+      next: "Another approver may revise it, or reject it with your reason.",
     };
   }
   return {

@@ -50,7 +50,7 @@ export const DIAGNOSIS_CATEGORIES = Object.freeze([
   "final",
 ]);
 
-/** @typedef {"run.created" | "run.claimed" | "run.cancel_requested" | "run.finished" | "turn.completed" | "turn.failed" | "final.rejected" | "step.failed" | "sources.assigned" | "call.proposed" | "call.rejected" | "call.awaiting_approval" | "call.approved" | "call.rejected_by_approver" | "call.started" | "call.succeeded" | "call.failed" | "call.cancelled" | "preview.created" | "preview.approved" | "preview.rejected" | "preview.commit_requested" | "preview.committed" | "preview.superseded" | "preview.expired" | "guardrail.before_call" | "guardrail.after_call" | "guardrail.on_final"} EventType */
+/** @typedef {"run.created" | "run.claimed" | "run.cancel_requested" | "run.finished" | "turn.completed" | "turn.failed" | "final.rejected" | "step.failed" | "sources.assigned" | "call.proposed" | "call.rejected" | "call.awaiting_approval" | "call.approved" | "call.revised" | "call.rejected_by_approver" | "call.started" | "call.succeeded" | "call.failed" | "call.cancelled" | "preview.created" | "preview.approval_added" | "preview.approved" | "preview.rejected" | "preview.commit_requested" | "preview.committed" | "preview.superseded" | "preview.expired" | "guardrail.before_call" | "guardrail.after_call" | "guardrail.on_final"} EventType */
 /** @type {readonly EventType[]} */
 export const EVENT_TYPES = Object.freeze([
   "run.created",
@@ -66,12 +66,14 @@ export const EVENT_TYPES = Object.freeze([
   "call.rejected",
   "call.awaiting_approval",
   "call.approved",
+  "call.revised",
   "call.rejected_by_approver",
   "call.started",
   "call.succeeded",
   "call.failed",
   "call.cancelled",
   "preview.created",
+  "preview.approval_added",
   "preview.approved",
   "preview.rejected",
   "preview.commit_requested",
@@ -151,6 +153,12 @@ export const TERMINATION_REASONS = Object.freeze([
  */
 
 /**
+ * @typedef {object} ApprovalOut
+ * @property {string} by
+ * @property {string} at
+ */
+
+/**
  * @typedef {object} ApproveIn
  * @property {string} content_hash
  */
@@ -179,6 +187,8 @@ export const TERMINATION_REASONS = Object.freeze([
  * @property {string | null} observed_at
  * @property {string | null} source_version
  * @property {string | null} preview_id
+ * @property {unknown} proposed_arguments
+ * @property {RevisionOut | null} revision
  * @property {boolean} output_withheld
  * @property {"untrusted"} trust
  */
@@ -390,6 +400,10 @@ export const TERMINATION_REASONS = Object.freeze([
  * @property {string} requested_by
  * @property {string} expires_at
  * @property {string} created_at
+ * @property {number} approvals_required
+ * @property {Array<ApprovalOut>} approvals
+ * @property {string | null} revised_by
+ * @property {string | null} revision_reason
  * @property {string | null} decided_by
  * @property {string | null} decided_at
  * @property {string | null} reason
@@ -431,6 +445,24 @@ export const TERMINATION_REASONS = Object.freeze([
  * @property {number} tokens
  * @property {number} cost_usd
  * @property {number} tool_calls
+ */
+
+/**
+ * @typedef {object} ReviseIn
+ * @property {Record<string, unknown>} arguments
+ * @property {string} reason
+ */
+
+/**
+ * @typedef {object} ReviseOut
+ * @property {PreviewOut} preview
+ */
+
+/**
+ * @typedef {object} RevisionOut
+ * @property {string} by
+ * @property {string} reason
+ * @property {string} at
  */
 
 /**

@@ -27,6 +27,7 @@ const CALL_VERBS = /** @type {Record<string, string>} */ ({
   "call.rejected": "was refused",
   "call.awaiting_approval": "waits for an approval",
   "call.approved": "was approved",
+  "call.revised": "had its arguments revised",
   "call.rejected_by_approver": "was rejected by an approver",
   "call.started": "was sent",
   "call.succeeded": "succeeded",
@@ -50,7 +51,8 @@ export function sentence(event) {
   if (event.type in CALL_VERBS) {
     const tool = text(data.tool) ? ` (${text(data.tool)})` : "";
     const by = text(data.by) ? ` by ${text(data.by)}` : "";
-    return `Call ${text(data.call_id)}${tool} ${CALL_VERBS[event.type]}${by}${because}.`;
+    const why = event.type === "call.revised" ? ` (${text(data.reason)})` : "";
+    return `Call ${text(data.call_id)}${tool} ${CALL_VERBS[event.type]}${by}${because}${why}.`;
   }
   switch (event.type) {
     case "run.created":
@@ -67,6 +69,8 @@ export function sentence(event) {
       return `Step ${text(data.step)}: the model call failed${because}.`;
     case "final.rejected":
       return `Step ${text(data.step)}: the final answer was refused${because}.`;
+    case "preview.approval_added":
+      return `${text(data.by)} approved the call ${text(data.call_id)}: ${text(data.approvals)} of ${text(data.approvals_required)} approvals.`;
     case "run.finished":
       return `The run finished: ${text(data.termination_reason)}${code ? ` (${code})` : ""}.`;
     default:

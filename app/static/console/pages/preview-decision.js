@@ -25,6 +25,7 @@ import { attempt, clearProblem, showMessage } from "../problems.js";
  * @property {() => Promise<void>} reread reads it again, quietly
  */
 /** @typedef {ReturnType<typeof decisionControls>} Decision */
+/** @typedef {ReturnType<typeof actions>} Act */
 
 const REASON_MAX = 500;
 
@@ -89,7 +90,8 @@ export function decisionControls(me) {
     /** @param {PreviewOut} preview */
     paint(preview) {
       const pending = preview.status === "pending";
-      approve.disabled = !pending;
+      const approvedByMe = preview.approvals.some((a) => a.by === me.subject);
+      approve.disabled = !pending || approvedByMe;
       reject.disabled = !pending;
       reason.disabled = !pending;
       commit.disabled = preview.status !== "approved";
@@ -98,6 +100,7 @@ export function decisionControls(me) {
           pending || preview.status === "approved"
             ? ""
             : `This preview is ${preview.status}: nothing left to decide.`;
+        if (pending && approvedByMe) note.textContent = awaiting(preview, "You approved it");
       }
     },
   };
@@ -127,9 +130,10 @@ function actions(page) {
 }
 
 /**
- * Wires the decision's controls to the API.
+ * Wires the decision's controls to the API; answers the page's one way to run an action.
  * @param {PreviewPage} page
  * @param {Decision} decision
+ * @returns {Act}
  */
 export function wireDecision(page, decision) {
   const act = actions(page);
@@ -162,6 +166,7 @@ export function wireDecision(page, decision) {
     };
     act("commit", request, (answer) => committed(page, answer));
   });
+  return act;
 }
 
 /**
@@ -173,6 +178,18 @@ export function wireDecision(page, decision) {
 function outcomeUnknown(error) {
   if (!(error instanceof Problem)) return false;
   return error.status === 0 || error.status >= 500 || error.code === "idempotency-key-in-flight";
+}
+
+/**
+ * What a quorum still needs, after `said` ("You approved it: 1 of 2 approvals; …").
+ * @param {PreviewOut} preview
+ * @param {string} said
+ * @returns {string}
+ */
+function awaiting(preview, said) {
+  const left = preview.approvals_required - preview.approvals.length;
+  const more = left === 1 ? "one more approver" : `${left} more approvers`;
+  return `${said}: ${preview.approvals.length} of ${preview.approvals_required} approvals; it needs ${more} before it can be committed.`;
 }
 
 /**
@@ -189,7 +206,11 @@ function approve(page, act, decision) {
   act("approve", request, (answer) => {
     const preview = /** @type {PreviewOut} */ (answer);
     page.show(preview);
-    page.result.textContent = `Approved by ${preview.decided_by}. Commit it to run the call.`;
+    const last = preview.approvals[preview.approvals.length - 1];
+    page.result.textContent =
+      preview.status === "pending"
+        ? awaiting(preview, `Approved by ${last?.by}`)
+        : `Approved by ${preview.decided_by}. Commit it to run the call.`;
     if (!decision.commit.disabled) decision.commit.focus();
   });
 }

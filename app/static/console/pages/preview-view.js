@@ -91,6 +91,30 @@ function toolText(preview, tool) {
 }
 
 /**
+ * How far a preview's quorum is ("1 of 2 approvals"); undefined for a preview that needs
+ * one approver and has none, where "Decided by" says it all.
+ * @param {PreviewOut} preview
+ * @returns {string | undefined}
+ */
+export function approvalsCount(preview) {
+  const { approvals, approvals_required: needed } = preview;
+  if (needed <= 1 && !approvals.length) return undefined;
+  return `${approvals.length} of ${needed} approval${needed === 1 ? "" : "s"}`;
+}
+
+/**
+ * The approvals so far, with who and when ("1 of 2 approvals: alice at …").
+ * @param {PreviewOut} preview
+ * @returns {HTMLElement | undefined}
+ */
+function approvalsView(preview) {
+  const count = approvalsCount(preview);
+  if (!count) return undefined;
+  const who = preview.approvals.map((a) => `${a.by} at ${when(a.at)}`).join(", ");
+  return h("span", { id: "preview-approvals" }, who ? `${count}: ${who}` : count);
+}
+
+/**
  * @param {PreviewOut} preview
  * @param {ToolOut | null} tool
  * @returns {HTMLDListElement}
@@ -117,6 +141,13 @@ export function factsView(preview, tool) {
     ["Created", when(preview.created_at)],
     ["Content hash", h("code", { class: "hash", id: "content-hash" }, preview.content_hash)],
     ["Arguments hash", h("code", { class: "hash" }, preview.args_hash)],
+    [
+      "Revised by",
+      preview.revised_by
+        ? h("span", { id: "preview-revision" }, `${preview.revised_by}: ${preview.revision_reason}`)
+        : undefined,
+    ],
+    ["Approvals", approvalsView(preview)],
     ["Decided by", preview.decided_by ? `${preview.decided_by} at ${when(preview.decided_at)}` : null],
     ["Reason", preview.reason === null ? undefined : h("span", { id: "preview-reason" }, preview.reason)],
     [

@@ -9,6 +9,7 @@ import { attempt } from "../problems.js";
 import { timeline } from "../timeline.js";
 import { coalesce, drawnParts, optional } from "../util.js";
 import { decisionControls, wireDecision } from "./preview-decision.js";
+import { reviseControls, wireRevise } from "./preview-revise.js";
 import { factsView, impactView } from "./preview-view.js";
 import { tickCountdowns } from "./queue.js";
 
@@ -98,6 +99,8 @@ export async function previewPage(ctx, id) {
   let preview = /** @type {PreviewOut} */ (await ctx.api(path));
   const tool = await toolNamed(ctx, preview.tool);
   const decision = decisionControls(ctx.me);
+  const mayRevise = ctx.me.roles.includes("approver");
+  const revise = reviseControls(preview, tool);
 
   // An unchanged preview is left as it is (other events than its own reload it).
   const changed = drawnParts();
@@ -109,6 +112,7 @@ export async function previewPage(ctx, id) {
       replace(parts.argsBody, jsonBlock(preview.arguments, "Arguments"));
     }
     decision.paint(preview);
+    revise.paint(preview);
   }
   /** @param {boolean} report whether a failure shows its problem */
   async function fetchAndPaint(report) {
@@ -124,21 +128,24 @@ export async function previewPage(ctx, id) {
   }
   const reload = coalesce(() => fetchAndPaint(true));
 
-  wireDecision(
-    {
-      ctx,
-      path,
-      slot: parts.slot,
-      result: parts.result,
-      current: () => preview,
-      show: (fresh) => {
-        preview = fresh;
-        paint();
-      },
-      reread: () => fetchAndPaint(false),
+  /** @type {import("./preview-decision.js").PreviewPage} */
+  const page = {
+    ctx,
+    path,
+    slot: parts.slot,
+    result: parts.result,
+    current: () => preview,
+    show: (fresh) => {
+      preview = fresh;
+      paint();
     },
-    decision,
-  );
+    reread: () => fetchAndPaint(false),
+  };
+  const act = wireDecision(page, decision);
+  if (mayRevise) {
+    wireRevise(page, revise, act);
+    decision.section.append(revise.section);
+  }
   const asked = await askedView(ctx, preview);
   ctx.main.append(parts.result, asked, parts.facts, parts.impact, parts.args, decision.section);
   paint();

@@ -7,6 +7,7 @@ import { keepCurrent } from "../live.js";
 import { attempt, clearProblem } from "../problems.js";
 import { PREVIEW_STATUSES } from "../schema.js";
 import { coalesce, isOneOf, optional } from "../util.js";
+import { approvalsCount } from "./preview-view.js";
 
 /** @typedef {import("../context.js").PageContext} PageContext */
 /** @typedef {import("../schema.js").EventType} EventType */
@@ -21,6 +22,7 @@ const COLUMNS = ["Tool", "Summary", "Who asked", "Run", "Cost", "Risk", "Expires
 /** @type {EventType[]} */
 const TYPES = [
   "preview.created",
+  "preview.approval_added",
   "preview.approved",
   "preview.rejected",
   "preview.committed",
@@ -53,6 +55,16 @@ function riskText(tool) {
 }
 
 /**
+ * A quorum's progress beside the summary (nothing for a single approver's preview).
+ * @param {PreviewOut} preview
+ * @returns {HTMLElement | undefined}
+ */
+function quorum(preview) {
+  const count = preview.status === "pending" ? approvalsCount(preview) : undefined;
+  return count ? h("span", { class: "hint quorum" }, ` (${count})`) : undefined;
+}
+
+/**
  * @param {PreviewOut} preview
  * @param {ToolsByName} tools
  * @returns {HTMLTableRowElement}
@@ -70,7 +82,7 @@ function row(preview, tools) {
     "tr",
     { "data-preview": preview.id },
     h("td", {}, preview.tool),
-    h("td", {}, link(consolePath("previews", preview.id), preview.summary)),
+    h("td", {}, link(consolePath("previews", preview.id), preview.summary), quorum(preview)),
     h("td", {}, preview.requested_by),
     h("td", {}, link(consolePath("runs", preview.run_id), h("code", {}, preview.run_id))),
     h("td", { class: "num" }, usd(preview.cost_usd)),
@@ -114,7 +126,7 @@ function queueTable() {
     show(items, tools) {
       /** @type {Array<[string, HTMLTableRowElement]>} */
       const wanted = items.map((p) => {
-        const key = `${p.id}:${p.status}`;
+        const key = `${p.id}:${p.status}:${p.approvals.length}`;
         const tr = rows.get(key) || row(p, tools);
         rows.set(key, tr);
         return [key, tr];
