@@ -1,5 +1,5 @@
 """`python -m app ...`: serve, worker, db upgrade, keys create, demo seed, openapi,
-console-schema, eval, replay."""
+console-schema, eval, replay, audit verify."""
 
 from __future__ import annotations
 
@@ -191,6 +191,16 @@ def cmd_replay(settings: Settings, args: argparse.Namespace) -> int:
     return replay_cli.run_cli(settings, args.run_id, args.tenant, args.side_effects)
 
 
+def cmd_audit_verify(settings: Settings, args: argparse.Namespace) -> int:
+    from app.audit_cli import report
+    from app.engine.audit.trail import verify_chains
+
+    async def work(_engine, sessions):  # type: ignore[no-untyped-def]
+        return await verify_chains(sessions, args.tenant)
+
+    return report(asyncio.run(_with_engine(settings, work, migrated=True)), args.tenant)
+
+
 def cmd_openapi(_settings: Settings, _args: argparse.Namespace) -> int:
     from app.openapi import openapi_json
 
@@ -335,6 +345,7 @@ COMMANDS: dict[str, cli_args.Command] = {
     "console-schema": cmd_console_schema,
     "eval": cmd_eval,
     "replay": cmd_replay,
+    "audit verify": cmd_audit_verify,
 }
 
 

@@ -70,7 +70,18 @@ def build(commands: Mapping[str, Command]) -> argparse.ArgumentParser:
             "differing transition (exit 1)",
         )
     )
+    _audit(sub, command)
     return root
+
+
+def _audit(sub: Any, command: Callable[..., argparse.ArgumentParser]) -> None:
+    verify = command(
+        "verify",
+        "recompute every tenant's audit chain (or one's); exit 1 naming the first entry "
+        "that does not match, 0 when every chain holds",
+        _group(sub, "audit", "the audit chain of decisions and operator actions"),
+    )
+    verify.add_argument("--tenant", help="verify this tenant's chain only (default: every one)")
 
 
 def _group(sub: Any, name: str, help: str) -> Any:

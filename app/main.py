@@ -34,6 +34,7 @@ from app.api.fast_json import FastJSONResponse
 from app.api.middleware import TraceAndErrorsMiddleware
 from app.api.routes import (
     approvals,
+    audit,
     catalog,
     console,
     docs,
@@ -314,6 +315,7 @@ def _install(app: FastAPI, settings: Settings) -> None:
         catalog,
         keys,
         webhooks,
+        audit,
         health,
         problems,
         docs,

@@ -138,6 +138,12 @@ async def test_a_description_changed_mid_run_holds_the_tool_until_an_admin_accep
     assert record["declaration_hash"] == pending["declaration_hash"]
     assert record["previous_hash"].startswith("sha256:") and record["accepted_by"] == "root"
     assert record["declaration"]["description"] == CHANGED
+    # And on the tenant's audit chain, once, in the acceptance's transaction.
+    admin = await h.key(subject="root", roles="admin")
+    audited = (await h.client.get("/v1/audit", headers=admin)).json()["items"]
+    [entry] = [e for e in audited if e["action"] == "accept_mcp_declaration"]
+    assert (entry["actor"], entry["target"]) == ("root", "lookup_doc")
+    assert entry["data"]["declaration_hash"] == pending["declaration_hash"]
     async with h.runtime.sessions.begin() as session:  # a record: never changed
         with pytest.raises(Exception, match="never changed or removed"):
             await session.execute(text("UPDATE mcp_declaration_acceptance SET accepted_by = 'x'"))

@@ -25,14 +25,18 @@ ARGS = [
 
 
 @asynccontextmanager
-async def browsing(base_url: str) -> AsyncIterator[tuple[BrowserContext, list[str]]]:
-    """A browser context whose every request to anything but `base_url` is blocked (and
-    listed): a page that needs the internet fails here."""
+async def browsing(
+    base_url: str, *also: str
+) -> AsyncIterator[tuple[BrowserContext, list[str]]]:
+    """A browser context whose every request to anything but `base_url` (and the origins
+    in `also`: an identity provider on loopback, say) is blocked (and listed): a page that
+    needs the internet fails here."""
     assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium"
     blocked: list[str] = []
 
     async def only_the_service(route: Route) -> Any:
-        if route.request.url.startswith(base_url) or route.request.url.startswith("blob:"):
+        allowed = (base_url, *also, "blob:")
+        if any(route.request.url.startswith(origin) for origin in allowed):
             await route.continue_()
         else:
             blocked.append(route.request.url)

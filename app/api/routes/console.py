@@ -55,6 +55,7 @@ SHELL = f"""<!doctype html>
 <a href="/console/runs">Runs</a>
 <a href="/console/tools">Tools</a>
 <a href="/console/keys" id="nav-keys" hidden>Keys</a>
+<a href="/console/audit" id="nav-audit" hidden>Audit</a>
 </nav>
 <div class="who" id="who"></div>
 </header>

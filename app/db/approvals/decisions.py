@@ -14,6 +14,7 @@ from sqlalchemy import insert, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.approvals.previews import row_of, to_preview
+from app.db.audit import entries as audit_entries
 from app.db.guards import status_in
 from app.db.lifecycle.runs import insert_events, to_run
 from app.db.tables import preview, run, tool_call
@@ -63,6 +64,8 @@ async def apply(
         await session.execute(insert(preview).values(row_of(decision.new_preview)))
     if decision.call is not None:
         await _move_call(session, record, decision.call, now)
+    if decision.audit is not None:  # last: the chain's head is the last lock taken
+        await audit_entries.append(session, record.tenant_id, [decision.audit])
     return decided, woken
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from app.domain.audit.chain import Action, Entry
 from app.domain.errors import ErrorValue, ToolgateError
 from app.domain.guardrails.sensitive import redact_value
 from app.domain.lifecycle import moves
@@ -58,6 +59,8 @@ class Decision:
     leased: bool = False
     #: A preview made by the decision (a revision's), inserted with it.
     new_preview: Preview | None = None
+    #: What the tenant's audit chain records of it, in the same transaction.
+    audit: Entry | None = None
 
 
 class NotOpen(ToolgateError):
@@ -71,6 +74,12 @@ class AlreadyApproved(ToolgateError):
 def _about(record: Preview, kind: EventType, **data: Any) -> Event:
     about = {"preview_id": record.id, "step": record.step, "call_id": record.call_id}
     return kind, {**about, "tool": record.tool, **data}
+
+
+def _audited(record: Preview, action: Action, by: str, now: datetime, **data: Any) -> Entry:
+    about = {"run_id": record.run_id, "call_id": record.call_id, "tool": record.tool}
+    # What an approver wrote may quote anything: the chain keeps no secret either.
+    return Entry(by, action, record.id, now, redact_value({**about, **data}))
 
 
 def _settled(settled: Settlement, preview: Move, call: Move) -> tuple[str, ErrorValue]:
@@ -110,6 +119,7 @@ def approval(record: Preview, *, content_hash: str, by: str, now: datetime) -> D
             ),
             call=None,
             wake=False,
+            audit=_audited(record, Action.APPROVE, by, now, content_hash=content_hash, **count),
         )
     values.update(status=moves.PREVIEW_APPROVE.target, decided_by=by, decided_at=now)
     return Decision(
@@ -126,6 +136,7 @@ def approval(record: Preview, *, content_hash: str, by: str, now: datetime) -> D
         ),
         call=CallChange(moves.CALL_APPROVE),
         wake=False,
+        audit=_audited(record, Action.APPROVE, by, now, content_hash=content_hash, **count),
     )
 
 
@@ -176,6 +187,15 @@ def revision(
         ),
         wake=False,
         new_preview=new,
+        audit=_audited(
+            record,
+            Action.REVISE,
+            by,
+            now,
+            new_preview_id=new.id,
+            reason=reason,
+            args_hash=new.args_hash,
+        ),
     )
 
 
@@ -194,10 +214,11 @@ def rejection(
         preview=PreviewChange(moves.PREVIEW_REJECT.guard, moves.PREVIEW_REJECT, values),
         call=CallChange(moves.CALL_REJECT, error=error),
         wake=True,
+        audit=_audited(record, Action.REJECT, by, now, reason=reason),
     )
 
 
-def commit_claim(record: Preview, *, key: str, by: str) -> Decision:
+def commit_claim(record: Preview, *, key: str, by: str, now: datetime) -> Decision:
     """An approved, unexpired preview nobody has committed yet: the commit is marked (who,
     under which Idempotency-Key) and the run leased to this process, which executes it."""
     return Decision(
@@ -210,10 +231,11 @@ def commit_claim(record: Preview, *, key: str, by: str) -> Decision:
         call=None,
         wake=True,
         leased=True,
+        audit=_audited(record, Action.COMMIT, by, now, content_hash=record.content_hash),
     )
 
 
-def commit_refusal(record: Preview, settled: Settlement, *, by: str) -> Decision:
+def commit_refusal(record: Preview, settled: Settlement, *, by: str, now: datetime) -> Decision:
     """A commit its gates refuse: the approved preview expires unused, its call fails with
     the gate's code (fed back to the model), and the run is leased to this process to go
     on."""
@@ -233,4 +255,5 @@ def commit_refusal(record: Preview, settled: Settlement, *, by: str) -> Decision
         call=CallChange(moves.CALL_REFUSE_COMMIT, error=error, ends_run=settled.ends_run),
         wake=True,
         leased=True,
+        audit=_audited(record, Action.REFUSE_COMMIT, by, now, code=error.code),
     )

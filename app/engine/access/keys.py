@@ -21,6 +21,7 @@ from app.db.access import idempotency as idempotency_repo
 from app.db.access import keys
 from app.db.clock import DbTime
 from app.db.session import retrying, retrying_alone
+from app.domain.audit.chain import Action
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.ids import new_id
 from app.domain.ports import Clock
@@ -28,6 +29,7 @@ from app.domain.tools.specs import Principal, Role
 from app.engine.access import idempotency
 from app.engine.access.idempotency import Claim
 from app.engine.access.known_keys import KnownKeys
+from app.engine.audit import trail
 from app.engine.lifecycle.runs import created_position, page_of
 
 if TYPE_CHECKING:
@@ -93,7 +95,24 @@ async def create_key(
     row, key = _new_key(tenant_id, spec, created_by=None, clock=clock)
     async with sessions.begin() as session:
         await keys.insert_key(session, row)
+        await _created(session, row, trail.COMMAND_LINE)
     return row.id, key
+
+
+async def _created(session: AsyncSession, row: keys.NewKey, actor: str) -> None:
+    """The key's creation on its tenant's audit chain (never the key itself)."""
+    await trail.record(
+        session,
+        row.tenant_id,
+        actor,
+        Action.CREATE_KEY,
+        row.id,
+        row.created_at,
+        subject=row.subject,
+        roles=list(row.roles),
+        scopes=None if row.scopes is None else list(row.scopes),
+        name=row.name,
+    )
 
 
 def _tuple(scopes: Sequence[str] | None) -> tuple[str, ...] | None:
@@ -135,6 +154,7 @@ async def issue_key(
             if not await idempotency_repo.bind(session, binding, row.id, db_time=rt.db_time):
                 raise idempotency.binding_failed(claim)
         record = await keys.insert_key(session, row)
+        await _created(session, row, principal.subject)
     return record, key
 
 
@@ -168,14 +188,15 @@ async def list_keys(
 async def revoke_key(rt: Runtime, *, principal: Principal, key_id: str) -> None:
     """Revokes a key of the admin's tenant (the calling key too). A key revoked already
     stays as it was: revoking is idempotent."""
+    now = rt.clock.now()
     async with rt.sessions.begin() as session:
         revoked = await keys.revoke(
-            session,
-            tenant_id=principal.tenant_id,
-            key_id=key_id,
-            by=principal.subject,
-            now=rt.clock.now(),
+            session, tenant_id=principal.tenant_id, key_id=key_id, by=principal.subject, now=now
         )
+        if revoked is not None:
+            await trail.record(
+                session, principal.tenant_id, principal.subject, Action.REVOKE_KEY, key_id, now
+            )
     if revoked is None:
         raise _not_found()
     # Its notification reaches this process too, but the answer must not come first.

@@ -280,12 +280,12 @@ async def _claimed(
     async with rt.sessions.begin() as session:
         refused = await _gate_refusal(rt, session, record)
         if refused is None:
-            decision = decisions.commit_claim(record, key=key, by=by)
+            decision = decisions.commit_claim(record, key=key, by=by, now=rt.clock.now())
         else:
             found = Found(CallStatus.APPROVED)
             settled = settle(found, Outcome.FAILED, preview=record, error=refused)
             try:
-                decision = decisions.commit_refusal(record, settled, by=by)
+                decision = decisions.commit_refusal(record, settled, by=by, now=rt.clock.now())
             except decisions.NotOpen:
                 raise decisions_repo.DecisionLost() from None
         decided, run = await decisions_repo.apply(

@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.tools import switches
+from app.domain.audit.chain import Action
 from app.domain.errors import DomainError, ErrorCode, ErrorValue, ObservationCode
 from app.domain.lifecycle.records import Run
 from app.domain.tools.gates import gate_refusal
 from app.domain.tools.proposals import CheckedCall
 from app.domain.tools.specs import Principal, ToolSpec
+from app.engine.audit import trail
 
 if TYPE_CHECKING:
     from app.engine.runner import Runtime
@@ -62,15 +64,18 @@ class DisabledTools:
 async def switch_tool(rt: Runtime, *, principal: Principal, name: str, off: bool) -> None:
     if name not in rt.tools:
         raise DomainError(ErrorCode.NOT_FOUND, "no such tool")
+    now = rt.clock.now()
     async with rt.sessions.begin() as session:
         await switches.set_disabled(
             session,
             tenant_id=principal.tenant_id,
             tool=name,
             by=principal.subject,
-            now=rt.clock.now(),
+            now=now,
             off=off,
         )
+        action = Action.DISABLE_TOOL if off else Action.ENABLE_TOOL
+        await trail.record(session, principal.tenant_id, principal.subject, action, name, now)
     rt.disabled_tools.forget(principal.tenant_id)
 
 

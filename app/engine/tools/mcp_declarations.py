@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from app.db.tools import mcp_declarations as repo
+from app.domain.audit.chain import Action
 from app.domain.errors import DomainError, ErrorCode
 from app.domain.ids import new_id
 from app.domain.tools.mcp_declarations import (
@@ -34,6 +35,7 @@ from app.domain.tools.mcp_declarations import (
 )
 from app.domain.tools.specs import Principal
 from app.engine import off_loop
+from app.engine.audit import trail
 
 if TYPE_CHECKING:
     from app.engine.runner import Runtime
@@ -171,6 +173,16 @@ async def accept(
         }
         await repo.record_acceptance(session, pin=pin, **record)
         await repo.announce(session, server, rt.mcp_declarations.origin)
+        await trail.record(
+            session,
+            principal.tenant_id,
+            principal.subject,
+            Action.ACCEPT_MCP_DECLARATION,
+            name,
+            now,
+            server=server,
+            declaration_hash=declaration_hash,
+        )
     rt.mcp_declarations.changed(server)
     return {
         "tool": name,

@@ -19,6 +19,7 @@ from app.db.access.idempotency import Answered
 from app.db.errors import is_lock_timeout
 from app.db.webhooks import endpoints
 from app.db.webhooks.endpoints import Delivery, Endpoint
+from app.domain.audit.chain import Action
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.ids import new_id
 from app.domain.lifecycle.events import EventType
@@ -34,6 +35,7 @@ from app.domain.webhooks.destinations import (
 from app.domain.webhooks.signing import new_secret
 from app.engine.access import idempotency
 from app.engine.access.idempotency import Claim, ClaimLost
+from app.engine.audit import trail
 from app.engine.lifecycle.runs import created_position, page_of
 
 if TYPE_CHECKING:
@@ -122,6 +124,16 @@ async def register(
             binding = idempotency.binding(rt, claim)
             if not await idempotency_repo.bind(session, binding, endpoint.id, db_time=rt.db_time):
                 raise idempotency.binding_failed(claim)
+        await trail.record(
+            session,
+            principal.tenant_id,
+            principal.subject,
+            Action.REGISTER_WEBHOOK,
+            endpoint.id,
+            endpoint.created_at,
+            url=url,
+            events=list(endpoint.events),
+        )
     return WithSecret(endpoint, secret)
 
 
@@ -152,6 +164,14 @@ async def delete(rt: Runtime, *, principal: Principal, endpoint_id: str) -> None
     async with _changing_endpoints(rt, principal) as session:
         if not await endpoints.delete_endpoint(session, principal.tenant_id, endpoint_id):
             raise _not_found()
+        await trail.record(
+            session,
+            principal.tenant_id,
+            principal.subject,
+            Action.DELETE_WEBHOOK,
+            endpoint_id,
+            rt.clock.now(),
+        )
 
 
 @contextlib.asynccontextmanager
@@ -211,6 +231,14 @@ async def rotate(
         made = WithSecret(endpoint, secret)
         if claim is not None and answer is not None:
             await _keep_answer(rt, session, claim, answer(made))
+        await trail.record(
+            session,
+            principal.tenant_id,
+            principal.subject,
+            Action.ROTATE_WEBHOOK_SECRET,
+            endpoint_id,
+            rt.clock.now(),
+        )
     return made
 
 

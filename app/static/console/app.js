@@ -12,6 +12,7 @@ import { previewPage } from "./pages/preview.js";
 import { queuePage } from "./pages/queue.js";
 import { runPage } from "./pages/run.js";
 import { runsPage } from "./pages/runs.js";
+import { auditPage } from "./pages/audit.js";
 import { keysPage } from "./pages/keys.js";
 import { toolsPage } from "./pages/tools.js";
 import { isAbort } from "./util.js";
@@ -22,7 +23,7 @@ import { isAbort } from "./util.js";
  * A page: fills `ctx.main`, from the address's parameters (e.g. a run's id).
  * @typedef {(ctx: PageContext, ...params: string[]) => void | Promise<void>} Page
  */
-/** @typedef {"queue" | "runs" | "tools" | "keys"} Section */
+/** @typedef {"queue" | "runs" | "tools" | "keys" | "audit"} Section */
 
 /** @type {{me: MeOut | null, context: PageContext | null}} */
 const state = { me: null, context: null };
@@ -35,6 +36,7 @@ const ROUTES = [
   [/^\/console\/runs\/([^/]+)\/?$/, runPage, "runs"],
   [/^\/console\/tools\/?$/, toolsPage, "tools"],
   [/^\/console\/keys\/?$/, keysPage, "keys"],
+  [/^\/console\/audit\/?$/, auditPage, "audit"],
 ];
 
 /**
@@ -84,9 +86,11 @@ function header() {
     "/console/runs": "runs",
     "/console/tools": "tools",
     "/console/keys": "keys",
+    "/console/audit": "audit",
   };
   // Keys are an admin's business: the link is offered only to an admin key.
   shell("nav-keys").hidden = !state.me.roles.includes("admin");
+  shell("nav-audit").hidden = !state.me.roles.includes("admin");
   for (const a of nav.querySelectorAll("a")) {
     if (sections[a.getAttribute("href") || ""] === section) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");

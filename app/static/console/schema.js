@@ -164,6 +164,24 @@ export const TERMINATION_REASONS = Object.freeze([
  */
 
 /**
+ * @typedef {object} AuditEntryOut
+ * @property {number} seq
+ * @property {string} at
+ * @property {string} actor
+ * @property {string} action
+ * @property {string} target
+ * @property {Record<string, unknown>} data
+ * @property {string} prev_hash
+ * @property {string} hash
+ */
+
+/**
+ * @typedef {object} AuditPage
+ * @property {Array<AuditEntryOut>} items
+ * @property {string | null} next_cursor
+ */
+
+/**
  * @typedef {object} CallErrorOut
  * @property {string} code
  * @property {boolean} retryable

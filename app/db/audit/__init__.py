@@ -1,0 +1,1 @@
+"""The audit chain's rows (SPEC §3.10)."""

@@ -1,0 +1,1 @@
+"""The audit chain (SPEC §3.10)."""
