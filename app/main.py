@@ -43,6 +43,7 @@ from app.api.routes import (
     keys,
     problems,
     runs,
+    sso,
     webhooks,
 )
 from app.api.routes import metrics as scrape_route
@@ -319,6 +320,7 @@ def _install(app: FastAPI, settings: Settings) -> None:
         health,
         problems,
         docs,
+        sso,  # before the console's catch-all `/console/{path}`
         console,
     ):
         app.include_router(router.router)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Annotated
 
@@ -11,6 +12,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from app.api.event_stream import Streams
 from app.api.problems import ProblemError
 from app.domain.tools.specs import Principal
+from app.engine.access import sso
 from app.engine.access.keys import KEY_PREFIX, authenticate
 from app.engine.driver import Driver
 from app.engine.process.runtime import Runtime
@@ -39,8 +41,11 @@ StreamsDep = Annotated[Streams, Depends(get_streams)]
 
 async def get_principal(
     rt: RuntimeDep,
+    request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
+    if credentials is None and sso.COOKIE in request.cookies:
+        return await _signed_in(rt, request)
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise ProblemError(
             "unauthenticated",
@@ -57,6 +62,24 @@ async def get_principal(
     if not principal.roles:
         raise ProblemError("forbidden", "the access token grants no role in Toolgate")
     return principal
+
+
+#: Methods that change nothing: a session's cookie alone opens them.
+_SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+async def _signed_in(rt: Runtime, request: Request) -> Principal:
+    """A person signed in to the console (SPEC §3.9): the session its cookie names, with
+    the session's CSRF token on every request that may change something (a cookie is
+    sent by the browser whoever asks; the token only by this origin's pages)."""
+    found = await sso.session_of(rt, request.cookies.get(sso.COOKIE, ""))
+    if found is None:
+        raise ProblemError("unauthenticated", "the session has ended: sign in again")
+    if request.method not in _SAFE:
+        sent = request.headers.get(sso.CSRF_HEADER, "")
+        if not secrets.compare_digest(sent.encode(), found.csrf_token.encode()):
+            raise ProblemError("forbidden", f"send the session's CSRF token as {sso.CSRF_HEADER}")
+    return sso.principal_of(found)
 
 
 def _is_key(rt: Runtime, bearer: str) -> bool:
@@ -76,14 +99,19 @@ async def _principal(rt: Runtime, bearer: str, *, known: bool) -> Principal | No
 
 async def key_recheck(
     rt: RuntimeDep,
+    request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Callable[[], Awaitable[bool]]:
     """For a long response (an event stream): whether the request's key still opens it,
     with a reader's role, so a key revoked meanwhile stops it. Looked up each time: a
     notification missed by this process does not keep a stream open."""
     key = credentials.credentials if credentials is not None else ""
+    cookie = request.cookies.get(sso.COOKIE, "") if credentials is None else ""
 
     async def still_valid() -> bool:
+        if cookie:  # a signed-in person's stream ends with the session
+            found = await sso.session_of(rt, cookie)
+            return found is not None and bool(set(found.roles) & set(READER_ROLES))
         principal = await _principal(rt, key, known=False)
         return principal is not None and bool(principal.roles & set(READER_ROLES))
 

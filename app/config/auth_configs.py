@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 
-from app.config.base import HttpUrl, Name, NonEmpty, Strict
+from app.config.base import EnvVarName, HttpUrl, Name, NonEmpty, Strict
 from app.domain.tools.specs import Role
 
 RoleName = Annotated[Role, Field(strict=False)]
@@ -25,9 +25,9 @@ def _loopback(host: str) -> bool:
 
 
 class OidcConfig(Strict):
-    """An OpenID Connect issuer whose access tokens (JWTs) are principals. (The console's
-    sign-in through it, and so its client id and secret, are not built yet: refused as
-    unknown keys rather than taken and ignored.)"""
+    """An OpenID Connect issuer whose access tokens (JWTs) are principals; with a
+    `client_id`, the console offers "Sign in with SSO" through it (the authorization
+    code flow with PKCE)."""
 
     issuer: HttpUrl
     audience: NonEmpty  # the `aud` every access token must carry
@@ -37,6 +37,13 @@ class OidcConfig(Strict):
     roles_claim: NonEmpty = "roles"
     #: A value of the roles claim (a group, say) → the roles it grants.
     roles: dict[NonEmpty, list[RoleName]] = {}
+    #: The console's client at the provider (none: no "Sign in with SSO").
+    client_id: NonEmpty | None = None
+    client_secret_env: EnvVarName | None = None  # unset: a public client (PKCE only)
+    scopes: list[NonEmpty] = ["openid", "profile", "email"]
+    #: Where the provider sends people back; default: TOOLGATE_PUBLIC_URL's (or the
+    #: request's) `/console/sso/callback`.
+    redirect_uri: HttpUrl | None = None
 
     @field_validator("issuer")
     @classmethod
@@ -50,6 +57,10 @@ class OidcConfig(Strict):
     def _one_tenant(self) -> OidcConfig:
         if (self.tenant is None) == (self.tenant_claim is None):
             raise ValueError("give `tenant` (every token's) or `tenant_claim`, one of them")
+        if self.client_id is None and self.client_secret_env is not None:
+            raise ValueError("`client_secret_env` is the secret of a `client_id`: give both")
+        if "openid" not in self.scopes:
+            raise ValueError("`scopes` must include `openid`")
         return self
 
 

@@ -371,6 +371,7 @@ preview = Table(
 )
 
 # What other modules declare on `metadata` (tables, triggers, functions): imported here.
+from app.db.access import session_tables as _session_tables  # noqa: E402, F401
 from app.db.audit import tables as _audit_tables  # noqa: E402, F401
 from app.db.lifecycle import json_rows as _json_rows  # noqa: E402, F401
 from app.db.lifecycle import liveness as _liveness  # noqa: E402, F401

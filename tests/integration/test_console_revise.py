@@ -47,7 +47,9 @@ async def test_an_approver_revises_a_call_in_a_form_then_approves_and_commits_it
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
         await signed_in(page, url, alice, f"/console/previews/{old}")
-        await page.get_by_text("Revise the arguments").click()
+        await expect(page.get_by_role("heading", name="Or revise the arguments")).to_be_visible(
+            timeout=WAIT_MS
+        )
         ring = page.get_by_label("ring", exact=True)
         await expect(ring).to_have_value("0")  # adopt, as the model proposed
         await ring.select_option(label="hold")

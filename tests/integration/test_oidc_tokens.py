@@ -190,6 +190,9 @@ def test_an_issuer_is_https_or_loopback_and_names_one_tenant_source() -> None:
     assert "tenant" in refused()
     assert "tenant" in refused(tenant="acme", tenant_claim="org")
     assert "approver" in refused(tenant="acme", roles={"g": ["boss"]})
+    assert "client_id" in refused(tenant="acme", client_secret_env="TG_SECRET")
+    assert "openid" in refused(tenant="acme", client_id="console", scopes=["email"])
+    assert "redirect_uri" in refused(tenant="acme", client_id="console", redirect_uri="nope")
 
 
 async def test_a_person_who_asked_never_approves_and_an_approval_names_the_person(

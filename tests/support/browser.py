@@ -25,9 +25,7 @@ ARGS = [
 
 
 @asynccontextmanager
-async def browsing(
-    base_url: str, *also: str
-) -> AsyncIterator[tuple[BrowserContext, list[str]]]:
+async def browsing(base_url: str, *also: str) -> AsyncIterator[tuple[BrowserContext, list[str]]]:
     """A browser context whose every request to anything but `base_url` (and the origins
     in `also`: an identity provider on loopback, say) is blocked (and listed): a page that
     needs the internet fails here."""

@@ -7,11 +7,13 @@ from sqlalchemy import Index, PrimaryKeyConstraint, UniqueConstraint
 
 from app.db.tables import metadata
 
-#: Lookups where the tenant is not known, or spans tenants: key hash, driver queue, purges
-#: (expired keys, finished runs), the sweep of expired approvals, and the webhook senders'
-#: queue.
+#: Lookups where the tenant is not known, or spans tenants: key hash, a console session's
+#: cookie hash, driver queue, purges (expired keys, finished runs, ended sessions), the
+#: sweep of expired approvals, and the webhook senders' queue.
 EXCEPTIONS = {
     "uq_api_key_key_hash",
+    "pk_console_session",
+    "ix_console_session_expires_at",
     "ix_run_claimable",
     "ix_idempotency_key_expires",
     "ix_run_awaiting_deadline",
@@ -21,8 +23,9 @@ EXCEPTIONS = {
     "ix_webhook_delivery_done",
 }
 #: Tables of no tenant: config versions are the operator's, shared by every tenant's runs;
-#: so are the pinned declarations of the operator's MCP tools, and the processes serving.
-TENANTLESS = {"config_version", "mcp_declaration", "process"}
+#: so are the pinned declarations of the operator's MCP tools, and the processes serving;
+#: a console sign-in under way belongs to nobody known yet.
+TENANTLESS = {"config_version", "mcp_declaration", "process", "console_login"}
 
 
 def test_tenant_id_leads_every_key_and_index_but_the_documented_exceptions() -> None:

@@ -28,7 +28,8 @@ _MEDIA_TYPES = {
     ".svg": "image/svg+xml",
     ".png": "image/png",
 }
-_COMMON = {
+#: What every console response carries (the SSO addresses' too).
+HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
@@ -69,12 +70,12 @@ SHELL = f"""<!doctype html>
 
 
 def _shell() -> HTMLResponse:
-    return HTMLResponse(SHELL, headers={**_COMMON, "Cache-Control": "no-store"})
+    return HTMLResponse(SHELL, headers={**HEADERS, "Cache-Control": "no-store"})
 
 
 @router.get("/")
 async def root() -> Response:
-    return RedirectResponse("/console", status_code=307, headers=_COMMON)
+    return RedirectResponse("/console", status_code=307, headers=HEADERS)
 
 
 @router.get("/favicon.ico")
@@ -84,7 +85,7 @@ async def favicon() -> Response:
     return FileResponse(
         ASSETS / "favicon.svg",
         media_type=_MEDIA_TYPES[".svg"],
-        headers={**_COMMON, "Cache-Control": "max-age=86400"},
+        headers={**HEADERS, "Cache-Control": "max-age=86400"},
     )
 
 
@@ -93,11 +94,11 @@ async def console_asset(name: str) -> Response:
     """A file of the console, only from its own directory (no `..`, no hidden files)."""
     path = _asset(name)
     if path is None:
-        raise ProblemError("not-found", "no such console asset", headers=_COMMON)
+        raise ProblemError("not-found", "no such console asset", headers=HEADERS)
     return FileResponse(
         path,
         media_type=_MEDIA_TYPES[path.suffix],
-        headers={**_COMMON, "Cache-Control": "no-cache"},
+        headers={**HEADERS, "Cache-Control": "no-cache"},
     )
 
 
@@ -127,5 +128,5 @@ async def console_page(path: str) -> HTMLResponse:
     (`/console/..%2f..%2fetc/passwd`) is no console address, and the shell's relative
     links would not work there."""
     if any(segment in (".", "..") for segment in path.split("/")):
-        raise ProblemError("not-found", "no such console page", headers=_COMMON)
+        raise ProblemError("not-found", "no such console page", headers=HEADERS)
     return _shell()

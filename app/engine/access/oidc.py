@@ -47,11 +47,23 @@ class OidcVerifier:
         self._keys: dict[str | None, jwt.PyJWK] = {}
         self._fetched_at: float | None = None
         self._fetching = asyncio.Lock()
+        self._discovery: dict[str, Any] | None = None
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        return self._http
 
     async def principal(self, token: str) -> Principal | None:
         """The token's principal (its roles may be none: the caller refuses it), or None
         when it does not verify, whatever the reason."""
-        if len(token) > MAX_TOKEN_CHARS:
+        claims = await self.claims(token, self.config.audience)
+        return None if claims is None else self.principal_of(claims)
+
+    async def claims(self, token: str, audience: str) -> dict[str, Any] | None:
+        """A JWT's claims when it verifies (the issuer's key, `iss`, `aud` = `audience`,
+        `exp`, `nbf`), else None, whatever the reason: an access token's, or (with the
+        console's client as its audience) an id token's."""
+        if not token or len(token) > MAX_TOKEN_CHARS:
             return None
         try:
             header = jwt.get_unverified_header(token)
@@ -61,21 +73,30 @@ class OidcVerifier:
             key = await self._key(header.get("kid"))
             if key is None:
                 return None
-            claims = jwt.decode(
+            return jwt.decode(
                 token,
                 key.key,
                 algorithms=[algorithm],
-                audience=self.config.audience,
+                audience=audience,
                 issuer=self.config.issuer,
                 leeway=LEEWAY_S,
                 options={"require": ["exp", "iss", "aud"]},
             )
         except (jwt.PyJWTError, ValueError, TypeError) as exc:
-            log.debug("an access token was refused (%s)", type(exc).__name__)
+            log.debug("a token was refused (%s)", type(exc).__name__)
             return None
-        return self._principal_of(claims)
 
-    def _principal_of(self, claims: Mapping[str, Any]) -> Principal | None:
+    async def endpoint(self, name: str) -> str | None:
+        """An address the discovery document gives (`token_endpoint`, say), read with the
+        keys (and again when they are)."""
+        if self._discovery is None:
+            await self._fetch()
+        value = (self._discovery or {}).get(name)
+        return (
+            value if isinstance(value, str) and value.startswith(("https://", "http://")) else None
+        )
+
+    def principal_of(self, claims: Mapping[str, Any]) -> Principal | None:
         config = self.config
         subject = claims.get(config.subject_claim)
         tenant = config.tenant or claims.get(config.tenant_claim or "")
@@ -130,6 +151,7 @@ class OidcVerifier:
         found = await self._json(discovery)
         if found.get("issuer") != issuer:
             raise ValueError("the discovery document names another issuer")
+        self._discovery = found
         uri = found.get("jwks_uri")
         if not isinstance(uri, str):
             raise ValueError("the discovery document has no jwks_uri")

@@ -1,6 +1,8 @@
 // @ts-check
 // The API client: the key from sessionStorage as `Authorization: Bearer …` on every
-// request (never in an address), JSON in and out, and problem+json answers as `Problem`s.
+// request (never in an address) or, for a person signed in with SSO, the session's
+// HttpOnly cookie (which no script here can read) with its CSRF token on every change;
+// JSON in and out, and problem+json answers as `Problem`s.
 
 import { isAbort } from "./util.js";
 
@@ -37,6 +39,45 @@ export function setKey(key) {
 export function clearKey() {
   sessionStorage.removeItem(KEY);
 }
+
+/**
+ * The SSO session in use (kept in memory only; its cookie does the authenticating).
+ * @typedef {object} SsoSession
+ * @property {string} tenant
+ * @property {string} subject
+ * @property {string | null} name
+ * @property {string[]} roles
+ * @property {string[] | null} scopes
+ * @property {string} expires_at
+ * @property {string} csrf_token
+ */
+/** @type {SsoSession | null} */
+let session = null;
+
+/** @param {SsoSession | null} made */
+export function useSession(made) {
+  session = made;
+}
+
+/** @returns {SsoSession | null} */
+export function ssoSession() {
+  return session;
+}
+
+/** Whether requests go out signed in: with a key, or with a person's session. */
+export function signedIn() {
+  return Boolean(getKey() || session);
+}
+
+/**
+ * What carries the session: the cookie when signed in with SSO, nothing with a key.
+ * @returns {RequestCredentials}
+ */
+export function credentials() {
+  return !getKey() && session ? "same-origin" : "omit";
+}
+
+const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** An RFC 9457 problem answer (or a request that got no answer: status 0, code "network"). */
 export class Problem extends Error {
@@ -96,11 +137,14 @@ export function networkProblem(error) {
 
 /**
  * @param {Record<string, string>} [extra]
+ * @param {string} [method]
  * @returns {Record<string, string>}
  */
-export function authHeaders(extra = {}) {
+export function authHeaders(extra = {}, method = "GET") {
   const key = getKey();
-  return key ? { Authorization: `Bearer ${key}`, ...extra } : { ...extra };
+  if (key) return { Authorization: `Bearer ${key}`, ...extra };
+  if (session && !SAFE.has(method)) return { "X-CSRF-Token": session.csrf_token, ...extra };
+  return { ...extra };
 }
 
 /**
@@ -115,10 +159,10 @@ export async function api(path, { method = "GET", body, headers = {}, signal } =
   /** @type {RequestInit & {headers: Record<string, string>}} */
   const init = {
     method,
-    headers: authHeaders({ Accept: "application/json", ...headers }),
+    headers: authHeaders({ Accept: "application/json", ...headers }, method),
     signal,
     cache: "no-store",
-    credentials: "omit",
+    credentials: credentials(),
   };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";

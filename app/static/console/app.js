@@ -1,10 +1,12 @@
 // @ts-check
-// The approvers' console: signs in with an API key kept in sessionStorage, routes on
+// The approvers' console: signs in with an API key kept in sessionStorage, or through the
+// organisation's identity provider ("Sign in with SSO": a server-side session whose
+// HttpOnly cookie no script reads), routes on
 // location.pathname (every page has its own address), and renders every page from the
 // API as text. Pages live in pages/*.js; each gets a context whose timers, streams and
 // requests end when the user leaves the page.
 
-import { api, clearKey, getKey, setKey } from "./api.js";
+import { api, clearKey, getKey, setKey, ssoSession, useSession } from "./api.js";
 import { isUnauthenticated, makeContext } from "./context.js";
 import { announce, h, replace } from "./dom.js";
 import { clearProblem, showMessage, showProblem } from "./problems.js";
@@ -27,6 +29,34 @@ import { isAbort } from "./util.js";
 
 /** @type {{me: MeOut | null, context: PageContext | null}} */
 const state = { me: null, context: null };
+
+/** Why a sign-in with SSO came back without a session (`/console?sso=…`), in words. */
+const SSO_REFUSALS = /** @type {Record<string, string>} */ ({
+  denied: "The identity provider did not sign you in: it was declined or cancelled there.",
+  expired: "That sign-in took too long, or was used already. Sign in again.",
+  exchange: "The identity provider did not complete the sign-in. Try again in a moment.",
+  invalid: "The identity provider's answer did not verify. Ask an operator to check the auth.oidc settings.",
+  "no-role": "You signed in, but your account has no role in Toolgate: none of its groups is mapped to a role. Ask an operator.",
+  off: "Signing in with SSO is not configured on this service.",
+});
+
+/**
+ * Whether SSO is offered, and the session of a person signed in with it (or null).
+ * @returns {Promise<{enabled: boolean, session: import("./api.js").SsoSession | null}>}
+ */
+async function ssoState() {
+  try {
+    const answer = await fetch("/console/sso/session", {
+      credentials: "same-origin",
+      cache: "no-store",
+      headers: { Accept: "application/json" },
+    });
+    if (answer.ok) return await answer.json();
+  } catch {
+    // No answer: offered as if SSO were off; the key form still works.
+  }
+  return { enabled: false, session: null };
+}
 
 /** @type {Array<[RegExp, Page, Section]>} */
 const ROUTES = [
@@ -101,7 +131,7 @@ function header() {
       "span",
       { class: "identity" },
       "Signed in as ",
-      h("strong", {}, state.me.subject),
+      h("strong", {}, named(state.me.subject)),
       ` (${state.me.roles.join(", ")}) · tenant ${state.me.tenant}`,
     ),
     " ",
@@ -109,18 +139,46 @@ function header() {
   );
 }
 
-function signOut() {
+/**
+ * A person's name beside their subject, when signed in with SSO and the provider gave one.
+ * @param {string} subject
+ * @returns {string}
+ */
+function named(subject) {
+  const name = !getKey() ? ssoSession()?.name : null;
+  return name ? `${name} (${subject})` : subject;
+}
+
+async function signOut() {
+  /** @type {string | null} */
+  let endSession = null;
+  if (!getKey() && ssoSession()) {
+    try {
+      const answer = /** @type {{end_session_url: string | null}} */ (
+        await api("/console/sso/sign-out", { method: "POST" })
+      );
+      endSession = answer.end_session_url;
+    } catch {
+      // An ended session has nothing left to end here: the page signs out all the same.
+    }
+    useSession(null);
+  }
   clearKey();
   state.me = null;
   announce("Signed out.");
+  if (endSession) {
+    location.assign(endSession); // the provider's session too; it sends the person back
+    return;
+  }
   render({ focus: true });
 }
 
 /**
  * @param {HTMLElement} main
  * @param {unknown} [problem] why the key in use stopped working
+ * @param {boolean} [sso] whether "Sign in with SSO" is offered
  */
-function signInPage(main, problem) {
+function signInPage(main, problem, sso = false) {
   const slot = h("div", { class: "alerts" });
   const input = h("input", {
     id: "api-key",
@@ -169,7 +227,25 @@ function signInPage(main, problem) {
       input.focus();
     }
   });
-  replace(main, h("h1", { tabindex: "-1" }, "Sign in"), slot, form);
+  replace(main, h("h1", { tabindex: "-1" }, "Sign in"), slot);
+  if (sso) {
+    const back = location.pathname + location.search.replace(/[?&]sso=[^&]*/, "");
+    main.append(
+      h(
+        "p",
+        { class: "sso" },
+        h(
+          "a",
+          { class: "button", href: `/console/sso/start?next=${encodeURIComponent(back)}` },
+          "Sign in with SSO",
+        ),
+        h("span", { class: "hint" }, " through your organisation's identity provider, or with an API key:"),
+      ),
+    );
+  }
+  main.append(form);
+  const refused = new URLSearchParams(location.search).get("sso");
+  if (refused) showMessage(slot, SSO_REFUSALS[refused] || "Signing in with SSO did not work.");
   if (problem) showProblem(slot, problem, { action: "sign-in-again" });
   input.focus();
 }
@@ -188,10 +264,16 @@ async function render({ focus = false } = {}) {
   state.context?.dispose();
   state.context = null;
   if (!getKey()) {
-    state.me = null;
-    header();
-    signInPage(main);
-    return;
+    const sso = await ssoState();
+    useSession(sso.session);
+    if (!sso.session) {
+      state.me = null;
+      header();
+      signInPage(main, undefined, sso.enabled);
+      return;
+    }
+    const { tenant, subject, roles, scopes } = sso.session;
+    state.me = { tenant, subject, roles, scopes };
   }
   if (!state.me) {
     try {
@@ -234,6 +316,7 @@ document.addEventListener("click", (event) => {
   if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey || a.target) return;
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || !url.pathname.startsWith("/console")) return;
+  if (url.pathname.startsWith("/console/sso/")) return; // the trip to the provider
   event.preventDefault();
   navigate(url.pathname + url.search);
 });

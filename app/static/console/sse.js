@@ -5,7 +5,7 @@
 // service's stream limit is reached) or an answer that is not a stream backs off longer,
 // while the caller's own polling carries on.
 
-import { authHeaders, getKey } from "./api.js";
+import { authHeaders, credentials, signedIn } from "./api.js";
 
 const MIN_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 15000;
@@ -108,7 +108,7 @@ async function connect(f) {
     headers,
     signal: f.signal,
     cache: "no-store",
-    credentials: "omit",
+    credentials: credentials(),
   });
   if (response.status === 204) {
     // A finished run asked for what comes after its last event: nothing ever will.
@@ -225,7 +225,7 @@ export function follow(url, { onEvent, onState = () => {}, lastEventId = null, e
   };
   (async () => {
     while (!stop.signal.aborted) {
-      if (!getKey()) return;
+      if (!signedIn()) return;
       /** @type {Outcome} */
       let outcome;
       try {

@@ -170,12 +170,7 @@ export function reviseControls(preview, tool) {
     h("p", { class: "hint" }, "Required (1–500 characters). The model is told what you changed and why."),
     submit,
   );
-  const section = h(
-    "details",
-    { class: "revise-section" },
-    h("summary", {}, "Revise the arguments"),
-    form,
-  );
+  const section = h("div", { class: "revise-section" }, h("h3", {}, "Or revise the arguments"), form);
   return {
     section,
     form,
