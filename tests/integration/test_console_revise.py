@@ -35,7 +35,9 @@ async def test_an_approver_revises_a_call_in_a_form_then_approves_and_commits_it
     caller = await h.key(subject="svc-shop", roles="caller")
     alice = await h.key(subject="alice", roles="approver")
     kafka = await row(h, "Kafka")
-    body = run_body(tool_calls(move(kafka["id"])), final("Kafka moved [source:s1]"))
+    proposal = tool_calls(move(kafka["id"]))
+    proposal["text"] = "Kafka runs in three of our services; it belongs in adopt."
+    body = run_body(proposal, final("Kafka moved [source:s1]"))
     answer = await h.client.post(
         "/v1/runs", headers={**caller, "Idempotency-Key": secrets.token_hex(8)}, json=body
     )
@@ -49,6 +51,12 @@ async def test_an_approver_revises_a_call_in_a_form_then_approves_and_commits_it
         await signed_in(page, url, alice, f"/console/previews/{old}")
         await expect(page.get_by_role("heading", name="Or revise the arguments")).to_be_visible(
             timeout=WAIT_MS
+        )
+        # Why the model asked, beside the call, and in the timeline's sentence.
+        await expect(page.locator("#model-said")).to_have_text(proposal["text"])
+        timeline = page.get_by_role("list", name="Timeline")
+        await expect(timeline.locator("li[data-type='turn.completed']").first).to_contain_text(
+            "the model proposed calls, saying: “Kafka runs in three"
         )
         ring = page.get_by_label("ring", exact=True)
         await expect(ring).to_have_value("0")  # adopt, as the model proposed

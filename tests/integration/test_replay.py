@@ -154,11 +154,13 @@ async def _record(h: Harness, ids: dict[str, str]) -> str:
     approver = await h.key(subject="alice", roles="approver")
     lookup = ("c2", "lookup", {"q": "kafka"})
     get = ("c3", "get_technology", {"technology_id": ids["PostgreSQL"]})
+    # A repeated call id is refused; the write waits for approval; the model says why.
+    writes = tool_calls(get, get, move(ids["Kafka"]), usage=(200, 40))
+    writes["text"] = "Kafka is proven in three services: adopt it."
     script = [
         tool_calls(("c1", "search_technologies", {"query": "database"}), lookup, usage=(120, 30)),
         error("rate_limited", retryable=True),
-        # A repeated call id is refused; the write waits for approval.
-        tool_calls(get, get, move(ids["Kafka"]), usage=(200, 40)),
+        writes,
         final("PostgreSQL is in adopt [source:s1]", usage=(300, 50)),
     ]
     parked = await _create(h, caller, *script)

@@ -135,8 +135,8 @@ def to_reply(response: Any) -> ModelReply:
     if response.stop_reason == "refusal":
         raise ModelError("content_filtered", "the model refused to answer", usage=usage)
     uses = [b for b in response.content if getattr(b, "type", None) == "tool_use"]
+    texts = [b.text for b in response.content if getattr(b, "type", None) == "text"]
     if uses:
         calls = tuple(ProposedCall(b.id, b.name, b.input) for b in uses)
-        return ToolCallsProposal(calls, usage, response.model)
-    texts = [b.text for b in response.content if getattr(b, "type", None) == "text"]
+        return ToolCallsProposal(calls, usage, response.model, "".join(texts) or None)
     return FinalAnswer("".join(texts), usage, response.model)

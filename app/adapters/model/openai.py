@@ -173,5 +173,5 @@ def to_reply(response: Any) -> ModelReply:
             for call in message.tool_calls
             if getattr(call, "function", None) is not None
         )
-        return ToolCallsProposal(calls, usage, response.model)
+        return ToolCallsProposal(calls, usage, response.model, message.content or None)
     return FinalAnswer(message.content or "", usage, response.model)

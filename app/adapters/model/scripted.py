@@ -66,5 +66,8 @@ class ScriptedModel:
                 ProposedCall(str(c.get("id")), str(c.get("name")), c.get("arguments", {}))
                 for c in item.get("calls") or []
             )
-            return ToolCallsProposal(calls, usage, MODEL_NAME)
+            text = item.get("text")
+            return ToolCallsProposal(
+                calls, usage, MODEL_NAME, text if isinstance(text, str) else None
+            )
         raise ModelError("malformed_output", "unknown script item type")

@@ -36,6 +36,12 @@ class ScriptCall(StrictIn):
 class ScriptToolCalls(StrictIn):
     type: Literal["tool_calls"]
     calls: list[ScriptCall]
+    text: str | None = Field(
+        default=None,
+        max_length=10_000,
+        description="What the model writes beside its calls (its stated reason): kept on "
+        "the turn (`turn.completed`'s `text`) and shown to approvers.",
+    )
     usage: Usage | None = None
     delay_ms: int = Field(default=0, ge=0, le=600_000)
 

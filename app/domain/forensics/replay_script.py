@@ -61,7 +61,9 @@ def rebuild_script(
             if row is None:
                 raise NotRecorded(f"call {key[1]!r} of step {step} is not recorded")
             taken.add(key)
-            proposed.append({"id": row.call_id, "name": row.tool, "arguments": row.arguments})
+            # The model's own arguments, not an approver's revision of them.
+            asked = row.arguments if row.revision is None else row.proposed_arguments
+            proposed.append({"id": row.call_id, "name": row.tool, "arguments": asked})
     return items
 
 
@@ -72,7 +74,10 @@ def _usage(turn: Turn) -> dict[str, int]:
 def _turn_item(turn: Turn) -> dict[str, Any]:
     if turn.kind == "final":
         return {"type": "final", "text": turn.text or "", "usage": _usage(turn)}
-    return {"type": "tool_calls", "calls": [], "usage": _usage(turn)}
+    item: dict[str, Any] = {"type": "tool_calls", "calls": [], "usage": _usage(turn)}
+    if turn.text is not None:  # the model's words beside its calls, said again
+        item["text"] = turn.text
+    return item
 
 
 def _error(data: Mapping[str, Any]) -> dict[str, Any]:

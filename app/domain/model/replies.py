@@ -58,6 +58,19 @@ class ToolCallsProposal:
     calls: tuple[ProposedCall, ...]
     usage: TokenUsage = TokenUsage()
     model: str | None = None
+    #: What the model wrote beside its calls (its stated reason), if anything.
+    text: str | None = None
+
+
+#: The most of a model's words beside its calls that is kept (for approvers to read).
+MAX_SAID_CHARS = 2000
+
+
+def said(text: str | None) -> str | None:
+    """A model's words beside its calls as kept: storable, cut, and blank as None."""
+    if text is None or not text.strip():
+        return None
+    return clean_text(text.strip(), MAX_SAID_CHARS)
 
 
 ModelReply = FinalAnswer | ToolCallsProposal

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.domain.errors import ErrorValue, ObservationCode
+from app.domain.guardrails.sensitive import redact_value
 from app.domain.ids import new_id, operation_id
 from app.domain.lifecycle.events import Event, EventType
 from app.domain.lifecycle.moves import CALL_PROPOSAL_REJECTED
@@ -20,7 +21,14 @@ from app.domain.lifecycle.status import CallStatus, TerminationReason
 from app.domain.lifecycle.steps import Finish, finish
 from app.domain.limits.budget import Spend, spend_of, spent_budget, tool_calls_that_fit
 from app.domain.model.citations import cited_ids
-from app.domain.model.replies import FinalAnswer, ModelError, ModelReply, TokenUsage, clean_text
+from app.domain.model.replies import (
+    FinalAnswer,
+    ModelError,
+    ModelReply,
+    TokenUsage,
+    clean_text,
+    said,
+)
 from app.domain.tools.proposals import CheckedCall, check_calls
 from app.engine import off_loop
 from app.engine.process.lease import Lease
@@ -194,7 +202,19 @@ def _turn(
         output_tokens=spend.output_tokens,
         cost_usd=spend.cost_usd,
         created_at=lease.rt.clock.now(),
+        # A model's stated reason is shown to approvers as the API shows text: no secret.
+        text=None if isinstance(reply, FinalAnswer) else redact_value(said(reply.text)),
     )
+
+
+def _completed(state: RunState, turn: Turn, spend: Spend, attempt: int, cap: int | None) -> Event:
+    """The turn's `turn.completed`: what it spent and on which route, and (a turn of tool
+    calls) what the model said beside its calls; a final answer's text is the output."""
+    data = {"step": turn.step, "attempt": attempt, "kind": turn.kind, "route": turn.route}
+    data.update(route_reason=turn.route_reason, **spend.as_dict(), **_owed(state), output_cap=cap)
+    if turn.text is not None:  # only a turn of calls has one yet
+        data["text"] = turn.text
+    return (EventType.TURN_COMPLETED, data)
 
 
 async def record_turn(
@@ -217,9 +237,7 @@ async def record_turn(
     counters = _counted(
         state, spend, model_calls=run.model_calls + 1, step_attempts=0, steps=run.usage.steps + 1
     )
-    data = {"step": step, "attempt": attempt, "kind": turn.kind, "route": routed.route}
-    data.update(route_reason=turn.route_reason, **spend.as_dict(), **_owed(state), output_cap=cap)
-    completed: Event = (EventType.TURN_COMPLETED, data)
+    completed = _completed(state, turn, spend, attempt, cap)
     if isinstance(reply, FinalAnswer):
         await _record_final(lease, state, reply, turn, counters, completed)
         return

@@ -560,6 +560,7 @@ export const TERMINATION_REASONS = Object.freeze([
  * @typedef {object} ScriptToolCalls
  * @property {"tool_calls"} type
  * @property {Array<ScriptCall>} calls
+ * @property {string} [text]
  * @property {Usage} [usage]
  * @property {number} [delay_ms]
  */

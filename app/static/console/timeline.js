@@ -38,6 +38,9 @@ const CALL_VERBS = /** @type {Record<string, string>} */ ({
 /** @param {unknown} value */
 const text = (value) => (value === null || value === undefined ? "" : String(value));
 
+/** @param {string} words a model's, cut for a sentence */
+const clip = (words) => (words.length > 200 ? `${words.slice(0, 200)}…` : words);
+
 /**
  * The event as a sentence for people, from the fields it carries; "" when there is none
  * to say (the raw event is there).
@@ -62,8 +65,9 @@ export function sentence(event) {
     case "run.cancel_requested":
       return "A cancel was asked for.";
     case "turn.completed":
-      return data.kind === "final"
-        ? `Step ${text(data.step)}: the model gave its answer.`
+      if (data.kind === "final") return `Step ${text(data.step)}: the model gave its answer.`;
+      return data.text
+        ? `Step ${text(data.step)}: the model proposed calls, saying: “${clip(text(data.text))}”`
         : `Step ${text(data.step)}: the model proposed calls.`;
     case "turn.failed":
       return `Step ${text(data.step)}: the model call failed${because}.`;

@@ -20,6 +20,7 @@ import { tickCountdowns } from "./queue.js";
 /** @typedef {import("../schema.js").RunOut} RunOut */
 /** @typedef {import("../schema.js").CallOut} CallOut */
 /** @typedef {import("../schema.js").CallPage} CallPage */
+/** @typedef {import("../schema.js").TenantEventPage} TenantEventPage */
 
 /** The page's parts that show the preview, each filled anew when it changes. */
 function previewParts() {
@@ -51,6 +52,23 @@ function toolNamed(ctx, name) {
 }
 
 /**
+ * What the model wrote beside the preview's call (its stated reason), from its turn's
+ * `turn.completed`; null when it wrote nothing or the events cannot be read.
+ * @param {PageContext} ctx
+ * @param {PreviewOut} preview
+ * @returns {Promise<string | null>}
+ */
+function modelSaid(ctx, preview) {
+  return optional(async () => {
+    const query = `run_id=${encodeURIComponent(preview.run_id)}&types=turn.completed&limit=200`;
+    const page = /** @type {TenantEventPage} */ (await ctx.api(`/v1/events?${query}`));
+    const turn = page.items.find((e) => e.data?.step === preview.step);
+    const text = turn?.data?.text;
+    return typeof text === "string" && text ? text : null;
+  }, null);
+}
+
+/**
  * Why the call is asked: what the run was asked, by which agent, and the calls it made
  * before this one; nothing when the run cannot be read.
  * @param {PageContext} ctx
@@ -65,6 +83,7 @@ async function askedView(ctx, preview) {
     /** @type {CallOut[]} */ ([]),
   );
   const before = calls.filter((c) => c.step < preview.step);
+  const said = await modelSaid(ctx, preview);
   const section = h(
     "section",
     { class: "asked" },
@@ -72,6 +91,12 @@ async function askedView(ctx, preview) {
     h("p", {}, `The agent ${run.agent} was asked:`),
     h("blockquote", { id: "run-input" }, run.input),
   );
+  if (said) {
+    section.append(
+      h("p", {}, `Beside this call (step ${preview.step}), the model said:`),
+      h("blockquote", { id: "model-said" }, said),
+    );
+  }
   if (before.length) {
     section.append(
       h("p", {}, "The calls that led here:"),
