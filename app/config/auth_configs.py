@@ -15,7 +15,7 @@ from app.domain.tools.specs import Role
 RoleName = Annotated[Role, Field(strict=False)]
 
 
-def _loopback(host: str) -> bool:
+def loopback(host: str) -> bool:
     if host == "localhost":
         return True
     try:
@@ -49,7 +49,7 @@ class OidcConfig(Strict):
     @classmethod
     def _https_or_loopback(cls, issuer: str) -> str:
         parts = urlsplit(issuer)
-        if parts.scheme != "https" and not _loopback(parts.hostname or ""):
+        if parts.scheme != "https" and not loopback(parts.hostname or ""):
             raise ValueError("an issuer is https, or http on a loopback address only")
         return issuer
 

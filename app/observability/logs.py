@@ -35,18 +35,33 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
+class NoSignInQuery(logging.Filter):
+    """An access line of the SSO callback without its query: its `code` and `state` are a
+    sign-in's secrets, for no log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            path = args[2]
+            if path.startswith("/console/sso/") and "?" in path:
+                record.args = (*args[:2], path.split("?", 1)[0], *args[3:])
+        return True
+
+
 def config(level: str = "INFO") -> dict[str, Any]:
     """A `logging.config.dictConfig` for the service and uvicorn alike."""
     handler = {"class": "logging.StreamHandler", "formatter": "json"}
+    access = {**handler, "filters": ["no_sign_in_query"]}
     return {
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"json": {"()": JsonFormatter}},
-        "handlers": {"default": handler},
+        "filters": {"no_sign_in_query": {"()": NoSignInQuery}},
+        "handlers": {"default": handler, "access": access},
         "root": {"handlers": ["default"], "level": level},
         "loggers": {
             "uvicorn": {"handlers": ["default"], "level": level, "propagate": False},
-            "uvicorn.access": {"handlers": ["default"], "level": level, "propagate": False},
+            "uvicorn.access": {"handlers": ["access"], "level": level, "propagate": False},
             # httpx logs every request's URL at INFO: backend URLs stay out of the logs.
             "httpx": {"level": "WARNING"},
             # The same for the MCP SDK's client (httpx2), and the SDK's own lines, which

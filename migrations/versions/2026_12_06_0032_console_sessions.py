@@ -26,6 +26,7 @@ def upgrade() -> None:
         sa.Column("state_hash", sa.String(80), nullable=False),
         sa.Column("verifier", sa.String(128), nullable=False),
         sa.Column("nonce", sa.String(64), nullable=False),
+        sa.Column("browser_hash", sa.String(80), nullable=False),
         sa.Column("next_path", sa.Text(), nullable=False),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("state_hash", name=op.f("pk_console_login")),

@@ -6,9 +6,12 @@ sign-out, an expired session asking to sign in again, and the refusals said in w
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -21,10 +24,11 @@ from app.adapters.tools.builtin.tech_radar import SPECS
 from app.config.files import parse_config
 from app.config.settings import Settings
 from app.db.access.session_tables import console_session
+from app.engine.access import sso as sso_engine
 from tests.support.approvals import WRITER, move, row
 from tests.support.browser import browsing
 from tests.support.factories import final, run_body, seed_radar, tool_calls
-from tests.support.harness import Harness, serving
+from tests.support.harness import Harness, make_config, serving
 from tests.support.oidc_issuer import AUDIENCE
 from tests.support.oidc_provider import Provider, providing
 
@@ -195,6 +199,71 @@ async def test_an_expired_session_asks_to_sign_in_again(
             timeout=WAIT_MS
         )
         assert blocked == []
+
+
+async def test_someone_elses_sign_in_brought_to_a_browser_opens_nothing(
+    db: AsyncEngine, settings: Settings
+) -> None:
+    """Login CSRF: Mallory begins a sign-in, stops before its callback, and sends it to
+    Alice; Alice's browser did not begin it, so it is refused, and nobody is signed in."""
+    async with (
+        _served(settings) as sso,
+        browsing(sso.url, sso.op.url) as (context, blocked),
+        httpx.AsyncClient(base_url=sso.url) as mallory,
+    ):
+        begun = await mallory.get("/console/sso/start")
+        assert begun.status_code == 303 and "tg_login" in mallory.cookies
+        form = await mallory.get(begun.headers["location"])
+        fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', form.text))
+        fields = {k: html.unescape(v) for k, v in fields.items()}
+        chosen = await mallory.post(
+            begun.headers["location"].split("?")[0], data={**fields, "user": "mallory"}
+        )
+        callback = chosen.headers["location"]
+        assert "/console/sso/callback?code=" in callback
+        page = await context.new_page()
+        await page.goto(callback)
+        await expect(page.get_by_role("alert")).to_contain_text(
+            "begun in another browser", timeout=WAIT_MS
+        )
+        assert await _sessions(sso) == 0 and blocked == []
+
+
+async def test_sso_off_and_a_bad_csrf_header_are_answered_not_crashed(
+    db: AsyncEngine, settings: Settings
+) -> None:
+    async with (
+        serving(settings, make_config({"tech-radar": WRITER})) as (url, _h),
+        httpx.AsyncClient(base_url=url) as raw,
+    ):
+        for path in ("/console/sso/start", "/console/sso/callback?code=a&state=b"):
+            off = await raw.get(path)
+            assert off.status_code == 303 and off.headers["location"] == "/console?sso=off"
+        answer = (await raw.get("/console/sso/session")).json()
+        assert answer == {"enabled": False, "session": None}
+    async with _served(settings) as sso, httpx.AsyncClient(base_url=sso.url) as raw:
+        now = sso.h.runtime.clock.now()
+        async with sso.h.runtime.sessions.begin() as session:
+            await session.execute(
+                console_session.insert().values(
+                    id_hash=sso_engine._hash("a-cookie"),
+                    tenant_id="acme",
+                    subject="alice",
+                    roles=["approver"],
+                    csrf_token="the-token",
+                    created_at=now,
+                    expires_at=now + timedelta(hours=1),
+                )
+            )
+        raw.cookies.set("tg_session", "a-cookie")
+        for token in (b"\xe9", b"wrong"):
+            odd = await raw.post("/console/sso/sign-out", headers={"X-CSRF-Token": token})
+            assert odd.status_code == 403 and odd.json()["code"] == "forbidden", token
+            api = await raw.post(
+                "/v1/tools/search_technologies/disable", headers={"X-CSRF-Token": token}
+            )
+            assert api.status_code == 403, token
+        assert (await raw.get("/v1/me")).json()["subject"] == "alice"
 
 
 async def test_refusals_are_said_and_open_no_session(db: AsyncEngine, settings: Settings) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import secrets
 from typing import Annotated, Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from fastapi import APIRouter, Header, Query, Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from app.api.deps import RuntimeDep
 from app.api.problems import ProblemError
 from app.api.routes.console import HEADERS
+from app.config.auth_configs import loopback
 from app.engine.access import sso
 from app.engine.process.runtime import Runtime
 
@@ -55,41 +56,74 @@ def _back(reason: str) -> RedirectResponse:
     return RedirectResponse(f"/console?sso={reason}", status_code=303, headers=_NO_STORE)
 
 
+def _secure(rt: Runtime, request: Request) -> bool:
+    """Cookies are `Secure` unless the console is served over plain http on loopback (a
+    developer's machine): behind a TLS proxy the browser sees https, whatever this hop is."""
+    parts = urlsplit(_base(rt, request))
+    return not (parts.scheme == "http" and loopback(parts.hostname or ""))
+
+
+def _enabled(rt: Runtime) -> bool:
+    return rt.oidc is not None and rt.oidc.config.client_id is not None
+
+
 @router.get("/console/sso/start")
 async def sso_start(rt: RuntimeDep, request: Request, next: Param = None) -> Response:  # noqa: A002
+    if not _enabled(rt):
+        return _back("off")
     try:
-        url = await sso.start(
+        made = await sso.start(
             rt, redirect_uri=_redirect_uri(rt, request), next_path=_console_path(next)
         )
     except sso.SignInRefused as refused:
         return _back(refused.reason)
-    return RedirectResponse(url, status_code=303, headers=_NO_STORE)
+    answer = RedirectResponse(made.url, status_code=303, headers=_NO_STORE)
+    # Lax: sent on the provider's top-level redirect back, and only to the callback.
+    answer.set_cookie(
+        sso.LOGIN_COOKIE,
+        made.browser,
+        max_age=sso.LOGIN_S,
+        path="/console/sso/callback",
+        secure=_secure(rt, request),
+        httponly=True,
+        samesite="lax",
+    )
+    return answer
 
 
 @router.get("/console/sso/callback")
 async def sso_callback(
     rt: RuntimeDep, request: Request, code: Param = None, state: Param = None, error: Param = None
 ) -> Response:
-    if error is not None or rt.oidc is None:
-        return _back("denied" if rt.oidc is not None else "off")
+    if not _enabled(rt):
+        return _back("off")
+    if error is not None:
+        return _back("denied")
     if not code or not state:
         return _back("expired")
+    browser = request.cookies.get(sso.LOGIN_COOKIE, "")
     try:
-        signed = await sso.finish(
-            rt, code=code, state=state, redirect_uri=_redirect_uri(rt, request)
-        )
+        back = _redirect_uri(rt, request)
+        signed = await sso.finish(rt, code=code, state=state, browser=browser, redirect_uri=back)
     except sso.SignInRefused as refused:
-        return _back(refused.reason)
+        return _ended_login(_back(refused.reason))
+    # A session this browser held before ends: one browser, one session.
+    await sso.sign_out_quietly(rt, request.cookies.get(sso.COOKIE, ""))
     answer = RedirectResponse(signed.next_path, status_code=303, headers=_NO_STORE)
     answer.set_cookie(
         sso.COOKIE,
         signed.cookie,
         expires=signed.session.expires_at,
         path="/",
-        secure=_base(rt, request).startswith("https://"),
+        secure=_secure(rt, request),
         httponly=True,
         samesite="strict",
     )
+    return _ended_login(answer)
+
+
+def _ended_login(answer: Response) -> Response:
+    answer.delete_cookie(sso.LOGIN_COOKIE, path="/console/sso/callback", httponly=True)
     return answer
 
 
@@ -97,7 +131,7 @@ async def sso_callback(
 async def sso_session(rt: RuntimeDep, request: Request) -> JSONResponse:
     """Whether SSO is offered, and the signed-in person's session (with its CSRF token,
     which only this origin's pages can read), or null."""
-    enabled = rt.oidc is not None and rt.oidc.config.client_id is not None
+    enabled = _enabled(rt)
     found = await sso.session_of(rt, request.cookies.get(sso.COOKIE, "")) if enabled else None
     shown: dict[str, Any] | None = None
     if found is not None:
@@ -125,7 +159,7 @@ async def sso_sign_out(
     found = await sso.session_of(rt, cookie)
     if found is None:
         raise ProblemError("unauthenticated", "no session to sign out of", headers=_NO_STORE)
-    if csrf is None or not secrets.compare_digest(csrf, found.csrf_token):
+    if csrf is None or not secrets.compare_digest(csrf.encode(), found.csrf_token.encode()):
         raise ProblemError(
             "forbidden", f"send the session's CSRF token as {sso.CSRF_HEADER}", headers=_NO_STORE
         )

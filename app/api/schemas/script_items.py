@@ -38,7 +38,7 @@ class ScriptToolCalls(StrictIn):
     calls: list[ScriptCall]
     text: str | None = Field(
         default=None,
-        max_length=10_000,
+        max_length=2000,
         description="What the model writes beside its calls (its stated reason): kept on "
         "the turn (`turn.completed`'s `text`) and shown to approvers.",
     )

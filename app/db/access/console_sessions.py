@@ -21,6 +21,7 @@ class Login:
     state_hash: str
     verifier: str
     nonce: str
+    browser_hash: str
     next_path: str
     expires_at: datetime
 

@@ -18,6 +18,8 @@ console_login = Table(
     Column("state_hash", String(80), nullable=False),
     Column("verifier", String(128), nullable=False),
     Column("nonce", String(64), nullable=False),
+    # The browser that began it (a cookie's hash): only that browser may finish it.
+    Column("browser_hash", String(80), nullable=False),
     Column("next_path", Text, nullable=False),
     _ts("expires_at"),
     PrimaryKeyConstraint("state_hash"),

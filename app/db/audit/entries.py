@@ -68,14 +68,17 @@ def to_chained(row: Mapping[str, Any]) -> Chained:
     return Chained(row["seq"], entry, row["prev_hash"], row["hash"])
 
 
-async def page(session: AsyncSession, *, tenant_id: str, after: int, limit: int) -> list[Chained]:
-    """The tenant's entries after `seq` `after`, oldest first."""
-    result = await session.execute(
-        select(audit_entry)
-        .where(audit_entry.c.tenant_id == tenant_id, audit_entry.c.seq > after)
-        .order_by(audit_entry.c.seq)
-        .limit(limit)
+async def page(
+    session: AsyncSession, *, tenant_id: str, after: int, limit: int, up_to: int | None = None
+) -> list[Chained]:
+    """The tenant's entries after `seq` `after` (and, with `up_to`, not past it), oldest
+    first."""
+    query = select(audit_entry).where(
+        audit_entry.c.tenant_id == tenant_id, audit_entry.c.seq > after
     )
+    if up_to is not None:
+        query = query.where(audit_entry.c.seq <= up_to)
+    result = await session.execute(query.order_by(audit_entry.c.seq).limit(limit))
     return [to_chained(r) for r in result.mappings()]
 
 
@@ -96,12 +99,12 @@ async def tenants(session: AsyncSession) -> list[str]:
 
 
 async def chain(
-    session: AsyncSession, tenant_id: str, *, batch: int = 1000
+    session: AsyncSession, tenant_id: str, *, up_to: int | None = None, batch: int = 1000
 ) -> AsyncIterator[Chained]:
-    """A tenant's whole chain in `seq` order, read `batch` entries at a time."""
+    """A tenant's whole chain (to `up_to`) in `seq` order, read `batch` entries at a time."""
     after = 0
     while True:
-        rows = await page(session, tenant_id=tenant_id, after=after, limit=batch)
+        rows = await page(session, tenant_id=tenant_id, after=after, limit=batch, up_to=up_to)
         for item in rows:
             yield item
         if len(rows) < batch:

@@ -35,20 +35,22 @@ async def is_disabled(session: AsyncSession, *, tenant_id: str, tool: str) -> bo
 
 async def set_disabled(
     session: AsyncSession, *, tenant_id: str, tool: str, by: str, now: datetime, off: bool
-) -> None:
+) -> bool:
+    """Whether the switch moved (off a tool already off, or on one already on: no)."""
     if off:
-        await session.execute(
+        changed = await session.execute(
             pg_insert(tool_switch)
             .values(tenant_id=tenant_id, tool=tool, disabled_by=by, disabled_at=now)
             .on_conflict_do_nothing(index_elements=["tenant_id", "tool"])
         )
     else:
-        await session.execute(
+        changed = await session.execute(
             delete(tool_switch).where(
                 tool_switch.c.tenant_id == tenant_id, tool_switch.c.tool == tool
             )
         )
     await session.execute(select(func.pg_notify(CHANNEL, literal(tenant_id, String()))))
+    return bool(changed.rowcount)
 
 
 async def take_call(

@@ -193,7 +193,7 @@ async def revoke_key(rt: Runtime, *, principal: Principal, key_id: str) -> None:
         revoked = await keys.revoke(
             session, tenant_id=principal.tenant_id, key_id=key_id, by=principal.subject, now=now
         )
-        if revoked is not None:
+        if revoked:  # revoked now (not before: that changed nothing)
             await trail.record(
                 session, principal.tenant_id, principal.subject, Action.REVOKE_KEY, key_id, now
             )

@@ -33,7 +33,7 @@ KEYS_KEPT_S = 3600.0
 #: A longer bearer is no access token any issuer makes: refused before it is parsed.
 MAX_TOKEN_CHARS = 16_384
 MAX_SUBJECT_CHARS = 200
-MAX_TENANT_CHARS = 100
+MAX_TENANT_CHARS = 64  # as a tenant id is stored
 FETCH_TIMEOUT_S = 5.0
 
 

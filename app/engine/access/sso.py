@@ -36,8 +36,9 @@ if TYPE_CHECKING:  # the runtime's own modules import this one: no cycle at run 
 
 log = logging.getLogger(__name__)
 
-#: The session cookie's name.
+#: The session cookie's name, and the one that binds a sign-in under way to its browser.
 COOKIE = "tg_session"
+LOGIN_COOKIE = "tg_login"
 #: The header an unsafe request signed in by the cookie sends its session's CSRF token in.
 CSRF_HEADER = "X-CSRF-Token"
 #: How long a sign-in may take at the provider.
@@ -81,17 +82,27 @@ def _oidc(rt: Runtime) -> OidcVerifier:
     return oidc
 
 
-async def start(rt: Runtime, *, redirect_uri: str, next_path: str) -> str:
-    """Where to send the browser: the provider's authorization endpoint, asked for a code
-    bound to a new login's `state`, nonce and PKCE challenge."""
+@dataclass(frozen=True)
+class Started:
+    """Where to send the browser, and the cookie that binds the sign-in to it."""
+
+    url: str
+    browser: str
+
+
+async def start(rt: Runtime, *, redirect_uri: str, next_path: str) -> Started:
+    """The provider's authorization endpoint, asked for a code bound to a new login's
+    `state`, nonce and PKCE challenge, and to this browser (`Started.browser`, a cookie:
+    a callback another browser brings — someone else's sign-in — opens nothing)."""
     oidc = _oidc(rt)
     endpoint = await oidc.endpoint("authorization_endpoint")
     if endpoint is None:
         raise SignInRefused("exchange")
-    state, nonce = secrets.token_urlsafe(32), secrets.token_urlsafe(24)
+    state, nonce, browser = (secrets.token_urlsafe(n) for n in (32, 24, 32))
     verifier = secrets.token_urlsafe(64)  # 86 characters, within RFC 7636's 43..128
     now = rt.clock.now()
-    login = Login(_hash(state), verifier, nonce, next_path, now + timedelta(seconds=LOGIN_S))
+    expires = now + timedelta(seconds=LOGIN_S)
+    login = Login(_hash(state), verifier, nonce, _hash(browser), next_path, expires)
     async with rt.sessions.begin() as session:
         await console_sessions.begin_login(session, login, now)
     config = oidc.config
@@ -105,16 +116,21 @@ async def start(rt: Runtime, *, redirect_uri: str, next_path: str) -> str:
         "code_challenge": _challenge(verifier),
         "code_challenge_method": "S256",
     }
-    return f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(query)}"
+    return Started(f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(query)}", browser)
 
 
-async def finish(rt: Runtime, *, code: str, state: str, redirect_uri: str) -> SignedIn:
-    """The session the provider's answer opens; SignInRefused says why not."""
+async def finish(
+    rt: Runtime, *, code: str, state: str, browser: str, redirect_uri: str
+) -> SignedIn:
+    """The session the provider's answer opens, in the browser that began the sign-in;
+    SignInRefused says why not."""
     oidc = _oidc(rt)
     async with rt.sessions.begin() as session:
         login = await console_sessions.take_login(session, _hash(state), rt.clock.now())
     if login is None:
         raise SignInRefused("expired")
+    if not secrets.compare_digest(login.browser_hash.encode(), _hash(browser).encode()):
+        raise SignInRefused("browser")  # someone else's sign-in, brought here: refused
     tokens = await _exchange(oidc, code=code, verifier=login.verifier, redirect_uri=redirect_uri)
     id_claims = await oidc.claims(str(tokens.get("id_token", "")), oidc.config.client_id or "")
     if id_claims is None or id_claims.get("nonce") != login.nonce:
@@ -194,6 +210,13 @@ async def session_of(rt: Runtime, cookie: str) -> Session | None:
     if not cookie or len(cookie) > 100:
         return None
     return await retrying(rt.reads, console_sessions.find, _hash(cookie), rt.clock.now())
+
+
+async def sign_out_quietly(rt: Runtime, cookie: str) -> None:
+    """Ends the session this cookie names, if any (a browser signing in again)."""
+    if cookie and len(cookie) <= 100:
+        async with rt.sessions.begin() as session:
+            await console_sessions.end(session, _hash(cookie))
 
 
 async def sign_out(rt: Runtime, cookie: str) -> str | None:

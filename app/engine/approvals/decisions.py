@@ -99,6 +99,10 @@ def refusal(record: Preview, now: datetime, *, wanted: PreviewStatus) -> DomainE
     status = record.status_at(now)
     if status is PreviewStatus.EXPIRED:
         return DomainError(ErrorCode.PREVIEW_EXPIRED, "the preview expired")
+    if wanted is PreviewStatus.PENDING and status is PreviewStatus.PENDING:
+        return DomainError(  # still open, but another decision on it came first
+            ErrorCode.INVALID_STATE, "the preview changed meanwhile; read it again"
+        )
     if wanted is PreviewStatus.APPROVED and status is PreviewStatus.PENDING:
         if record.approvals_required > 1:  # a quorum short of its approvers
             return DomainError(

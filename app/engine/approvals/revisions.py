@@ -24,6 +24,7 @@ from app.domain.approvals.previews import Asked, PreviewBody, new_preview, self_
 from app.domain.errors import DomainError, ErrorCode, FieldError
 from app.domain.guardrails import policy as guardrails
 from app.domain.guardrails.policy import Point, Policy, Subject
+from app.domain.guardrails.sensitive import redact_value
 from app.domain.ids import operation_id
 from app.domain.lifecycle.events import Event
 from app.domain.lifecycle.records import Call, Preview, Run
@@ -59,6 +60,7 @@ async def revise(
 ) -> Preview:
     """The new preview, made from `arguments`, which replaces the pending one; `422` and
     nothing changed when they fail a check or the tool cannot preview them."""
+    reason = redact_value(reason)  # an approver's words, shown and sent on: no secret
     record = await get_preview(rt, principal=principal, preview_id=preview_id)
     if claim is not None and claim.resource_id is not None:  # made; its answer was lost
         return await get_preview(rt, principal=principal, preview_id=claim.resource_id)

@@ -3,6 +3,7 @@ transaction that makes it, page through a tenant's chain, and verify every chain
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -44,7 +45,7 @@ async def page(
     """The tenant's entries, oldest first, after the cursor (the last seq seen)."""
     after = 0
     if cursor is not None:
-        if not cursor.isdigit():
+        if not re.fullmatch(r"[0-9]{1,18}", cursor):
             message = "not a cursor this API gave"
             raise DomainError(ErrorCode.VALIDATION, message, [FieldError("cursor", message)])
         after = int(cursor)
@@ -77,8 +78,11 @@ async def verify_chains(
 
 
 async def _walked(session: AsyncSession, tenant_id: str, head: tuple[int, str] | None) -> Verdict:
+    # Up to the head as read first: entries appended while the chain is walked are not
+    # the chain that head closes (they are checked the next time).
     walk, count = Walk(), 0
-    async for item in entries.chain(session, tenant_id):
+    up_to = None if head is None else head[0]
+    async for item in entries.chain(session, tenant_id, up_to=up_to):
         count += 1
         broken = walk.step(item)
         if broken is not None:

@@ -66,7 +66,7 @@ async def switch_tool(rt: Runtime, *, principal: Principal, name: str, off: bool
         raise DomainError(ErrorCode.NOT_FOUND, "no such tool")
     now = rt.clock.now()
     async with rt.sessions.begin() as session:
-        await switches.set_disabled(
+        moved = await switches.set_disabled(
             session,
             tenant_id=principal.tenant_id,
             tool=name,
@@ -75,7 +75,8 @@ async def switch_tool(rt: Runtime, *, principal: Principal, name: str, off: bool
             off=off,
         )
         action = Action.DISABLE_TOOL if off else Action.ENABLE_TOOL
-        await trail.record(session, principal.tenant_id, principal.subject, action, name, now)
+        if moved:  # a switch already where it was asked to be is no action
+            await trail.record(session, principal.tenant_id, principal.subject, action, name, now)
     rt.disabled_tools.forget(principal.tenant_id)
 
 

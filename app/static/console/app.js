@@ -38,6 +38,7 @@ const SSO_REFUSALS = /** @type {Record<string, string>} */ ({
   invalid: "The identity provider's answer did not verify. Ask an operator to check the auth.oidc settings.",
   "no-role": "You signed in, but your account has no role in Toolgate: none of its groups is mapped to a role. Ask an operator.",
   off: "Signing in with SSO is not configured on this service.",
+  browser: "That sign-in was begun in another browser, or its cookie is gone: it was refused. Sign in again here.",
 });
 
 /**
