@@ -11,19 +11,18 @@ from playwright.async_api import expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.config.settings import Settings
-from tests.support.approvals import WRITER, approve, move, row
+from tests.support.approvals import approve, move, row, writer_console
 from tests.support.browser import browsing, signed_in
-from tests.support.factories import final, run_body, seed_radar, tool_calls
-from tests.support.harness import Harness, make_config, serving
+from tests.support.factories import final, run_body, tool_calls
+from tests.support.harness import Harness
 
 WAIT_MS = 20_000
 
 
 @pytest.fixture
 async def served(db: AsyncEngine, settings: Settings) -> AsyncIterator[tuple[str, Harness]]:
-    async with serving(settings, make_config({"tech-radar": WRITER})) as (url, h):
-        await seed_radar(h)
-        yield url, h
+    async with writer_console(settings) as served:
+        yield served
 
 
 async def test_an_admin_reads_the_audit_chain_and_an_approver_is_not_offered_it(

@@ -4,6 +4,8 @@ tool that needs approval, and the same for server processes."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +19,18 @@ from app.db.session import make_sessionmaker
 from app.engine.access.keys import create_key
 from tests.support.backend import FakeBackend
 from tests.support.factories import final, run_body, seed_radar, tool_calls
-from tests.support.harness import DEFAULT_AGENT, Harness, make_config
+from tests.support.harness import DEFAULT_AGENT, Harness, make_config, serving
 
 WRITER = {**DEFAULT_AGENT, "tools": [*DEFAULT_AGENT["tools"], "move_technology_ring"]}
+
+
+@asynccontextmanager
+async def writer_console(settings: Any) -> AsyncIterator[tuple[str, Harness]]:
+    """The writer agent's app served on loopback for a browser, its radar seeded: (its
+    URL, a harness with a client for it)."""
+    async with serving(settings, make_config({"tech-radar": WRITER})) as (url, h):
+        await seed_radar(h)
+        yield url, h
 
 
 async def approvals_harness(harness_factory, **approvals: Any) -> Harness:  # type: ignore[no-untyped-def]

@@ -7,16 +7,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from app.domain.audit.chain import Action
+
 
 class AuditEntryOut(BaseModel):
     seq: int = Field(description="Its place in the tenant's chain, from 1.")
     at: datetime
     actor: str = Field(description="Who: a key's or a person's subject, or the operator.")
-    action: str = Field(
-        description="What: approve, reject, revise, commit, refuse_commit, disable_tool, "
-        "enable_tool, create_key, revoke_key, register_webhook, delete_webhook, "
-        "rotate_webhook_secret, accept_mcp_declaration."
-    )
+    action: str = Field(description=f"What: {', '.join(Action)}.")
     target: str = Field(description="To what: a preview's, key's or webhook's id, a tool.")
     data: dict[str, Any]
     prev_hash: str = Field(description="The previous entry's hash (the first: all zeros).")

@@ -179,6 +179,8 @@ async def _exchange(
     secret, else a public client's `client_id` in the form)."""
     config = oidc.config
     endpoint = await oidc.endpoint("token_endpoint")
+    if endpoint is None:
+        raise SignInRefused("exchange")
     form = {
         "grant_type": "authorization_code",
         "code": code,
@@ -191,8 +193,6 @@ async def _exchange(
         auth = httpx.BasicAuth(config.client_id or "", secret)
     else:
         form["client_id"] = config.client_id or ""
-    if endpoint is None:
-        raise SignInRefused("exchange")
     try:
         answer = await oidc.http.post(endpoint, data=form, auth=auth, timeout=EXCHANGE_TIMEOUT_S)
         answer.raise_for_status()

@@ -41,6 +41,7 @@ from app.engine.approvals.decisions import get_preview, refusal
 from app.engine.runner import Runtime
 from app.engine.tools import offered
 from app.engine.tools.gates import refusal_in
+from app.engine.tools.pinned_config import RunConfig
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,8 @@ async def revise(
     if record.status_at(rt.clock.now()) is not PreviewStatus.PENDING:
         raise refusal(record, rt.clock.now(), wanted=PreviewStatus.PENDING)
     run, call = await _run_and_call(rt, record)
-    tool = await _tool(rt, run, record.tool)
+    config = await rt.versions.of_run(rt.reads, run)  # its pinned version, read once
+    tool = await _tool(config, record.tool)
     checked = check_call(
         ProposedCall(record.call_id, record.tool, arguments),
         exposed={record.tool: tool},
@@ -82,10 +84,11 @@ async def revise(
         raise _invalid("arguments", checked.rejection.message)
     if checked.args_hash == call.args_hash:
         raise _invalid("arguments", "the arguments are those the preview already shows")
-    guarded = await _guardrails(rt, run, call.step, checked, tool)
+    guarded = await _guardrails(config, call.step, checked, tool)
     revised = replace(call, arguments=checked.arguments, args_hash=checked.args_hash)
     body = await _previewed(rt, run, revised, tool)
-    asked = Asked(run.created_by, run.deadline_at, tool.spec.approvals_required, _ttl_s(rt))
+    ttl_s = rt.config.approvals.preview_ttl_s
+    asked = Asked(run.created_by, run.deadline_at, tool.spec.approvals_required, ttl_s)
     made = new_preview(
         revised,
         body,
@@ -108,10 +111,6 @@ async def revise(
     return made
 
 
-def _ttl_s(rt: Runtime) -> float:
-    return rt.config.approvals.preview_ttl_s
-
-
 async def _run_and_call(rt: Runtime, record: Preview) -> tuple[Run, Call]:
     async with rt.reads() as session:
         run = await runs_repo.get(session, record.tenant_id, record.run_id)
@@ -124,9 +123,8 @@ async def _run_and_call(rt: Runtime, record: Preview) -> tuple[Run, Call]:
     return run, call
 
 
-async def _tool(rt: Runtime, run: Run, name: str) -> Tool:
+async def _tool(config: RunConfig, name: str) -> Tool:
     """The tool as the run's pinned config version has it, offered now."""
-    config = await rt.versions.of_run(rt.reads, run)
     await offered.ready(t for t in (config.tools.get(name),) if t is not None)
     tool = offered.serving(config.tools, name)
     if tool is None or not isinstance(tool, Previewer):
@@ -134,10 +132,9 @@ async def _tool(rt: Runtime, run: Run, name: str) -> Tool:
     return tool
 
 
-async def _guardrails(rt: Runtime, run: Run, step: int, checked: Any, tool: Tool) -> list[Event]:
+async def _guardrails(config: RunConfig, step: int, checked: Any, tool: Tool) -> list[Event]:
     """The run's before_call guardrails on the revised arguments, as on a proposal: a
     block is a `422`; what they flagged is told in the revision's events."""
-    config = await rt.versions.of_run(rt.reads, run)
     policy = Policy() if config.agent is None else config.agent.guardrails.policy()
     subject = Subject(
         Point.BEFORE_CALL,
