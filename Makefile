@@ -11,14 +11,14 @@ TSC := node_modules/.bin/tsc
 
 .PHONY: run test system-packages image-check chaos lint typecheck openapi bench bench-ab bench-profile bench-context bench-dbos clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[embedded,test]'
+	$(BIN)/pip install --quiet -e '.[embedded,test]' -e ./clients/python
 	touch $(STAMP)
 
 # The TypeScript compiler that checks the console's JSDoc types (package-lock.json pins it).
-$(TSC): package.json package-lock.json
+$(TSC): package.json package-lock.json clients/typescript/package.json clients/typescript-codegen/package.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $(TSC)
 
@@ -32,7 +32,7 @@ run: $(STAMP)
 ## comes from).
 test: system-packages $(STAMP) $(TSC)
 	$(TSC) --noEmit --allowJs --checkJs --project tsconfig.json
-	$(BIN)/ruff check app tests migrations bench
+	$(BIN)/ruff check app tests migrations bench clients/python
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
@@ -51,14 +51,17 @@ typecheck: $(TSC)
 	$(TSC) --noEmit --allowJs --checkJs --project tsconfig.json
 
 lint: $(STAMP)
-	$(BIN)/ruff check app tests migrations bench
+	$(BIN)/ruff check app tests migrations bench clients/python
 	$(BIN)/lint-imports
-	$(BIN)/ruff format --check app tests migrations bench
+	$(BIN)/ruff format --check app tests migrations bench clients/python
 
-## The OpenAPI document, and the console's schema.js generated from it.
-openapi: $(STAMP)
+## The OpenAPI document, and what is generated from it: the console's schema.js, the Python
+## client's models, operations and sync half, the TypeScript client's types and build.
+openapi: $(STAMP) $(TSC)
 	$(BIN)/python -m app openapi > openapi/openapi.json
 	$(BIN)/python -m app console-schema > app/static/console/schema.js
+	scripts/generate-python-client
+	scripts/generate-typescript-client
 
 ## Throughput, latency and memory against a real server process (figures, not pass/fail).
 ## `make bench ARGS="--only 1,4 --quick"` passes flags on; `make bench-profile` (or

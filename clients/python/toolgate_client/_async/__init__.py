@@ -1,0 +1,1 @@
+"""The clients as written, for asyncio; `_sync` is made from them (make_sync.py)."""

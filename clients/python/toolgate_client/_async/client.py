@@ -1,0 +1,389 @@
+"""The client: `AsyncToolgate` here, `Toolgate` in `_sync` (made from this module). Each
+call is one of the generated operations, sent through the retrying transport with an
+Idempotency-Key of its own when it is a POST, and its problem answers raised as typed
+errors."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, TypeVar, Unpack
+from urllib.parse import quote
+
+import httpx
+
+from toolgate_client import _shared as s
+from toolgate_client._async.follow import afollow
+from toolgate_client._async.transport import AsyncRetryTransport
+from toolgate_client.errors import WaitTimeout
+from toolgate_client.generated import AuthenticatedClient
+from toolgate_client.generated.api.approvals import (
+    approve_preview,
+    commit_preview,
+    get_preview,
+    list_approvals,
+    reject_preview,
+    revise_preview,
+)
+from toolgate_client.generated.api.events import list_events
+from toolgate_client.generated.api.runs import (
+    advance_run,
+    cancel_run,
+    create_run,
+    get_run,
+    list_run_calls,
+    list_run_events,
+    list_runs,
+)
+from toolgate_client.generated.api.webhooks import (
+    create_webhook,
+    delete_webhook,
+    list_webhook_deliveries,
+    list_webhooks,
+    rotate_webhook_secret,
+)
+from toolgate_client.generated.models import (
+    AdvanceIn,
+    ApproveIn,
+    CallOut,
+    CommitIn,
+    CommitOut,
+    CreateWebhookIn,
+    DeliveryOut,
+    EventOut,
+    PreviewOut,
+    PreviewStatus,
+    RejectIn,
+    ReviseIn,
+    RunOut,
+    RunStatus,
+    TenantEventOut,
+    WebhookOut,
+    WebhookSecretOut,
+)
+from toolgate_client.generated.types import UNSET, Unset
+from toolgate_client.retry import RetryPolicy
+from toolgate_client.streams import Position
+from toolgate_client.webhooks import verify
+
+T = TypeVar("T")
+
+
+async def _every(
+    fetch: s.AsyncFetch,
+) -> AsyncIterator[Any]:
+    """Every item of a list, page after page."""
+    cursor: str | Unset = UNSET
+    while True:
+        page = s.checked(await fetch(cursor))
+        for item in page.items:
+            yield item
+        if (after := s.cursor_of(page)) is None:
+            return
+        cursor = after
+
+
+class AsyncToolgate:
+    """A client of one AsyncToolgate service, as one API key (or access token).
+
+    `retry` bounds the client's own retries (`RetryPolicy`); `transport` replaces httpx's
+    (a proxy's, a test's); `timeout` is each request's, in seconds (a run's create and
+    advance wait up to 30 s on the server)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: float = 60.0,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.retry = retry or RetryPolicy()
+        self.http = httpx.AsyncClient(
+            base_url=base_url,
+            headers={"Authorization": f"Bearer {api_key}", "User-Agent": s.USER_AGENT},
+            timeout=httpx.Timeout(timeout, connect=10.0),
+            transport=AsyncRetryTransport(transport or httpx.AsyncHTTPTransport(), self.retry),
+        )
+        #: The generated client, on the same connection and retries: every operation of
+        #: the API is in `toolgate_client.generated.api`, for what this class leaves out.
+        self.raw = AuthenticatedClient(base_url=base_url, token=api_key)
+        self.raw.set_async_httpx_client(self.http)
+        self.runs = AsyncRuns(self)
+        self.approvals = AsyncApprovals(self)
+        self.events = AsyncEvents(self)
+        self.webhooks = AsyncWebhooks(self)
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def __aenter__(self) -> AsyncToolgate:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class AsyncRuns:
+    def __init__(self, tg: AsyncToolgate) -> None:
+        self._tg = tg
+
+    async def create(
+        self,
+        agent: str,
+        input: str,
+        *,
+        idempotency_key: str | None = None,
+        wait_s: float | None = None,
+        **fields: Unpack[s.RunFields],
+    ) -> RunOut:
+        """Creates a run and answers it as it stands after up to `wait_s` (server default
+        10). Retries send the same Idempotency-Key, so they answer the same run; pass your
+        own key to make a retry after your process restarts answer it too."""
+        body = s.run_in(agent, input, wait_s, fields)
+        key = idempotency_key or s.new_key()
+        return s.checked(
+            await create_run.asyncio_detailed(client=self._tg.raw, body=body, idempotency_key=key)
+        )
+
+    async def create_and_wait(
+        self,
+        agent: str,
+        input: str,
+        *,
+        idempotency_key: str | None = None,
+        timeout_s: float | None = None,
+        **fields: Unpack[s.RunFields],
+    ) -> RunOut:
+        """Creates a run and waits until it is `finished` or `awaiting_approval` (people
+        decide then). Without `timeout_s` the run's own deadline bounds the wait; with it,
+        `WaitTimeout` (holding the run) when the run is still moving."""
+        deadline = s.deadline_of(timeout_s)
+        run = await self.create(
+            agent, input, idempotency_key=idempotency_key, wait_s=s.wait_slice(deadline), **fields
+        )
+        return await self._settle(run, deadline)
+
+    async def wait(self, run: RunOut | str, *, timeout_s: float | None = None) -> RunOut:
+        """The run once it is `finished` or `awaiting_approval` (needs the caller role)."""
+        return await self._settle(await self.get(run), s.deadline_of(timeout_s))
+
+    async def _settle(self, run: RunOut, deadline: float | None) -> RunOut:
+        while run.status in s.MOVING:
+            if (wait_s := s.wait_slice(deadline)) is None:
+                raise WaitTimeout(run)
+            run = await self.advance(run, wait_s=wait_s)
+        return run
+
+    async def get(self, run: RunOut | str) -> RunOut:
+        return s.checked(await get_run.asyncio_detailed(s.run_id(run), client=self._tg.raw))
+
+    def list(
+        self, *, status: str | None = None, agent: str | None = None, limit: int = 50
+    ) -> AsyncIterator[RunOut]:
+        state = RunStatus(status) if status else UNSET
+        return _every(
+            lambda cursor: list_runs.asyncio_detailed(
+                client=self._tg.raw, status=state, agent=s.unset(agent), limit=limit, cursor=cursor
+            )
+        )
+
+    async def advance(self, run: RunOut | str, *, wait_s: float | None = None) -> RunOut:
+        body = AdvanceIn(wait_s=s.unset(wait_s))
+        return s.checked(
+            await advance_run.asyncio_detailed(
+                s.run_id(run), client=self._tg.raw, body=body, idempotency_key=s.new_key()
+            )
+        )
+
+    async def cancel(self, run: RunOut | str) -> RunOut:
+        return s.checked(
+            await cancel_run.asyncio_detailed(
+                s.run_id(run), client=self._tg.raw, idempotency_key=s.new_key()
+            )
+        )
+
+    def calls(self, run: RunOut | str) -> AsyncIterator[CallOut]:
+        return _every(
+            lambda cursor: list_run_calls.asyncio_detailed(
+                s.run_id(run), client=self._tg.raw, limit=200, cursor=cursor
+            )
+        )
+
+    def events(
+        self, run: RunOut | str, *, stream: bool = False, after: int = 0
+    ) -> AsyncIterator[EventOut]:
+        """The run's timeline after `after`. With `stream=True`, as it happens (Server-Sent
+        AsyncEvents), until `run.finished`; a dropped connection is opened again from the last
+        event seen, so no event is missed or repeated."""
+        ident = s.run_id(run)
+        if stream:
+            params = {"after": str(after)} if after else {}
+            position = Position(EventOut.from_dict, params, last_type="run.finished")
+            return afollow(
+                self._tg.http, f"/v1/runs/{quote(ident)}/events", position, self._tg.retry
+            )
+        return _every(
+            lambda cursor: list_run_events.asyncio_detailed(
+                ident, client=self._tg.raw, after=after, limit=200, cursor=cursor
+            )
+        )
+
+
+class AsyncApprovals:
+    def __init__(self, tg: AsyncToolgate) -> None:
+        self._tg = tg
+
+    def list(self, *, status: str = "pending") -> AsyncIterator[PreviewOut]:
+        state = PreviewStatus(status)
+        return _every(
+            lambda cursor: list_approvals.asyncio_detailed(
+                client=self._tg.raw, status=state, limit=200, cursor=cursor
+            )
+        )
+
+    async def get(self, preview: PreviewOut | str) -> PreviewOut:
+        return s.checked(
+            await get_preview.asyncio_detailed(s.preview_id(preview), client=self._tg.raw)
+        )
+
+    async def pending(self, run: RunOut | str) -> list[PreviewOut]:
+        """The previews a run waits on (at most one at a time)."""
+        current = await self._tg.runs.get(run)
+        return [await self.get(p.preview_id) for p in current.pending_approvals]
+
+    async def approve(
+        self, preview: PreviewOut | str, *, content_hash: str | None = None
+    ) -> PreviewOut:
+        """Approves what the approver saw: the preview as read, or its id with the
+        `content_hash` shown (a changed preview is `PreviewMismatch`)."""
+        ident, hash_ = s.decision(preview, content_hash)
+        return s.checked(
+            await approve_preview.asyncio_detailed(
+                ident,
+                client=self._tg.raw,
+                body=ApproveIn(content_hash=hash_),
+                idempotency_key=s.new_key(),
+            )
+        )
+
+    async def reject(self, preview: PreviewOut | str, reason: str) -> PreviewOut:
+        return s.checked(
+            await reject_preview.asyncio_detailed(
+                s.preview_id(preview),
+                client=self._tg.raw,
+                body=RejectIn(reason=reason),
+                idempotency_key=s.new_key(),
+            )
+        )
+
+    async def revise(
+        self, preview: PreviewOut | str, arguments: Mapping[str, Any], reason: str
+    ) -> PreviewOut:
+        """Replaces the call's arguments; answers the new preview, to approve in its turn."""
+        body = ReviseIn.from_dict({"arguments": dict(arguments), "reason": reason})
+        revised = s.checked(
+            await revise_preview.asyncio_detailed(
+                s.preview_id(preview), client=self._tg.raw, body=body, idempotency_key=s.new_key()
+            )
+        )
+        return revised.preview
+
+    async def commit(
+        self,
+        preview: PreviewOut | str,
+        *,
+        idempotency_key: str | None = None,
+        wait_s: float | None = None,
+    ) -> CommitOut:
+        """Executes an approved call, then advances the run for up to `wait_s`. If the
+        resource changed since the preview, `VersionConflict` names the new preview."""
+        return s.checked(
+            await commit_preview.asyncio_detailed(
+                s.preview_id(preview),
+                client=self._tg.raw,
+                body=CommitIn(wait_s=s.unset(wait_s)),
+                idempotency_key=idempotency_key or s.new_key(),
+            )
+        )
+
+
+class AsyncEvents:
+    """The tenant's events across runs."""
+
+    def __init__(self, tg: AsyncToolgate) -> None:
+        self._tg = tg
+
+    def list(
+        self,
+        *,
+        types: Sequence[str] = (),
+        run_id: str | None = None,
+        after: str | None = None,
+    ) -> AsyncIterator[TenantEventOut]:
+        joined = ",".join(types) or UNSET
+        return _every(
+            lambda cursor: list_events.asyncio_detailed(
+                client=self._tg.raw,
+                types=joined,
+                run_id=s.unset(run_id),
+                after=s.unset(after),
+                limit=200,
+                cursor=cursor,
+            )
+        )
+
+    def stream(
+        self,
+        *,
+        types: Sequence[str] = (),
+        run_id: str | None = None,
+        after: str | None = None,
+    ) -> AsyncIterator[TenantEventOut]:
+        """AsyncEvents as they are committed (from `after`, an event's `id`, when given), through
+        dropped connections, for as long as you iterate."""
+        params = {"types": ",".join(types), "run_id": run_id or "", "after": after or ""}
+        position = Position(TenantEventOut.from_dict, {k: v for k, v in params.items() if v})
+        return afollow(self._tg.http, "/v1/events", position, self._tg.retry)
+
+
+class AsyncWebhooks:
+    #: `AsyncToolgate.webhooks.verify(body, headers, secret)`: a delivery checked before use.
+    verify = staticmethod(verify)
+
+    def __init__(self, tg: AsyncToolgate) -> None:
+        self._tg = tg
+
+    async def create(self, url: str, events: Sequence[str]) -> WebhookSecretOut:
+        """Registers an endpoint; the answer holds its signing `secret` (only here)."""
+        body = CreateWebhookIn.from_dict({"url": url, "events": list(events)})
+        return s.checked(
+            await create_webhook.asyncio_detailed(
+                client=self._tg.raw, body=body, idempotency_key=s.new_key()
+            )
+        )
+
+    def list(self) -> AsyncIterator[WebhookOut]:
+        return _every(
+            lambda cursor: list_webhooks.asyncio_detailed(
+                client=self._tg.raw, limit=200, cursor=cursor
+            )
+        )
+
+    async def delete(self, webhook_id: str) -> None:
+        s.checked(await delete_webhook.asyncio_detailed(webhook_id, client=self._tg.raw))
+
+    async def rotate(self, webhook_id: str) -> WebhookSecretOut:
+        """A new secret; the old one keeps verifying for 24 hours."""
+        return s.checked(
+            await rotate_webhook_secret.asyncio_detailed(
+                webhook_id, client=self._tg.raw, idempotency_key=s.new_key()
+            )
+        )
+
+    def deliveries(self, webhook_id: str) -> AsyncIterator[DeliveryOut]:
+        return _every(
+            lambda cursor: list_webhook_deliveries.asyncio_detailed(
+                webhook_id, client=self._tg.raw, limit=200, cursor=cursor
+            )
+        )

@@ -1,0 +1,45 @@
+# Made from toolgate_client/_async/transport.py by clients/python/make_sync.py
+# (make openapi); edit that file, not this one.
+"""The retry policy (`toolgate_client.retry`) as an httpx transport around the real one:
+a request that may be sent twice is sent again, the same request (so the same
+Idempotency-Key), after the wait the policy gives."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+from toolgate_client.errors import retry_after_s
+from toolgate_client.retry import RetryPolicy, later, replayable
+
+
+class RetryTransport(httpx.BaseTransport):
+    def __init__(self, inner: httpx.BaseTransport, policy: RetryPolicy) -> None:
+        self.inner = inner
+        self.policy = policy
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = self.inner.handle_request(request)
+            except httpx.TransportError:
+                delay = self.policy.delay(attempt, None) if replayable(request) else None
+                if delay is None:
+                    raise
+                time.sleep(delay)
+                continue
+            if response.status_code == 409:
+                response.read()  # to tell an Idempotency-Key in flight by its code
+            if not (replayable(request) and later(response)):
+                return response
+            delay = self.policy.delay(attempt, retry_after_s(response.headers))
+            if delay is None:
+                return response
+            response.close()
+            time.sleep(delay)
+
+    def close(self) -> None:
+        self.inner.close()

@@ -1,0 +1,203 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.preview_out import PreviewOut
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs(
+    preview_id: str,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/previews/{preview_id}".format(
+            preview_id=quote(str(preview_id), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> PreviewOut | Problem | None:
+    if response.status_code == 200:
+        response_200 = PreviewOut.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[PreviewOut | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    preview_id: str,
+    *,
+    client: AuthenticatedClient,
+) -> Response[PreviewOut | Problem]:
+    """Get Preview
+
+     One preview: the normalized arguments, what would change, and the `content_hash`
+    an approval must send back.
+
+    Args:
+        preview_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[PreviewOut | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        preview_id=preview_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    preview_id: str,
+    *,
+    client: AuthenticatedClient,
+) -> PreviewOut | Problem | None:
+    """Get Preview
+
+     One preview: the normalized arguments, what would change, and the `content_hash`
+    an approval must send back.
+
+    Args:
+        preview_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        PreviewOut | Problem
+    """
+
+    return sync_detailed(
+        preview_id=preview_id,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    preview_id: str,
+    *,
+    client: AuthenticatedClient,
+) -> Response[PreviewOut | Problem]:
+    """Get Preview
+
+     One preview: the normalized arguments, what would change, and the `content_hash`
+    an approval must send back.
+
+    Args:
+        preview_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[PreviewOut | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        preview_id=preview_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    preview_id: str,
+    *,
+    client: AuthenticatedClient,
+) -> PreviewOut | Problem | None:
+    """Get Preview
+
+     One preview: the normalized arguments, what would change, and the `content_hash`
+    an approval must send back.
+
+    Args:
+        preview_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        PreviewOut | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            preview_id=preview_id,
+            client=client,
+        )
+    ).parsed

@@ -1,0 +1,243 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.preview_page import PreviewPage
+from ...models.preview_status import PreviewStatus
+from ...models.problem import Problem
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    *,
+    status: PreviewStatus | Unset = UNSET,
+    limit: int | Unset = 50,
+    cursor: None | str | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    json_status: str | Unset = UNSET
+    if not isinstance(status, Unset):
+        json_status = status.value
+
+    params["status"] = json_status
+
+    params["limit"] = limit
+
+    json_cursor: None | str | Unset
+    if isinstance(cursor, Unset):
+        json_cursor = UNSET
+    else:
+        json_cursor = cursor
+    params["cursor"] = json_cursor
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/approvals",
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> PreviewPage | Problem | None:
+    if response.status_code == 200:
+        response_200 = PreviewPage.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[PreviewPage | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+    status: PreviewStatus | Unset = UNSET,
+    limit: int | Unset = 50,
+    cursor: None | str | Unset = UNSET,
+) -> Response[PreviewPage | Problem]:
+    """List Approvals
+
+     The approvers' queue: previews of the tenant with this status (default `pending`),
+    newest first. A preview past its expiry is listed as `expired`.
+
+    Args:
+        status (PreviewStatus | Unset):
+        limit (int | Unset): Items per page (default 50). Default: 50.
+        cursor (None | str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[PreviewPage | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        status=status,
+        limit=limit,
+        cursor=cursor,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+    status: PreviewStatus | Unset = UNSET,
+    limit: int | Unset = 50,
+    cursor: None | str | Unset = UNSET,
+) -> PreviewPage | Problem | None:
+    """List Approvals
+
+     The approvers' queue: previews of the tenant with this status (default `pending`),
+    newest first. A preview past its expiry is listed as `expired`.
+
+    Args:
+        status (PreviewStatus | Unset):
+        limit (int | Unset): Items per page (default 50). Default: 50.
+        cursor (None | str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        PreviewPage | Problem
+    """
+
+    return sync_detailed(
+        client=client,
+        status=status,
+        limit=limit,
+        cursor=cursor,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+    status: PreviewStatus | Unset = UNSET,
+    limit: int | Unset = 50,
+    cursor: None | str | Unset = UNSET,
+) -> Response[PreviewPage | Problem]:
+    """List Approvals
+
+     The approvers' queue: previews of the tenant with this status (default `pending`),
+    newest first. A preview past its expiry is listed as `expired`.
+
+    Args:
+        status (PreviewStatus | Unset):
+        limit (int | Unset): Items per page (default 50). Default: 50.
+        cursor (None | str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[PreviewPage | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        status=status,
+        limit=limit,
+        cursor=cursor,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+    status: PreviewStatus | Unset = UNSET,
+    limit: int | Unset = 50,
+    cursor: None | str | Unset = UNSET,
+) -> PreviewPage | Problem | None:
+    """List Approvals
+
+     The approvers' queue: previews of the tenant with this status (default `pending`),
+    newest first. A preview past its expiry is listed as `expired`.
+
+    Args:
+        status (PreviewStatus | Unset):
+        limit (int | Unset): Items per page (default 50). Default: 50.
+        cursor (None | str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        PreviewPage | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            status=status,
+            limit=limit,
+            cursor=cursor,
+        )
+    ).parsed

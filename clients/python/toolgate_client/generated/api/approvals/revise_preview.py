@@ -1,0 +1,283 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.problem import Problem
+from ...models.revise_in import ReviseIn
+from ...models.revise_out import ReviseOut
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    preview_id: str,
+    *,
+    body: ReviseIn,
+    idempotency_key: str | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/previews/{preview_id}/revise".format(
+            preview_id=quote(str(preview_id), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Problem | ReviseOut | None:
+    if response.status_code == 200:
+        response_200 = ReviseOut.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 410:
+        response_410 = Problem.from_dict(response.json())
+
+        return response_410
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = Problem.from_dict(response.json())
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Problem | ReviseOut]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    preview_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: ReviseIn,
+    idempotency_key: str | Unset = UNSET,
+) -> Response[Problem | ReviseOut]:
+    """Revise Preview
+
+     Revises the pending preview's call: its new `arguments` go through a proposal's
+    checks (schema, the tool's semantic check, the run creator's scopes, the switches,
+    the guardrails) and the tool previews them. The pending preview becomes `superseded`
+    and the answer is the new one, with its own `content_hash`, needing its own approvals;
+    the model is told what the approver changed and why. A failed check, or a tool that
+    cannot preview them, is `422` and nothing changes.
+
+    Args:
+        preview_id (str):
+        idempotency_key (str | Unset): 1–255 visible ASCII characters (the quoted form `"abc"` is
+            the same key). A retry with the same key and body replays the first answer (`Idempotent-
+            Replayed: true`).
+        body (ReviseIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | ReviseOut]
+    """
+
+    kwargs = _get_kwargs(
+        preview_id=preview_id,
+        body=body,
+        idempotency_key=idempotency_key,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    preview_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: ReviseIn,
+    idempotency_key: str | Unset = UNSET,
+) -> Problem | ReviseOut | None:
+    """Revise Preview
+
+     Revises the pending preview's call: its new `arguments` go through a proposal's
+    checks (schema, the tool's semantic check, the run creator's scopes, the switches,
+    the guardrails) and the tool previews them. The pending preview becomes `superseded`
+    and the answer is the new one, with its own `content_hash`, needing its own approvals;
+    the model is told what the approver changed and why. A failed check, or a tool that
+    cannot preview them, is `422` and nothing changes.
+
+    Args:
+        preview_id (str):
+        idempotency_key (str | Unset): 1–255 visible ASCII characters (the quoted form `"abc"` is
+            the same key). A retry with the same key and body replays the first answer (`Idempotent-
+            Replayed: true`).
+        body (ReviseIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | ReviseOut
+    """
+
+    return sync_detailed(
+        preview_id=preview_id,
+        client=client,
+        body=body,
+        idempotency_key=idempotency_key,
+    ).parsed
+
+
+async def asyncio_detailed(
+    preview_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: ReviseIn,
+    idempotency_key: str | Unset = UNSET,
+) -> Response[Problem | ReviseOut]:
+    """Revise Preview
+
+     Revises the pending preview's call: its new `arguments` go through a proposal's
+    checks (schema, the tool's semantic check, the run creator's scopes, the switches,
+    the guardrails) and the tool previews them. The pending preview becomes `superseded`
+    and the answer is the new one, with its own `content_hash`, needing its own approvals;
+    the model is told what the approver changed and why. A failed check, or a tool that
+    cannot preview them, is `422` and nothing changes.
+
+    Args:
+        preview_id (str):
+        idempotency_key (str | Unset): 1–255 visible ASCII characters (the quoted form `"abc"` is
+            the same key). A retry with the same key and body replays the first answer (`Idempotent-
+            Replayed: true`).
+        body (ReviseIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | ReviseOut]
+    """
+
+    kwargs = _get_kwargs(
+        preview_id=preview_id,
+        body=body,
+        idempotency_key=idempotency_key,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    preview_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: ReviseIn,
+    idempotency_key: str | Unset = UNSET,
+) -> Problem | ReviseOut | None:
+    """Revise Preview
+
+     Revises the pending preview's call: its new `arguments` go through a proposal's
+    checks (schema, the tool's semantic check, the run creator's scopes, the switches,
+    the guardrails) and the tool previews them. The pending preview becomes `superseded`
+    and the answer is the new one, with its own `content_hash`, needing its own approvals;
+    the model is told what the approver changed and why. A failed check, or a tool that
+    cannot preview them, is `422` and nothing changes.
+
+    Args:
+        preview_id (str):
+        idempotency_key (str | Unset): 1–255 visible ASCII characters (the quoted form `"abc"` is
+            the same key). A retry with the same key and body replays the first answer (`Idempotent-
+            Replayed: true`).
+        body (ReviseIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | ReviseOut
+    """
+
+    return (
+        await asyncio_detailed(
+            preview_id=preview_id,
+            client=client,
+            body=body,
+            idempotency_key=idempotency_key,
+        )
+    ).parsed

@@ -1,0 +1,274 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.accept_in import AcceptIn
+from ...models.problem import Problem
+from ...models.tool_out import ToolOut
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    name: str,
+    *,
+    body: AcceptIn,
+    idempotency_key: str | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/tools/{name}/accept".format(
+            name=quote(str(name), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Problem | ToolOut | None:
+    if response.status_code == 200:
+        response_200 = ToolOut.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = Problem.from_dict(response.json())
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Problem | ToolOut]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    name: str,
+    *,
+    client: AuthenticatedClient,
+    body: AcceptIn,
+    idempotency_key: str | Unset = UNSET,
+) -> Response[Problem | ToolOut]:
+    """Accept Declaration
+
+     Accepts an MCP tool's pending declaration (`pending_declaration`), which its server
+    lists instead of the pinned one: `declaration_hash` must be the pending one's (`409
+    invalid-state` for another, or when nothing is pending). It becomes the pinned
+    declaration — what the model sees — for every tenant and replica, and the acceptance
+    is recorded (who, which hash, when). The answer is the tool as it is now.
+
+    Args:
+        name (str):
+        idempotency_key (str | Unset): 1–255 visible ASCII characters (the quoted form `"abc"` is
+            the same key). A retry with the same key and body replays the first answer (`Idempotent-
+            Replayed: true`).
+        body (AcceptIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | ToolOut]
+    """
+
+    kwargs = _get_kwargs(
+        name=name,
+        body=body,
+        idempotency_key=idempotency_key,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    name: str,
+    *,
+    client: AuthenticatedClient,
+    body: AcceptIn,
+    idempotency_key: str | Unset = UNSET,
+) -> Problem | ToolOut | None:
+    """Accept Declaration
+
+     Accepts an MCP tool's pending declaration (`pending_declaration`), which its server
+    lists instead of the pinned one: `declaration_hash` must be the pending one's (`409
+    invalid-state` for another, or when nothing is pending). It becomes the pinned
+    declaration — what the model sees — for every tenant and replica, and the acceptance
+    is recorded (who, which hash, when). The answer is the tool as it is now.
+
+    Args:
+        name (str):
+        idempotency_key (str | Unset): 1–255 visible ASCII characters (the quoted form `"abc"` is
+            the same key). A retry with the same key and body replays the first answer (`Idempotent-
+            Replayed: true`).
+        body (AcceptIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | ToolOut
+    """
+
+    return sync_detailed(
+        name=name,
+        client=client,
+        body=body,
+        idempotency_key=idempotency_key,
+    ).parsed
+
+
+async def asyncio_detailed(
+    name: str,
+    *,
+    client: AuthenticatedClient,
+    body: AcceptIn,
+    idempotency_key: str | Unset = UNSET,
+) -> Response[Problem | ToolOut]:
+    """Accept Declaration
+
+     Accepts an MCP tool's pending declaration (`pending_declaration`), which its server
+    lists instead of the pinned one: `declaration_hash` must be the pending one's (`409
+    invalid-state` for another, or when nothing is pending). It becomes the pinned
+    declaration — what the model sees — for every tenant and replica, and the acceptance
+    is recorded (who, which hash, when). The answer is the tool as it is now.
+
+    Args:
+        name (str):
+        idempotency_key (str | Unset): 1–255 visible ASCII characters (the quoted form `"abc"` is
+            the same key). A retry with the same key and body replays the first answer (`Idempotent-
+            Replayed: true`).
+        body (AcceptIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | ToolOut]
+    """
+
+    kwargs = _get_kwargs(
+        name=name,
+        body=body,
+        idempotency_key=idempotency_key,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    name: str,
+    *,
+    client: AuthenticatedClient,
+    body: AcceptIn,
+    idempotency_key: str | Unset = UNSET,
+) -> Problem | ToolOut | None:
+    """Accept Declaration
+
+     Accepts an MCP tool's pending declaration (`pending_declaration`), which its server
+    lists instead of the pinned one: `declaration_hash` must be the pending one's (`409
+    invalid-state` for another, or when nothing is pending). It becomes the pinned
+    declaration — what the model sees — for every tenant and replica, and the acceptance
+    is recorded (who, which hash, when). The answer is the tool as it is now.
+
+    Args:
+        name (str):
+        idempotency_key (str | Unset): 1–255 visible ASCII characters (the quoted form `"abc"` is
+            the same key). A retry with the same key and body replays the first answer (`Idempotent-
+            Replayed: true`).
+        body (AcceptIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | ToolOut
+    """
+
+    return (
+        await asyncio_detailed(
+            name=name,
+            client=client,
+            body=body,
+            idempotency_key=idempotency_key,
+        )
+    ).parsed

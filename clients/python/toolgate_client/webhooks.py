@@ -1,0 +1,31 @@
+"""Verifying a webhook delivery before acting on it (Standard Webhooks, on the
+`standardwebhooks` package): the signature over its id, timestamp and body, with the
+endpoint's secret, and a timestamp within five minutes of now (a replayed old delivery is
+refused). Verify the raw body as it arrived, before parsing it."""
+
+from __future__ import annotations
+
+import binascii
+from collections.abc import Mapping, Sequence
+
+from standardwebhooks.webhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError as _LibraryError
+
+from toolgate_client.errors import WebhookVerificationError
+from toolgate_client.generated.models import TenantEventOut
+
+
+def verify(
+    payload: bytes | str, headers: Mapping[str, str], secret: str | Sequence[str]
+) -> TenantEventOut:
+    """The delivered event, once its signature verifies with `secret` (or one of several
+    secrets, while you move to a rotated one); raises `WebhookVerificationError` otherwise."""
+    secrets = [secret] if isinstance(secret, str) else list(secret)
+    lowered = {name.lower(): value for name, value in headers.items()}
+    for each in secrets:
+        try:
+            event = Webhook(each).verify(payload, lowered)
+        except (_LibraryError, binascii.Error, ValueError):
+            continue
+        return TenantEventOut.from_dict(event)
+    raise WebhookVerificationError("the webhook's signature or timestamp does not verify")

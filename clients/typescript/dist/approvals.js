@@ -1,0 +1,78 @@
+/** Previews awaiting a decision: list, read, approve, reject, revise, commit. */
+import { newIdempotencyKey } from "./crypto.js";
+import { ToolgateError } from "./errors.js";
+import { PAGE_SIZE, pages } from "./pages.js";
+import { unwrap } from "./transport.js";
+function idOf(preview) {
+    return typeof preview === "string" ? preview : preview.id;
+}
+export class Approvals {
+    #t;
+    #runs;
+    constructor(transport, runs) {
+        this.#t = transport;
+        this.#runs = runs;
+    }
+    /** Every preview in `status` (default `pending`), page after page. */
+    list(options = {}) {
+        const query = { status: options.status, limit: PAGE_SIZE };
+        return pages((cursor) => unwrap(this.#t.raw.GET("/v1/approvals", { params: { query: { ...query, cursor } } })));
+    }
+    async get(preview) {
+        return unwrap(this.#t.raw.GET("/v1/previews/{preview_id}", {
+            params: { path: { preview_id: idOf(preview) } },
+        }));
+    }
+    /** The previews the run waits on (the run, or its id), read afresh. */
+    async pending(run) {
+        const current = typeof run === "string" ? await this.#runs.get(run) : run;
+        return Promise.all(current.pending_approvals.map((pending) => this.get(pending.preview_id)));
+    }
+    /**
+     * Approves what the approver saw: the preview as read (its `content_hash` is sent), or
+     * its id with the `content_hash` they reviewed. A preview changed since is refused.
+     */
+    async approve(preview, contentHash, options = {}) {
+        const hash = contentHash ?? (typeof preview === "string" ? undefined : preview.content_hash);
+        if (!hash) {
+            throw new ToolgateError("approving a preview by its id needs the content_hash you saw");
+        }
+        const key = options.idempotencyKey ?? (await newIdempotencyKey());
+        return unwrap(this.#t.raw.POST("/v1/previews/{preview_id}/approve", {
+            params: { path: { preview_id: idOf(preview) }, header: { "Idempotency-Key": key } },
+            body: { content_hash: hash },
+            signal: options.signal,
+        }));
+    }
+    async reject(preview, reason, options = {}) {
+        const key = options.idempotencyKey ?? (await newIdempotencyKey());
+        return unwrap(this.#t.raw.POST("/v1/previews/{preview_id}/reject", {
+            params: { path: { preview_id: idOf(preview) }, header: { "Idempotency-Key": key } },
+            body: { reason },
+            signal: options.signal,
+        }));
+    }
+    /** Replaces the call's arguments (the model is told why): the new preview, to approve in turn. */
+    async revise(preview, args, reason, options = {}) {
+        const key = options.idempotencyKey ?? (await newIdempotencyKey());
+        const revised = await unwrap(this.#t.raw.POST("/v1/previews/{preview_id}/revise", {
+            params: { path: { preview_id: idOf(preview) }, header: { "Idempotency-Key": key } },
+            body: { arguments: args, reason },
+            signal: options.signal,
+        }));
+        return revised.preview;
+    }
+    /**
+     * Commits an approved preview (the call runs), then advances the run for up to `waitS`
+     * seconds (the service's default 10): `{preview, call, run}`.
+     */
+    async commit(preview, options = {}) {
+        const key = options.idempotencyKey ?? (await newIdempotencyKey());
+        return unwrap(this.#t.raw.POST("/v1/previews/{preview_id}/commit", {
+            params: { path: { preview_id: idOf(preview) }, header: { "Idempotency-Key": key } },
+            ...(options.waitS === undefined ? {} : { body: { wait_s: options.waitS } }),
+            signal: options.signal,
+        }));
+    }
+}
+//# sourceMappingURL=approvals.js.map

@@ -1,0 +1,28 @@
+/** `Toolgate`: the client, one object per service address and key. */
+import { Approvals } from "./approvals.js";
+import { Webhooks } from "./endpoints.js";
+import { Events } from "./feed.js";
+import { Runs } from "./runs.js";
+import { transport } from "./transport.js";
+export class Toolgate {
+    runs;
+    approvals;
+    /** The tenant's events, every run's. */
+    events;
+    webhooks;
+    /**
+     * The typed openapi-fetch client, for any other operation: the same key, `fetch` and
+     * retry policy. Its answers are `{data, error, response}`; it throws nothing itself, and
+     * adds no `Idempotency-Key` (pass one to make a POST retry-safe).
+     */
+    raw;
+    constructor(options) {
+        const t = transport(options);
+        this.raw = t.raw;
+        this.runs = new Runs(t);
+        this.approvals = new Approvals(t, this.runs);
+        this.events = new Events(t);
+        this.webhooks = new Webhooks(t);
+    }
+}
+//# sourceMappingURL=client.js.map

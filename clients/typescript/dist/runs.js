@@ -1,0 +1,156 @@
+/** Runs: create (and wait), read, advance, cancel, list, and their timelines. */
+import { newIdempotencyKey } from "./crypto.js";
+import { InvalidState, problemOf, WaitTimeout } from "./errors.js";
+import { follow } from "./events.js";
+import { PAGE_SIZE, pages } from "./pages.js";
+import { unwrap } from "./transport.js";
+/** The most a request may ask the service to wait for a run (`wait_s`, 0..30). */
+const MAX_WAIT_S = 30;
+/** Whether the run goes on by itself (not finished, not waiting for people). */
+export function isMoving(run) {
+    return run.status === "queued" || run.status === "running";
+}
+function idOf(run) {
+    return typeof run === "string" ? run : run.id;
+}
+/** How long the next request may wait for the run, in seconds: undefined once it is over. */
+function waitSlice(deadline) {
+    if (deadline === undefined)
+        return MAX_WAIT_S;
+    const leftS = (deadline - Date.now()) / 1000;
+    return leftS <= 0 ? undefined : Math.min(MAX_WAIT_S, leftS);
+}
+function deadlineOf(timeoutMs) {
+    return timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
+}
+export class Runs {
+    #t;
+    constructor(transport) {
+        this.#t = transport;
+    }
+    /**
+     * Creates a run and answers it as it stands after up to `body.wait_s` (the service's
+     * default 10). The client's retries send the same Idempotency-Key, so they answer the
+     * same run; pass your own `idempotencyKey` to make a retry after your process restarts
+     * answer it too.
+     */
+    async create(body, options = {}) {
+        const key = options.idempotencyKey ?? (await newIdempotencyKey());
+        return unwrap(this.#t.raw.POST("/v1/runs", {
+            params: { header: { "Idempotency-Key": key } },
+            body,
+            signal: options.signal,
+        }));
+    }
+    /**
+     * Creates a run and waits until it is `finished` or `awaiting_approval` (people decide
+     * then), advancing it meanwhile.
+     */
+    async createAndWait(body, options = {}) {
+        const deadline = deadlineOf(options.timeoutMs);
+        const waitS = body.wait_s ?? waitSlice(deadline);
+        const run = await this.create(waitS === undefined ? body : { ...body, wait_s: waitS }, options);
+        return this.#settle(run, deadline, options.signal);
+    }
+    /** The run once it is `finished` or `awaiting_approval` (advancing it needs the caller role). */
+    async wait(run, options = {}) {
+        const deadline = deadlineOf(options.timeoutMs);
+        return this.#settle(await this.get(run, options), deadline, options.signal);
+    }
+    async #settle(run, deadline, signal) {
+        while (isMoving(run)) {
+            const waitS = waitSlice(deadline);
+            if (waitS === undefined)
+                throw new WaitTimeout(run);
+            try {
+                run = await this.advance(run, { waitS, signal });
+            }
+            catch (error) {
+                // It stopped moving meanwhile (finished, or parked for an approval).
+                if (!(error instanceof InvalidState))
+                    throw error;
+                run = await this.get(run, { signal });
+            }
+        }
+        return run;
+    }
+    async get(run, options = {}) {
+        return unwrap(this.#t.raw.GET("/v1/runs/{run_id}", {
+            params: { path: { run_id: idOf(run) } },
+            signal: options.signal,
+        }));
+    }
+    /** Advances a queued or running run for up to `waitS` seconds (0..30): the run then. */
+    async advance(run, options = {}) {
+        const key = options.idempotencyKey ?? (await newIdempotencyKey());
+        return unwrap(this.#t.raw.POST("/v1/runs/{run_id}/advance", {
+            params: { path: { run_id: idOf(run) }, header: { "Idempotency-Key": key } },
+            body: options.waitS === undefined ? {} : { wait_s: options.waitS },
+            signal: options.signal,
+        }));
+    }
+    async cancel(run, options = {}) {
+        const key = options.idempotencyKey ?? (await newIdempotencyKey());
+        return unwrap(this.#t.raw.POST("/v1/runs/{run_id}/cancel", {
+            params: { path: { run_id: idOf(run) }, header: { "Idempotency-Key": key } },
+            signal: options.signal,
+        }));
+    }
+    /** Every run the query selects (newest first), page after page. */
+    list(query = {}) {
+        const params = { limit: PAGE_SIZE, ...query };
+        return pages((cursor) => unwrap(this.#t.raw.GET("/v1/runs", { params: { query: { ...params, cursor } } })));
+    }
+    /** Every call of the run, page after page. */
+    calls(run) {
+        const path = { run_id: idOf(run) };
+        return pages((cursor) => unwrap(this.#t.raw.GET("/v1/runs/{run_id}/calls", {
+            params: { path, query: { limit: PAGE_SIZE, cursor } },
+        })));
+    }
+    /**
+     * The run's timeline after `after`. With `stream: true`, as it happens (Server-Sent
+     * Events) until `run.finished`: a dropped connection is opened again from the last event
+     * seen (`Last-Event-ID`), so no event is missed or repeated; it ends quietly when `signal`
+     * aborts. Without it, the events recorded so far, page after page.
+     */
+    events(run, options = {}) {
+        const path = { run_id: idOf(run) };
+        const after = options.after || undefined;
+        if (options.stream)
+            return this.#stream(path, after, options.signal);
+        return pages((cursor) => unwrap(this.#t.raw.GET("/v1/runs/{run_id}/events", {
+            params: { path, query: { after, limit: PAGE_SIZE, cursor } },
+            signal: options.signal,
+        })));
+    }
+    async *#stream(path, after, signal) {
+        const raw = this.#t.raw;
+        const open = async (lastEventId, signal) => {
+            // Resuming, the last event seen says more than where the stream began.
+            const { data, error, response } = await raw.GET("/v1/runs/{run_id}/events", {
+                params: {
+                    path,
+                    query: lastEventId === undefined ? { after } : {},
+                    header: lastEventId === undefined ? {} : { "Last-Event-ID": lastEventId },
+                },
+                headers: { Accept: "text/event-stream" },
+                parseAs: "stream",
+                signal,
+            });
+            if (!response.ok)
+                throw problemOf(response, error);
+            return response.status === 204 || !data
+                ? undefined
+                : data;
+        };
+        const events = follow(open, {
+            signal,
+            policy: this.#t.policy,
+            isLast: (event) => event.type === "run.finished",
+        });
+        for await (const event of events)
+            yield JSON.parse(event.data);
+    }
+}
+//# sourceMappingURL=runs.js.map

@@ -1,0 +1,133 @@
+/**
+ * An event stream read over `fetch` and followed through dropped connections. The service
+ * gives every event an `id:` and resumes a stream from `Last-Event-ID` without a gap or a
+ * repeat, so the follower keeps the id of the last complete event and, after a network
+ * error, a minute of silence (the server pings every 15 s) or an early end, opens the
+ * stream again from there. An event cut off in the middle is never handed out.
+ *
+ * Opening goes through the retry policy like any GET (`429`/`503` with `Retry-After`);
+ * a problem answer is thrown as its class. Between connections it waits: at first a
+ * moment, then the server's `retry:` or a doubling backoff, jittered; after `maxAttempts`
+ * connections in a row without an event, `StreamBroken` says where it stopped.
+ */
+
+import { StreamBroken } from "./errors.js";
+import { backoffMs, isNetworkError, sleep, type RetryPolicy } from "./retry.js";
+import { SseParser, type SseEvent } from "./sse.js";
+
+/**
+ * Opens the stream: after `lastEventId` when given (else from where the stream begins),
+ * answering its body, or `undefined` when the server says there is nothing more (`204`).
+ */
+export type OpenStream = (
+  lastEventId: string | undefined,
+  signal: AbortSignal,
+) => Promise<ReadableStream<Uint8Array> | undefined>;
+
+export interface FollowOptions {
+  signal?: AbortSignal | undefined;
+  /** The stream is over after the event for which this answers true (`run.finished`). */
+  isLast?: ((event: SseEvent) => boolean) | undefined;
+  policy: RetryPolicy;
+  /** Silence after which a connection is taken for dead, in ms (default 60 000). */
+  idleMs?: number | undefined;
+}
+
+class Silent extends Error {}
+
+/** The next chunk, or `Silent` after `idleMs` without one. */
+async function read(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  idleMs: number,
+): Promise<ReadableStreamReadResult<Uint8Array>> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const silence = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Silent()), idleMs);
+  });
+  try {
+    return await Promise.race([reader.read(), silence]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Every event of the stream, in order, each once; over after the event `isLast` picks or
+ * when the server answers `204`; ended (quietly) when `signal` aborts. Without `isLast`
+ * the stream is never over: an end is taken as a drop.
+ */
+export async function* follow(
+  open: OpenStream,
+  options: FollowOptions,
+): AsyncGenerator<SseEvent, void, undefined> {
+  const { isLast, policy } = options;
+  const idleMs = options.idleMs ?? 60_000;
+  // One controller for every connection: the caller's abort ends whichever is open.
+  const controller = new AbortController();
+  const outer = options.signal;
+  const abort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) return;
+  outer?.addEventListener("abort", abort, { once: true });
+  let lastEventId: string | undefined;
+  let retryMs: number | undefined;
+  let failures = 0; // connections in a row that brought no event
+  try {
+    for (;;) {
+      let cause: unknown;
+      let body: ReadableStream<Uint8Array> | undefined;
+      try {
+        body = await open(lastEventId, controller.signal);
+        if (body === undefined) return;
+      } catch (error) {
+        if (controller.signal.aborted) return;
+        if (!isNetworkError(error)) throw error;
+        cause = error;
+      }
+      if (body !== undefined) {
+        const parser = new SseParser();
+        const reader = body.getReader();
+        // Ends a read in progress, whatever the fetch does with the signal.
+        const stop = () => reader.cancel().catch(() => undefined);
+        controller.signal.addEventListener("abort", stop, { once: true });
+        try {
+          for (;;) {
+            const { value, done } = await read(reader, idleMs);
+            if (controller.signal.aborted) return;
+            if (done) break;
+            for (const event of parser.push(value)) {
+              failures = 0;
+              if (event.id) lastEventId = event.id;
+              yield event;
+              if (isLast?.(event)) return;
+            }
+            // An event without data moves the last event ID too.
+            if (parser.lastEventId) lastEventId = parser.lastEventId;
+          }
+        } catch (error) {
+          if (controller.signal.aborted) return;
+          if (!(error instanceof Silent) && !isNetworkError(error)) throw error;
+          cause = error;
+        } finally {
+          controller.signal.removeEventListener("abort", stop);
+          stop();
+          retryMs = parser.retryMs ?? retryMs;
+        }
+      }
+      failures += 1;
+      if (failures >= policy.maxAttempts) throw new StreamBroken(lastEventId, { cause });
+      const wait =
+        retryMs !== undefined
+          ? Math.min(policy.maxDelayMs, retryMs * (1 + Math.random() * 0.2))
+          : failures === 1
+            ? Math.random() * 100 // a drop: open again at once, or nearly
+            : backoffMs(failures - 1, policy);
+      try {
+        await sleep(wait, controller.signal);
+      } catch {
+        return; // aborted
+      }
+    }
+  } finally {
+    outer?.removeEventListener("abort", abort);
+  }
+}

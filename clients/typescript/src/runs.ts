@@ -1,0 +1,222 @@
+/** Runs: create (and wait), read, advance, cancel, list, and their timelines. */
+
+import { newIdempotencyKey } from "./crypto.js";
+import { InvalidState, problemOf, WaitTimeout } from "./errors.js";
+import { follow } from "./events.js";
+import { PAGE_SIZE, pages, type Page } from "./pages.js";
+import { unwrap, type Transport } from "./transport.js";
+import type { Call, CreateRun, ListRunsQuery, Run, RunEvent } from "./types.js";
+
+/** The most a request may ask the service to wait for a run (`wait_s`, 0..30). */
+const MAX_WAIT_S = 30;
+
+export interface KeyOptions {
+  /** The request's `Idempotency-Key` (default: a fresh random one, reused by the retries). */
+  idempotencyKey?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export interface WaitOptions {
+  /** Give up (with `WaitTimeout`, holding the run) after this long, in ms; without it the
+   * run's own deadline bounds the wait. */
+  timeoutMs?: number | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export interface RunEventsOptions {
+  /** Server-Sent Events, followed live until `run.finished` (else the recorded pages). */
+  stream?: boolean | undefined;
+  /** Only the events after this seq. */
+  after?: number | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** Whether the run goes on by itself (not finished, not waiting for people). */
+export function isMoving(run: Run): boolean {
+  return run.status === "queued" || run.status === "running";
+}
+
+function idOf(run: Run | string): string {
+  return typeof run === "string" ? run : run.id;
+}
+
+/** How long the next request may wait for the run, in seconds: undefined once it is over. */
+function waitSlice(deadline: number | undefined): number | undefined {
+  if (deadline === undefined) return MAX_WAIT_S;
+  const leftS = (deadline - Date.now()) / 1000;
+  return leftS <= 0 ? undefined : Math.min(MAX_WAIT_S, leftS);
+}
+
+function deadlineOf(timeoutMs: number | undefined): number | undefined {
+  return timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
+}
+
+export class Runs {
+  readonly #t: Transport;
+
+  constructor(transport: Transport) {
+    this.#t = transport;
+  }
+
+  /**
+   * Creates a run and answers it as it stands after up to `body.wait_s` (the service's
+   * default 10). The client's retries send the same Idempotency-Key, so they answer the
+   * same run; pass your own `idempotencyKey` to make a retry after your process restarts
+   * answer it too.
+   */
+  async create(body: CreateRun, options: KeyOptions = {}): Promise<Run> {
+    const key = options.idempotencyKey ?? (await newIdempotencyKey());
+    return unwrap(
+      this.#t.raw.POST("/v1/runs", {
+        params: { header: { "Idempotency-Key": key } },
+        body,
+        signal: options.signal,
+      }),
+    );
+  }
+
+  /**
+   * Creates a run and waits until it is `finished` or `awaiting_approval` (people decide
+   * then), advancing it meanwhile.
+   */
+  async createAndWait(body: CreateRun, options: KeyOptions & WaitOptions = {}): Promise<Run> {
+    const deadline = deadlineOf(options.timeoutMs);
+    const waitS = body.wait_s ?? waitSlice(deadline);
+    const run = await this.create(waitS === undefined ? body : { ...body, wait_s: waitS }, options);
+    return this.#settle(run, deadline, options.signal);
+  }
+
+  /** The run once it is `finished` or `awaiting_approval` (advancing it needs the caller role). */
+  async wait(run: Run | string, options: WaitOptions = {}): Promise<Run> {
+    const deadline = deadlineOf(options.timeoutMs);
+    return this.#settle(await this.get(run, options), deadline, options.signal);
+  }
+
+  async #settle(
+    run: Run,
+    deadline: number | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Run> {
+    while (isMoving(run)) {
+      const waitS = waitSlice(deadline);
+      if (waitS === undefined) throw new WaitTimeout(run);
+      try {
+        run = await this.advance(run, { waitS, signal });
+      } catch (error) {
+        // It stopped moving meanwhile (finished, or parked for an approval).
+        if (!(error instanceof InvalidState)) throw error;
+        run = await this.get(run, { signal });
+      }
+    }
+    return run;
+  }
+
+  async get(run: Run | string, options: { signal?: AbortSignal | undefined } = {}): Promise<Run> {
+    return unwrap(
+      this.#t.raw.GET("/v1/runs/{run_id}", {
+        params: { path: { run_id: idOf(run) } },
+        signal: options.signal,
+      }),
+    );
+  }
+
+  /** Advances a queued or running run for up to `waitS` seconds (0..30): the run then. */
+  async advance(
+    run: Run | string,
+    options: KeyOptions & { waitS?: number | undefined } = {},
+  ): Promise<Run> {
+    const key = options.idempotencyKey ?? (await newIdempotencyKey());
+    return unwrap(
+      this.#t.raw.POST("/v1/runs/{run_id}/advance", {
+        params: { path: { run_id: idOf(run) }, header: { "Idempotency-Key": key } },
+        body: options.waitS === undefined ? {} : { wait_s: options.waitS },
+        signal: options.signal,
+      }),
+    );
+  }
+
+  async cancel(run: Run | string, options: KeyOptions = {}): Promise<Run> {
+    const key = options.idempotencyKey ?? (await newIdempotencyKey());
+    return unwrap(
+      this.#t.raw.POST("/v1/runs/{run_id}/cancel", {
+        params: { path: { run_id: idOf(run) }, header: { "Idempotency-Key": key } },
+        signal: options.signal,
+      }),
+    );
+  }
+
+  /** Every run the query selects (newest first), page after page. */
+  list(query: ListRunsQuery = {}): AsyncGenerator<Run, void, undefined> {
+    const params = { limit: PAGE_SIZE, ...query };
+    return pages((cursor) =>
+      unwrap(this.#t.raw.GET("/v1/runs", { params: { query: { ...params, cursor } } })),
+    );
+  }
+
+  /** Every call of the run, page after page. */
+  calls(run: Run | string): AsyncGenerator<Call, void, undefined> {
+    const path = { run_id: idOf(run) };
+    return pages((cursor) =>
+      unwrap(
+        this.#t.raw.GET("/v1/runs/{run_id}/calls", {
+          params: { path, query: { limit: PAGE_SIZE, cursor } },
+        }),
+      ),
+    );
+  }
+
+  /**
+   * The run's timeline after `after`. With `stream: true`, as it happens (Server-Sent
+   * Events) until `run.finished`: a dropped connection is opened again from the last event
+   * seen (`Last-Event-ID`), so no event is missed or repeated; it ends quietly when `signal`
+   * aborts. Without it, the events recorded so far, page after page.
+   */
+  events(
+    run: Run | string,
+    options: RunEventsOptions = {},
+  ): AsyncGenerator<RunEvent, void, undefined> {
+    const path = { run_id: idOf(run) };
+    const after = options.after || undefined;
+    if (options.stream) return this.#stream(path, after, options.signal);
+    return pages(
+      (cursor) =>
+        unwrap(
+          this.#t.raw.GET("/v1/runs/{run_id}/events", {
+            params: { path, query: { after, limit: PAGE_SIZE, cursor } },
+            signal: options.signal,
+          }),
+        ) as Promise<Page<RunEvent>>, // the JSON form (not the stream's text)
+    );
+  }
+
+  async *#stream(
+    path: { run_id: string },
+    after: number | undefined,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<RunEvent, void, undefined> {
+    const raw = this.#t.raw;
+    const open = async (lastEventId: string | undefined, signal: AbortSignal) => {
+      // Resuming, the last event seen says more than where the stream began.
+      const { data, error, response } = await raw.GET("/v1/runs/{run_id}/events", {
+        params: {
+          path,
+          query: lastEventId === undefined ? { after } : {},
+          header: lastEventId === undefined ? {} : { "Last-Event-ID": lastEventId },
+        },
+        headers: { Accept: "text/event-stream" },
+        parseAs: "stream",
+        signal,
+      });
+      if (!response.ok) throw problemOf(response, error);
+      return response.status === 204 || !data
+        ? undefined
+        : (data as unknown as ReadableStream<Uint8Array>);
+    };
+    const events = follow(open, {
+      signal,
+      policy: this.#t.policy,
+      isLast: (event) => event.type === "run.finished",
+    });
+    for await (const event of events) yield JSON.parse(event.data) as RunEvent;
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * Webhook verification (Standard Webhooks): `webhook-signature` holds one or more
+ * `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` (several during a
+ * secret rotation); the key is the secret after `whsec_`, base64-decoded. Checked with
+ * WebCrypto (`crypto.subtle.verify`: constant time), the timestamp within a tolerance.
+ */
+
+import { webCrypto } from "./crypto.js";
+import { WebhookVerificationError } from "./errors.js";
+import type { WebhookEvent } from "./types.js";
+
+export interface VerifyOptions {
+  /** How far the timestamp may be from now, in seconds (default 300). */
+  toleranceS?: number | undefined;
+  /** The time to check against, in ms since the epoch (default: now). */
+  now?: number | undefined;
+}
+
+const encoder = new TextEncoder();
+
+function header(
+  headers: Headers | Record<string, string | string[] | undefined>,
+  name: string,
+): string | undefined {
+  if (typeof (headers as Headers).get === "function")
+    return (headers as Headers).get(name) ?? undefined;
+  for (const [key, value] of Object.entries(
+    headers as Record<string, string | string[] | undefined>,
+  )) {
+    if (key.toLowerCase() === name) return Array.isArray(value) ? value.join(", ") : value;
+  }
+  return undefined;
+}
+
+function base64Bytes(text: string): Uint8Array<ArrayBuffer> | undefined {
+  try {
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return bytes;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The delivered event once its signature and timestamp verify against one of `secrets`
+ * (`whsec_...`); else throws `WebhookVerificationError`. `payload` is the request's body
+ * exactly as received (the raw bytes or text, not re-serialized JSON).
+ */
+export async function verifyWebhook(
+  payload: string | Uint8Array,
+  headers: Headers | Record<string, string | string[] | undefined>,
+  secret: string | readonly string[],
+  options: VerifyOptions = {},
+): Promise<WebhookEvent> {
+  const id = header(headers, "webhook-id");
+  const timestamp = header(headers, "webhook-timestamp");
+  const signatures = header(headers, "webhook-signature");
+  if (!id || !timestamp || !signatures) {
+    throw new WebhookVerificationError(
+      "missing webhook-id, webhook-timestamp or webhook-signature",
+    );
+  }
+  if (!/^[0-9]{1,15}$/.test(timestamp))
+    throw new WebhookVerificationError("a webhook-timestamp that is not a time");
+  const toleranceS = options.toleranceS ?? 300;
+  const nowS = (options.now ?? Date.now()) / 1000;
+  const skew = nowS - Number(timestamp);
+  if (skew > toleranceS) throw new WebhookVerificationError("the webhook's timestamp is too old");
+  if (-skew > toleranceS)
+    throw new WebhookVerificationError("the webhook's timestamp is in the future");
+
+  const body = typeof payload === "string" ? encoder.encode(payload) : payload;
+  const prefix = encoder.encode(`${id}.${timestamp}.`);
+  const signed = new Uint8Array(prefix.length + body.length);
+  signed.set(prefix);
+  signed.set(body, prefix.length);
+
+  const offered = signatures
+    .split(" ")
+    .map((item) => item.split(","))
+    .filter(([version, value]) => version === "v1" && value)
+    .map(([, value]) => base64Bytes(value as string))
+    .filter((bytes): bytes is Uint8Array<ArrayBuffer> => bytes !== undefined);
+  const { subtle } = await webCrypto();
+  for (const each of typeof secret === "string" ? [secret] : secret) {
+    const keyBytes = base64Bytes(each.startsWith("whsec_") ? each.slice("whsec_".length) : each);
+    if (!keyBytes || keyBytes.length === 0)
+      throw new WebhookVerificationError("a webhook secret that is not base64");
+    const key = await subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, [
+      "verify",
+    ]);
+    for (const signature of offered) {
+      if (await subtle.verify("HMAC", key, signature, signed)) return parse(body);
+    }
+  }
+  throw new WebhookVerificationError("no signature of the webhook matches its secret");
+}
+
+function parse(body: Uint8Array): WebhookEvent {
+  try {
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body)) as WebhookEvent;
+  } catch (error) {
+    throw new WebhookVerificationError("the webhook's body is not JSON", { cause: error });
+  }
+}
