@@ -6,6 +6,7 @@ its sync half): the async client is the one written, so the two never drift apar
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -37,8 +38,17 @@ NAMES = {
 }
 
 
+def _check(source: Path) -> None:
+    """`asyncio` becomes `time`: right for `asyncio.sleep` only, so nothing else may use it."""
+    for path in sorted(source.glob("*.py")):
+        others = set(re.findall(r"\basyncio\.(\w+)", path.read_text())) - {"sleep"}
+        if others:
+            raise SystemExit(f"{path}: asyncio.{sorted(others)[0]} has no sync twin here")
+
+
 def main(root: Path) -> None:
     source = HERE / "toolgate_client" / "_async"
+    _check(source)
     target = root / "clients" / "python" / "toolgate_client" / "_sync"
     shutil.rmtree(target, ignore_errors=True)
     staging = target.parent / "_async_staging" / "_async"

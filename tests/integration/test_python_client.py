@@ -12,12 +12,19 @@ import asyncio
 import json
 import secrets
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 from standardwebhooks.webhooks import Webhook
-from toolgate_client import AsyncToolgate, Toolgate, WebhookVerificationError, verify_webhook
+from toolgate_client import (
+    AsyncToolgate,
+    RetryPolicy,
+    Toolgate,
+    WebhookVerificationError,
+    verify_webhook,
+)
 from toolgate_client.errors import InvalidState, NotFound, ValidationError
 from toolgate_client.models import RunStatus, TerminationReason
 
@@ -146,6 +153,44 @@ async def test_a_run_stream_cut_in_the_middle_resumes_without_a_gap(
 
     assert await asyncio.to_thread(sync_stream) == every
     assert service.proxy.cuts == 2
+    async with AsyncToolgate(service.url, service.caller) as tg:  # after its end: nothing more
+        assert [e async for e in tg.runs.events(run, stream=True, after=len(every))] == []
+
+
+class AnswerNeverArrives(httpx.AsyncBaseTransport):
+    """Sends the first request and drops the connection before its answer (the service
+    goes on with it); the next requests go through."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.lost: list[asyncio.Task[httpx.Response]] = []
+        self.statuses: list[int] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if not self.lost:
+            self.lost.append(asyncio.create_task(self.inner.handle_async_request(request)))
+            await asyncio.sleep(0.3)  # the service has it: the key is held in flight
+            raise httpx.ReadError("connection lost", request=request)
+        response = await self.inner.handle_async_request(request)
+        self.statuses.append(response.status_code)
+        return response
+
+
+async def test_a_create_whose_first_answer_is_lost_waits_out_the_key_in_flight(
+    service: ClientService,
+) -> None:
+    """Two attempts would not be enough: the first request holds its key for 2.5 s, and
+    waiting that out does not count as attempts."""
+    lost = AnswerNeverArrives()
+    slow = final("done", delay_ms=2500)
+    async with AsyncToolgate(
+        service.url, service.caller, transport=lost, retry=RetryPolicy(max_attempts=2)
+    ) as tg:
+        run = await tg.runs.create("tech-radar", "q", script=[slow])
+        first = await lost.lost[0]
+    assert run.status == RunStatus.FINISHED and first.status_code == 201
+    assert lost.statuses[0] == 409 and lost.statuses[-1] == 201
+    assert len(lost.statuses) >= 3  # in flight at least twice, then the replay
 
 
 async def test_the_tenant_stream_cut_in_the_middle_resumes_without_a_gap(
@@ -158,7 +203,7 @@ async def test_the_tenant_stream_cut_in_the_middle_resumes_without_a_gap(
     seqs = []
     async with AsyncToolgate(service.cutting_url, service.caller) as cut:
         stream = cut.events.stream(run_id=run.id, after=before[-1])
-        async with asyncio.timeout(30):
+        async with asyncio.timeout(30), aclosing(stream):  # closes the stream on break
             async for event in stream:
                 seqs.append(event.seq)
                 if event.type_.value == "run.finished":

@@ -5,12 +5,16 @@ and `Retry-After` read in both its forms."""
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
 
 import httpx
 import pytest
+from toolgate_client._async.transport import AsyncRetryTransport
+from toolgate_client._shared import env_proxy
 from toolgate_client.errors import (
     PROBLEM_CLASSES,
     ProblemError,
@@ -19,6 +23,7 @@ from toolgate_client.errors import (
     retry_after_s,
 )
 from toolgate_client.retry import RetryPolicy, later, replayable
+from toolgate_client.streams import HEALTHY_S, Position, StreamBroken
 
 from app.api.problems import PROBLEM_TYPES
 
@@ -37,7 +42,8 @@ def test_a_problem_body_becomes_its_class_and_anything_else_a_plain_problem() ->
     odd = problem_from(502, b"<html>bad gateway</html>", httpx.Headers({"Retry-After": "3"}))
     assert type(odd) is ProblemError and odd.status == 502 and odd.retry_after_s == 3
     newer = problem_from(409, b'{"code": "some-new-code", "detail": "d"}', httpx.Headers())
-    assert type(newer) is ProblemError and newer.problem["code"] == "some-new-code"
+    assert type(newer) is ProblemError and newer.code == "some-new-code"
+    assert error.code == "version-conflict" and odd.code == ""
 
 
 @pytest.mark.parametrize("attempt", [1, 2, 3, 4])
@@ -78,3 +84,54 @@ def test_the_typescript_client_has_a_class_per_problem_type_too() -> None:
     source = (ROOT / "clients/typescript/src/errors.ts").read_text()
     codes = re.findall(r'static override readonly code = "([a-z-]+)";', source)
     assert sorted(codes) == sorted(PROBLEM_TYPES)
+
+
+def test_a_stream_that_stayed_open_is_not_a_failure_but_short_ones_are() -> None:
+    position = Position(dict, {})
+    policy = RetryPolicy(max_attempts=3)
+    for _ in range(5):  # each connection lived long enough: it goes on for ever
+        position.opened(200)
+        position.opened_at = time.monotonic() - HEALTHY_S
+        assert position.pause(policy) <= 0.1 and position.failures == 1
+    position.opened(200)
+    position.pause(policy)  # closed at once: the second failure in a row
+    with pytest.raises(StreamBroken):
+        position.pause(policy)  # refused: the third, and the policy's last
+    finished = Position(dict, {})
+    assert not finished.opened(204) and finished.finished  # a finished run, nothing after
+
+
+class CutOnce(httpx.AsyncByteStream):
+    def __init__(self, cut: bool) -> None:
+        self.cut = cut
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield b'{"items": ['
+        if self.cut:
+            raise httpx.ReadError("connection lost in the middle of the answer")
+        yield b"]}"
+
+
+async def test_an_answer_cut_in_the_middle_is_retried_when_the_request_may_be_sent_twice() -> None:
+    sent: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request.method)
+        return httpx.Response(200, stream=CutOnce(cut=len(sent) == 1))
+
+    transport = AsyncRetryTransport(httpx.MockTransport(answer), RetryPolicy(backoff_s=0.01))
+    async with httpx.AsyncClient(transport=transport, base_url="http://x") as client:
+        assert (await client.get("/v1/runs")).json() == {"items": []}
+        assert sent == ["GET", "GET"]
+        with pytest.raises(httpx.ReadError):  # no key: it may not be sent twice
+            sent.clear()
+            await client.post("/v1/runs/run_1/cancel")
+        assert sent == ["POST"]
+
+
+def test_the_proxy_comes_from_the_environment_as_httpx_would_take_it(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
+    monkeypatch.setenv("NO_PROXY", "toolgate.internal")
+    assert env_proxy("https://api.example.com") == "http://proxy.internal:3128"
+    assert env_proxy("https://toolgate.internal") is None
+    assert env_proxy("http://api.example.com") is None  # no HTTP_PROXY

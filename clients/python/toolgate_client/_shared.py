@@ -4,6 +4,8 @@ errors, keys, and the arithmetic of waiting for a run."""
 from __future__ import annotations
 
 import time
+import urllib.parse
+import urllib.request
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypedDict, TypeVar
@@ -19,6 +21,8 @@ SyncFetch = Callable[[str | Unset], Response[Any]]
 USER_AGENT = "toolgate-client-python/0.1.0"
 #: The most a request may ask the service to wait for a run (`wait_s`, 0..30).
 MAX_WAIT_S = 30.0
+#: The pause before asking again when an advance answered at once with the run unchanged.
+IDLE_PAUSE_S = 0.5
 #: A run in these states goes on by itself; in the others it is done or waits for people.
 MOVING = frozenset({RunStatus.QUEUED, RunStatus.RUNNING})
 
@@ -93,3 +97,12 @@ def wait_slice(deadline: float | None) -> float | None:
         return MAX_WAIT_S
     left = deadline - time.monotonic()
     return None if left <= 0 else min(MAX_WAIT_S, left)
+
+
+def env_proxy(base_url: str) -> str | None:
+    """The proxy the environment names for `base_url` (`HTTPS_PROXY`, `HTTP_PROXY`,
+    `NO_PROXY`), as httpx itself reads them when it makes its own transport."""
+    url = urllib.parse.urlsplit(base_url)
+    if url.hostname and urllib.request.proxy_bypass(url.hostname):
+        return None
+    return urllib.request.getproxies().get(url.scheme)

@@ -27,13 +27,16 @@ class ProblemError(ToolgateError):
     """A problem answer (`application/problem+json`). `problem` is the whole body, members
     beyond RFC 9457's included (`new_preview_id`, ...)."""
 
-    code: ClassVar[str] = ""
+    #: The problem code the class stands for ("" for this base class).
+    CODE: ClassVar[str] = ""
 
     def __init__(
         self, status: int, problem: Mapping[str, Any], retry_after_s: float | None = None
     ) -> None:
         self.status = status
         self.problem = dict(problem)
+        #: The answer's code: the class's, or one this client does not know yet.
+        self.code: str = str(problem.get("code") or type(self).CODE)
         self.title: str = str(problem.get("title", ""))
         self.detail: str = str(problem.get("detail", ""))
         self.instance: str | None = problem.get("instance")
@@ -45,53 +48,53 @@ class ProblemError(ToolgateError):
         ]
         #: The server's `Retry-After`, in seconds, when it named one.
         self.retry_after_s = retry_after_s
-        super().__init__(f"{status} {problem.get('code') or self.title}: {self.detail}")
+        super().__init__(f"{status} {self.code or self.title}: {self.detail}")
 
 
 class BadRequest(ProblemError):
-    code = "bad-request"
+    CODE = "bad-request"
 
 
 class IdempotencyKeyMissing(ProblemError):
-    code = "idempotency-key-missing"
+    CODE = "idempotency-key-missing"
 
 
 class Unauthenticated(ProblemError):
-    code = "unauthenticated"
+    CODE = "unauthenticated"
 
 
 class Forbidden(ProblemError):
-    code = "forbidden"
+    CODE = "forbidden"
 
 
 class NotFound(ProblemError):
-    code = "not-found"
+    CODE = "not-found"
 
 
 class MethodNotAllowed(ProblemError):
-    code = "method-not-allowed"
+    CODE = "method-not-allowed"
 
 
 class InvalidState(ProblemError):
-    code = "invalid-state"
+    CODE = "invalid-state"
 
 
 class IdempotencyKeyInFlight(ProblemError):
-    code = "idempotency-key-in-flight"
+    CODE = "idempotency-key-in-flight"
 
 
 class PreviewMismatch(ProblemError):
-    code = "preview-mismatch"
+    CODE = "preview-mismatch"
 
 
 class PreviewNotApproved(ProblemError):
-    code = "preview-not-approved"
+    CODE = "preview-not-approved"
 
 
 class VersionConflict(ProblemError):
     """The resource changed since the preview: a new preview awaits approval."""
 
-    code = "version-conflict"
+    CODE = "version-conflict"
 
     @property
     def new_preview_id(self) -> str | None:
@@ -99,46 +102,46 @@ class VersionConflict(ProblemError):
 
 
 class PreviewExpired(ProblemError):
-    code = "preview-expired"
+    CODE = "preview-expired"
 
 
 class PayloadTooLarge(ProblemError):
-    code = "payload-too-large"
+    CODE = "payload-too-large"
 
 
 class UnsupportedMediaType(ProblemError):
-    code = "unsupported-media-type"
+    CODE = "unsupported-media-type"
 
 
 class ValidationError(ProblemError):
     """Some fields are invalid: `errors` names each one."""
 
-    code = "validation-error"
+    CODE = "validation-error"
 
 
 class IdempotencyKeyReused(ProblemError):
-    code = "idempotency-key-reused"
+    CODE = "idempotency-key-reused"
 
 
 class RateLimited(ProblemError):
-    code = "rate-limited"
+    CODE = "rate-limited"
 
 
 class QuotaExceeded(ProblemError):
-    code = "quota-exceeded"
+    CODE = "quota-exceeded"
 
 
 class InternalError(ProblemError):
-    code = "internal"
+    CODE = "internal"
 
 
 class Unavailable(ProblemError):
-    code = "unavailable"
+    CODE = "unavailable"
 
 
 #: The class of each problem code; an unknown code (a newer server) is a `ProblemError`.
 PROBLEM_CLASSES: dict[str, type[ProblemError]] = {
-    cls.code: cls for cls in ProblemError.__subclasses__()
+    cls.CODE: cls for cls in ProblemError.__subclasses__()
 }
 
 

@@ -32,6 +32,9 @@ class RetryPolicy:
     max_delay_s: float = 30.0
     #: The first wait when the server names none; it doubles each attempt.
     backoff_s: float = 0.5
+    #: How long `409 idempotency-key-in-flight` is waited out without counting attempts:
+    #: the first request may hold its key for its whole `wait_s` (at most 30 s).
+    in_flight_s: float = 45.0
 
     def delay(self, attempt: int, server_says: float | None) -> float | None:
         """How long to wait after the `attempt`-th failed attempt, or None to give up."""
@@ -48,12 +51,20 @@ def replayable(request: httpx.Request) -> bool:
     return request.method in IDEMPOTENT_METHODS or "idempotency-key" in request.headers
 
 
-def later(response: httpx.Response) -> bool:
-    if response.status_code in LATER_STATUSES:
-        return True
+def in_flight(response: httpx.Response) -> bool:
+    """A `409` that says the key's first request is still being answered (body read)."""
     if response.status_code != 409:
         return False
     try:
         return response.json().get("code") == IN_FLIGHT
     except (ValueError, AttributeError):
         return False
+
+
+def later(response: httpx.Response) -> bool:
+    return response.status_code in LATER_STATUSES or in_flight(response)
+
+
+def streaming(request: httpx.Request) -> bool:
+    """An event stream's answer is read by its follower, as it comes, never here."""
+    return "text/event-stream" in request.headers.get("accept", "")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -24,6 +25,9 @@ T = TypeVar("T")
 #: Reads wait for the next event: the server pings every 15 s, so a minute of silence
 #: means a dead connection, and the follower opens a new one.
 STREAM_TIMEOUT = httpx.Timeout(10.0, read=60.0)
+#: A connection that stayed open this long was healthy, events or not (a load balancer's
+#: age limit, a server restart): its end is not a failure, and the next one starts afresh.
+HEALTHY_S = 5.0
 
 
 @dataclass
@@ -38,6 +42,7 @@ class Position(Generic[T]):
     finished: bool = False
     retry_s: float | None = None
     failures: int = field(default=0)
+    opened_at: float | None = None
 
     def request(self) -> dict[str, Any]:
         headers = {"Accept": "text/event-stream"}
@@ -46,6 +51,15 @@ class Position(Generic[T]):
             headers["Last-Event-ID"] = self.last_id
             params.pop("after", None)  # the last event seen says more than where we began
         return {"headers": headers, "params": params, "timeout": STREAM_TIMEOUT}
+
+    def opened(self, status: int) -> bool:
+        """Whether the answer is a stream to read: `204` is a finished run's stream asked
+        for after its last event, so nothing more will come."""
+        if status == 204:
+            self.finished = True
+            return False
+        self.opened_at = time.monotonic() if status == 200 else None
+        return status == 200
 
     def take(self, sse: ServerSentEvent) -> T | None:
         if sse.retry is not None:
@@ -62,6 +76,9 @@ class Position(Generic[T]):
 
     def pause(self, policy: RetryPolicy) -> float:
         """The wait before opening the stream again; raises once attempts are used up."""
+        if self.opened_at is not None and time.monotonic() - self.opened_at >= HEALTHY_S:
+            self.failures = 0
+        self.opened_at = None
         self.failures += 1
         delay = policy.delay(self.failures, self.retry_s)
         if delay is None:

@@ -27,5 +27,8 @@ def verify(
             event = Webhook(each).verify(payload, lowered)
         except (_LibraryError, binascii.Error, ValueError):
             continue
-        return TenantEventOut.from_dict(event)
+        try:
+            return TenantEventOut.from_dict(event)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise WebhookVerificationError("the verified body is not a Toolgate event") from None
     raise WebhookVerificationError("the webhook's signature or timestamp does not verify")

@@ -24,7 +24,9 @@ async def afollow(
     while not position.finished:
         try:
             async with aconnect_sse(client, "GET", path, **position.request()) as source:
-                if source.response.status_code != 200:
+                if not position.opened(source.response.status_code):
+                    if position.finished:
+                        return
                     await source.response.aread()
                     raise problem_of(source.response)
                 async for sse in source.aiter_sse():

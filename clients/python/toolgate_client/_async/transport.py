@@ -5,11 +5,12 @@ Idempotency-Key), after the wait the policy gives."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import httpx
 
 from toolgate_client.errors import retry_after_s
-from toolgate_client.retry import RetryPolicy, later, replayable
+from toolgate_client.retry import RetryPolicy, in_flight, later, replayable, streaming
 
 
 class AsyncRetryTransport(httpx.AsyncBaseTransport):
@@ -18,21 +19,26 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
         self.policy = policy
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if not replayable(request):
+            return await self.inner.handle_async_request(request)
+        began = time.monotonic()
         attempt = 0
         while True:
             attempt += 1
             try:
                 response = await self.inner.handle_async_request(request)
+                if not streaming(request):
+                    # Read here, so that an answer cut off in the middle is retried too.
+                    await response.aread()
             except httpx.TransportError:
-                delay = self.policy.delay(attempt, None) if replayable(request) else None
-                if delay is None:
+                if (delay := self.policy.delay(attempt, None)) is None:
                     raise
                 await asyncio.sleep(delay)
                 continue
-            if response.status_code == 409:
-                await response.aread()  # to tell an Idempotency-Key in flight by its code
-            if not (replayable(request) and later(response)):
+            if not later(response):
                 return response
+            if in_flight(response) and time.monotonic() - began < self.policy.in_flight_s:
+                attempt -= 1  # waiting out the first request is not a failed attempt
             delay = self.policy.delay(attempt, retry_after_s(response.headers))
             if delay is None:
                 return response

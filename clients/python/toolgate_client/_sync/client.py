@@ -7,6 +7,7 @@ errors."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar, Unpack
 from urllib.parse import quote
@@ -16,7 +17,7 @@ import httpx
 from toolgate_client import _shared as s
 from toolgate_client._sync.follow import follow
 from toolgate_client._sync.transport import RetryTransport
-from toolgate_client.errors import WaitTimeout
+from toolgate_client.errors import InvalidState, WaitTimeout
 from toolgate_client.generated import AuthenticatedClient
 from toolgate_client.generated.api.approvals import (
     approve_preview,
@@ -85,11 +86,12 @@ def _every(
 
 
 class Toolgate:
-    """A client of one AsyncToolgate service, as one API key (or access token).
+    """A client of one Toolgate service, as one API key (or access token).
 
-    `retry` bounds the client's own retries (`RetryPolicy`); `transport` replaces httpx's
-    (a proxy's, a test's); `timeout` is each request's, in seconds (a run's create and
-    advance wait up to 30 s on the server)."""
+    `retry` bounds the client's own retries (`RetryPolicy`); `proxy` is an HTTP proxy's URL
+    (default: what `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` say); `transport` replaces httpx's
+    (a test's); `timeout` is each request's, in seconds (a run's create and advance wait
+    up to 30 s on the server)."""
 
     def __init__(
         self,
@@ -98,14 +100,18 @@ class Toolgate:
         *,
         timeout: float = 60.0,
         retry: RetryPolicy | None = None,
+        proxy: str | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
+        # httpx reads the proxy variables only when it makes the transport itself.
+        proxy = proxy if proxy is not None else s.env_proxy(base_url)
+        transport = transport or httpx.HTTPTransport(proxy=proxy)
         self.http = httpx.Client(
             base_url=base_url,
             headers={"Authorization": f"Bearer {api_key}", "User-Agent": s.USER_AGENT},
             timeout=httpx.Timeout(timeout, connect=10.0),
-            transport=RetryTransport(transport or httpx.HTTPTransport(), self.retry),
+            transport=RetryTransport(transport, self.retry),
         )
         #: The generated client, on the same connection and retries: every operation of
         #: the API is in `toolgate_client.generated.api`, for what this class leaves out.
@@ -161,9 +167,10 @@ class Runs:
         decide then). Without `timeout_s` the run's own deadline bounds the wait; with it,
         `WaitTimeout` (holding the run) when the run is still moving."""
         deadline = s.deadline_of(timeout_s)
-        run = self.create(
-            agent, input, idempotency_key=idempotency_key, wait_s=s.wait_slice(deadline), **fields
-        )
+        # The same arguments make the same body, so that your own key, sent again after
+        # a restart, is a retry and not a different request.
+        wait_s = s.MAX_WAIT_S if timeout_s is None else min(s.MAX_WAIT_S, timeout_s)
+        run = self.create(agent, input, idempotency_key=idempotency_key, wait_s=wait_s, **fields)
         return self._settle(run, deadline)
 
     def wait(self, run: RunOut | str, *, timeout_s: float | None = None) -> RunOut:
@@ -174,7 +181,13 @@ class Runs:
         while run.status in s.MOVING:
             if (wait_s := s.wait_slice(deadline)) is None:
                 raise WaitTimeout(run)
-            run = self.advance(run, wait_s=wait_s)
+            try:
+                moved = self.advance(run, wait_s=wait_s)
+            except InvalidState:  # it stopped moving between two reads
+                moved = self.get(run)
+            if moved.version == run.version:  # answered at once, unchanged: do not spin
+                time.sleep(s.IDLE_PAUSE_S)
+            run = moved
         return run
 
     def get(self, run: RunOut | str) -> RunOut:
@@ -198,10 +211,10 @@ class Runs:
             )
         )
 
-    def cancel(self, run: RunOut | str) -> RunOut:
+    def cancel(self, run: RunOut | str, *, idempotency_key: str | None = None) -> RunOut:
         return s.checked(
             cancel_run.sync_detailed(
-                s.run_id(run), client=self._tg.raw, idempotency_key=s.new_key()
+                s.run_id(run), client=self._tg.raw, idempotency_key=idempotency_key or s.new_key()
             )
         )
 
@@ -216,7 +229,7 @@ class Runs:
         self, run: RunOut | str, *, stream: bool = False, after: int = 0
     ) -> Iterator[EventOut]:
         """The run's timeline after `after`. With `stream=True`, as it happens (Server-Sent
-        AsyncEvents), until `run.finished`; a dropped connection is opened again from the last
+        Events), until `run.finished`; a dropped connection is opened again from the last
         event seen, so no event is missed or repeated."""
         ident = s.run_id(run)
         if stream:
@@ -252,7 +265,13 @@ class Approvals:
         current = self._tg.runs.get(run)
         return [self.get(p.preview_id) for p in current.pending_approvals]
 
-    def approve(self, preview: PreviewOut | str, *, content_hash: str | None = None) -> PreviewOut:
+    def approve(
+        self,
+        preview: PreviewOut | str,
+        *,
+        content_hash: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> PreviewOut:
         """Approves what the approver saw: the preview as read, or its id with the
         `content_hash` shown (a changed preview is `PreviewMismatch`)."""
         ident, hash_ = s.decision(preview, content_hash)
@@ -261,28 +280,38 @@ class Approvals:
                 ident,
                 client=self._tg.raw,
                 body=ApproveIn(content_hash=hash_),
-                idempotency_key=s.new_key(),
+                idempotency_key=idempotency_key or s.new_key(),
             )
         )
 
-    def reject(self, preview: PreviewOut | str, reason: str) -> PreviewOut:
+    def reject(
+        self, preview: PreviewOut | str, reason: str, *, idempotency_key: str | None = None
+    ) -> PreviewOut:
         return s.checked(
             reject_preview.sync_detailed(
                 s.preview_id(preview),
                 client=self._tg.raw,
                 body=RejectIn(reason=reason),
-                idempotency_key=s.new_key(),
+                idempotency_key=idempotency_key or s.new_key(),
             )
         )
 
     def revise(
-        self, preview: PreviewOut | str, arguments: Mapping[str, Any], reason: str
+        self,
+        preview: PreviewOut | str,
+        arguments: Mapping[str, Any],
+        reason: str,
+        *,
+        idempotency_key: str | None = None,
     ) -> PreviewOut:
         """Replaces the call's arguments; answers the new preview, to approve in its turn."""
         body = ReviseIn.from_dict({"arguments": dict(arguments), "reason": reason})
         revised = s.checked(
             revise_preview.sync_detailed(
-                s.preview_id(preview), client=self._tg.raw, body=body, idempotency_key=s.new_key()
+                s.preview_id(preview),
+                client=self._tg.raw,
+                body=body,
+                idempotency_key=idempotency_key or s.new_key(),
             )
         )
         return revised.preview
@@ -338,7 +367,7 @@ class Events:
         run_id: str | None = None,
         after: str | None = None,
     ) -> Iterator[TenantEventOut]:
-        """AsyncEvents as they are committed (from `after`, an event's `id`, when given), through
+        """Events as they are committed (from `after`, an event's `id`, when given), through
         dropped connections, for as long as you iterate."""
         params = {"types": ",".join(types), "run_id": run_id or "", "after": after or ""}
         position = Position(TenantEventOut.from_dict, {k: v for k, v in params.items() if v})
@@ -346,7 +375,7 @@ class Events:
 
 
 class Webhooks:
-    #: `AsyncToolgate.webhooks.verify(body, headers, secret)`: a delivery checked before use.
+    #: `tg.webhooks.verify(body, headers, secret)`: a delivery checked before use.
     verify = staticmethod(verify)
 
     def __init__(self, tg: Toolgate) -> None:

@@ -26,7 +26,9 @@ def follow(
     while not position.finished:
         try:
             with connect_sse(client, "GET", path, **position.request()) as source:
-                if source.response.status_code != 200:
+                if not position.opened(source.response.status_code):
+                    if position.finished:
+                        return
                     source.response.read()
                     raise problem_of(source.response)
                 for sse in source.iter_sse():

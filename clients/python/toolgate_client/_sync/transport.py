@@ -11,7 +11,7 @@ import time
 import httpx
 
 from toolgate_client.errors import retry_after_s
-from toolgate_client.retry import RetryPolicy, later, replayable
+from toolgate_client.retry import RetryPolicy, in_flight, later, replayable, streaming
 
 
 class RetryTransport(httpx.BaseTransport):
@@ -20,21 +20,26 @@ class RetryTransport(httpx.BaseTransport):
         self.policy = policy
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if not replayable(request):
+            return self.inner.handle_request(request)
+        began = time.monotonic()
         attempt = 0
         while True:
             attempt += 1
             try:
                 response = self.inner.handle_request(request)
+                if not streaming(request):
+                    # Read here, so that an answer cut off in the middle is retried too.
+                    response.read()
             except httpx.TransportError:
-                delay = self.policy.delay(attempt, None) if replayable(request) else None
-                if delay is None:
+                if (delay := self.policy.delay(attempt, None)) is None:
                     raise
                 time.sleep(delay)
                 continue
-            if response.status_code == 409:
-                response.read()  # to tell an Idempotency-Key in flight by its code
-            if not (replayable(request) and later(response)):
+            if not later(response):
                 return response
+            if in_flight(response) and time.monotonic() - began < self.policy.in_flight_s:
+                attempt -= 1  # waiting out the first request is not a failed attempt
             delay = self.policy.delay(attempt, retry_after_s(response.headers))
             if delay is None:
                 return response
