@@ -92,11 +92,12 @@ def test_a_stream_that_stayed_open_is_not_a_failure_but_short_ones_are() -> None
     for _ in range(5):  # each connection lived long enough: it goes on for ever
         position.opened(200)
         position.opened_at = time.monotonic() - HEALTHY_S
-        assert position.pause(policy) <= 0.1 and position.failures == 1
+        assert position.pause(policy) <= 0.1 and position.failures == 0
     position.opened(200)
-    position.pause(policy)  # closed at once: the second failure in a row
+    position.pause(policy)  # closed at once: the first failure in a row
+    position.pause(policy)  # refused: the second
     with pytest.raises(StreamBroken):
-        position.pause(policy)  # refused: the third, and the policy's last
+        position.pause(policy)  # refused again: the third, and the policy's last
     finished = Position(dict, {})
     assert not finished.opened(204) and finished.finished  # a finished run, nothing after
 

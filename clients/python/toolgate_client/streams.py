@@ -43,6 +43,8 @@ class Position(Generic[T]):
     retry_s: float | None = None
     failures: int = field(default=0)
     opened_at: float | None = None
+    #: Whether the current connection brought an event: then its end is no failure.
+    fruitful: bool = False
 
     def request(self) -> dict[str, Any]:
         headers = {"Accept": "text/event-stream"}
@@ -59,6 +61,7 @@ class Position(Generic[T]):
             self.finished = True
             return False
         self.opened_at = time.monotonic() if status == 200 else None
+        self.fruitful = False
         return status == 200
 
     def take(self, sse: ServerSentEvent) -> T | None:
@@ -69,21 +72,26 @@ class Position(Generic[T]):
         item = self.parse(json.loads(sse.data))
         if sse.id:
             self.last_id = sse.id
-        self.failures = 0
+        self.fruitful = True
         if self.last_type is not None and sse.event == self.last_type:
             self.finished = True
         return item
 
     def pause(self, policy: RetryPolicy) -> float:
-        """The wait before opening the stream again; raises once attempts are used up."""
-        if self.opened_at is not None and time.monotonic() - self.opened_at >= HEALTHY_S:
+        """The wait before opening the stream again: at once after a healthy connection
+        (one that brought an event or stayed open `HEALTHY_S`), else the policy's, counting
+        failures in a row; raises once they are used up."""
+        lived = time.monotonic() - self.opened_at if self.opened_at is not None else 0.0
+        healthy = self.fruitful or lived >= HEALTHY_S
+        self.opened_at, self.fruitful = None, False
+        if healthy:
             self.failures = 0
-        self.opened_at = None
+            return random.uniform(0, 0.1)
         self.failures += 1
         delay = policy.delay(self.failures, self.retry_s)
         if delay is None:
             raise StreamBroken(self.last_id)
-        return delay if self.failures > 1 else min(delay, random.uniform(0, 0.1))
+        return delay
 
 
 class StreamBroken(ToolgateError):

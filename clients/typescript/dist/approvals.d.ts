@@ -10,7 +10,10 @@ export declare class Approvals {
         status?: PreviewStatus | undefined;
     }): AsyncGenerator<Preview, void, undefined>;
     get(preview: Preview | string): Promise<Preview>;
-    /** The previews the run waits on (the run, or its id), read afresh. */
+    /**
+     * The previews the run waits on (the run, or its id), read afresh: a run object's own
+     * `pending_approvals` may be stale (decided, revised or committed since it was read).
+     */
     pending(run: Run | string): Promise<Preview[]>;
     /**
      * Approves what the approver saw: the preview as read (its `content_hash` is sent), or

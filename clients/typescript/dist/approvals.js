@@ -23,9 +23,12 @@ export class Approvals {
             params: { path: { preview_id: idOf(preview) } },
         }));
     }
-    /** The previews the run waits on (the run, or its id), read afresh. */
+    /**
+     * The previews the run waits on (the run, or its id), read afresh: a run object's own
+     * `pending_approvals` may be stale (decided, revised or committed since it was read).
+     */
     async pending(run) {
-        const current = typeof run === "string" ? await this.#runs.get(run) : run;
+        const current = await this.#runs.get(run);
         return Promise.all(current.pending_approvals.map((pending) => this.get(pending.preview_id)));
     }
     /**

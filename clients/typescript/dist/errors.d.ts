@@ -112,8 +112,9 @@ export declare const PROBLEM_CLASSES: Readonly<Record<ProblemCode, ProblemClass>
 export declare class WebhookVerificationError extends ToolgateError {
 }
 /**
- * An event stream could not be followed: `maxAttempts` connections in a row brought no
- * event. `lastEventId` is the last event handed out: follow again from there (`after`).
+ * An event stream could not be followed: `maxAttempts` failures in a row (an open that
+ * failed, or a connection that ended within 5 s without an event). `lastEventId` is the
+ * last event handed out: follow again from there (`after`).
  */
 export declare class StreamBroken extends ToolgateError {
     readonly lastEventId: string | undefined;

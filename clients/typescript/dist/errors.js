@@ -146,8 +146,9 @@ export const PROBLEM_CLASSES = Object.freeze(Object.fromEntries(classes.map((cls
 export class WebhookVerificationError extends ToolgateError {
 }
 /**
- * An event stream could not be followed: `maxAttempts` connections in a row brought no
- * event. `lastEventId` is the last event handed out: follow again from there (`after`).
+ * An event stream could not be followed: `maxAttempts` failures in a row (an open that
+ * failed, or a connection that ended within 5 s without an event). `lastEventId` is the
+ * last event handed out: follow again from there (`after`).
  */
 export class StreamBroken extends ToolgateError {
     lastEventId;

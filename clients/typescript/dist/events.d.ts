@@ -6,9 +6,13 @@
  * stream again from there. An event cut off in the middle is never handed out.
  *
  * Opening goes through the retry policy like any GET (`429`/`503` with `Retry-After`);
- * a problem answer is thrown as its class. Between connections it waits: at first a
- * moment, then the server's `retry:` or a doubling backoff, jittered; after `maxAttempts`
- * connections in a row without an event, `StreamBroken` says where it stopped.
+ * a problem answer is thrown as its class. A connection that was healthy (it brought an
+ * event, or stayed open `steadyMs`, 5 s by default) may end at any time: a load balancer's
+ * cap on a connection's age, a server restarting; a quiet stream sends only pings for
+ * long. So only failures count: an open that failed, and a connection that ended or broke
+ * before it was healthy. Between connections it waits: after a healthy one a moment, then
+ * the server's `retry:` or a doubling backoff, jittered; after `maxAttempts` failures in a
+ * row, `StreamBroken` says where it stopped. (The Python client counts the same way.)
  */
 import { type RetryPolicy } from "./retry.js";
 import { type SseEvent } from "./sse.js";
@@ -24,6 +28,8 @@ export interface FollowOptions {
     policy: RetryPolicy;
     /** Silence after which a connection is taken for dead, in ms (default 60 000). */
     idleMs?: number | undefined;
+    /** How long a connection must stay open to be healthy without an event, in ms (default 5 000). */
+    steadyMs?: number | undefined;
 }
 /**
  * Every event of the stream, in order, each once; over after the event `isLast` picks or

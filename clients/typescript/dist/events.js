@@ -6,9 +6,13 @@
  * stream again from there. An event cut off in the middle is never handed out.
  *
  * Opening goes through the retry policy like any GET (`429`/`503` with `Retry-After`);
- * a problem answer is thrown as its class. Between connections it waits: at first a
- * moment, then the server's `retry:` or a doubling backoff, jittered; after `maxAttempts`
- * connections in a row without an event, `StreamBroken` says where it stopped.
+ * a problem answer is thrown as its class. A connection that was healthy (it brought an
+ * event, or stayed open `steadyMs`, 5 s by default) may end at any time: a load balancer's
+ * cap on a connection's age, a server restarting; a quiet stream sends only pings for
+ * long. So only failures count: an open that failed, and a connection that ended or broke
+ * before it was healthy. Between connections it waits: after a healthy one a moment, then
+ * the server's `retry:` or a doubling backoff, jittered; after `maxAttempts` failures in a
+ * row, `StreamBroken` says where it stopped. (The Python client counts the same way.)
  */
 import { StreamBroken } from "./errors.js";
 import { backoffMs, isNetworkError, sleep } from "./retry.js";
@@ -36,6 +40,7 @@ async function read(reader, idleMs) {
 export async function* follow(open, options) {
     const { isLast, policy } = options;
     const idleMs = options.idleMs ?? 60_000;
+    const steadyMs = options.steadyMs ?? 5_000;
     // One controller for every connection: the caller's abort ends whichever is open.
     const controller = new AbortController();
     const outer = options.signal;
@@ -45,11 +50,12 @@ export async function* follow(open, options) {
     outer?.addEventListener("abort", abort, { once: true });
     let lastEventId;
     let retryMs;
-    let failures = 0; // connections in a row that brought no event
+    let failures = 0; // failed opens and connections that ended before they were healthy
     try {
         for (;;) {
             let cause;
             let body;
+            let healthy = false;
             try {
                 body = await open(lastEventId, controller.signal);
                 if (body === undefined)
@@ -63,6 +69,7 @@ export async function* follow(open, options) {
                 cause = error;
             }
             if (body !== undefined) {
+                const opened = Date.now();
                 const parser = new SseParser();
                 const reader = body.getReader();
                 // Ends a read in progress, whatever the fetch does with the signal.
@@ -76,7 +83,7 @@ export async function* follow(open, options) {
                         if (done)
                             break;
                         for (const event of parser.push(value)) {
-                            failures = 0;
+                            healthy = true;
                             if (event.id)
                                 lastEventId = event.id;
                             yield event;
@@ -99,14 +106,18 @@ export async function* follow(open, options) {
                     controller.signal.removeEventListener("abort", stop);
                     stop();
                     retryMs = parser.retryMs ?? retryMs;
+                    healthy ||= Date.now() - opened >= steadyMs;
                 }
             }
-            failures += 1;
+            if (healthy)
+                failures = 0;
+            else
+                failures += 1;
             if (failures >= policy.maxAttempts)
                 throw new StreamBroken(lastEventId, { cause });
             const wait = retryMs !== undefined
                 ? Math.min(policy.maxDelayMs, retryMs * (1 + Math.random() * 0.2))
-                : failures === 1
+                : failures <= 1
                     ? Math.random() * 100 // a drop: open again at once, or nearly
                     : backoffMs(failures - 1, policy);
             try {

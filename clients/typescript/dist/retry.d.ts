@@ -7,6 +7,12 @@
  * an exponential backoff with jitter; at most `maxAttempts` attempts, no wait longer than
  * `maxDelayMs` (a `Retry-After` beyond it is not waited: its answer is returned, and thrown
  * with `retryAfterS`).
+ *
+ * `409 idempotency-key-in-flight` is counted apart: it says the first request with the key
+ * is still being worked on (a create or commit may hold its key for up to its `wait_s`, at
+ * most 30 s), not that anything failed. Within `inFlightMs` of the first attempt such
+ * answers take no attempt, so that a retry after a dropped connection waits for the first
+ * request's answer (replayed) instead of giving up after a few seconds.
  */
 export interface RetryOptions {
     /** Attempts in all, the first included (default 5; 1 turns retries off). */
@@ -15,12 +21,20 @@ export interface RetryOptions {
     maxDelayMs?: number;
     /** The first backoff without `Retry-After`, in ms, doubled each time (default 500). */
     baseDelayMs?: number;
+    /**
+     * How long after the first attempt a `409 idempotency-key-in-flight` is waited out
+     * without taking an attempt, in ms (default 45 000: the service holds a key for at most
+     * 30 s of `wait_s`, plus the request's own time).
+     */
+    inFlightMs?: number;
 }
-export type Fetch = (request: Request) => Promise<Response>;
+/** `fetch` as openapi-fetch calls it: the request, and its `requestInitExt` (Node's). */
+export type Fetch = (request: Request, init?: RequestInit) => Promise<Response>;
 export interface RetryPolicy {
     maxAttempts: number;
     maxDelayMs: number;
     baseDelayMs: number;
+    inFlightMs: number;
 }
 export declare function retryPolicy(options?: RetryOptions): RetryPolicy;
 /** Whether `request` may be sent again: an idempotent method, or an `Idempotency-Key`. */
@@ -33,6 +47,9 @@ export declare function retryAfterMs(seconds: number, policy: RetryPolicy): numb
 export declare function sleep(ms: number, signal?: AbortSignal | null): Promise<void>;
 /** Whether an error thrown by `fetch` is the network's (not an abort): fetch's TypeError. */
 export declare function isNetworkError(error: unknown): boolean;
-/** `fetch` with the retry policy; each attempt sends a clone of the request. */
+/**
+ * `fetch` with the retry policy; each attempt sends a clone of the request (the original
+ * stays unread, so there is always one more to send) and the caller's `init` as given.
+ */
 export declare function retryingFetch(fetch: Fetch, options?: RetryOptions): Fetch;
 //# sourceMappingURL=retry.d.ts.map

@@ -7,6 +7,12 @@
  * an exponential backoff with jitter; at most `maxAttempts` attempts, no wait longer than
  * `maxDelayMs` (a `Retry-After` beyond it is not waited: its answer is returned, and thrown
  * with `retryAfterS`).
+ *
+ * `409 idempotency-key-in-flight` is counted apart: it says the first request with the key
+ * is still being worked on (a create or commit may hold its key for up to its `wait_s`, at
+ * most 30 s), not that anything failed. Within `inFlightMs` of the first attempt such
+ * answers take no attempt, so that a retry after a dropped connection waits for the first
+ * request's answer (replayed) instead of giving up after a few seconds.
  */
 import { retryAfterS } from "./errors.js";
 export function retryPolicy(options = {}) {
@@ -14,6 +20,7 @@ export function retryPolicy(options = {}) {
         maxAttempts: Math.max(1, Math.floor(options.maxAttempts ?? 5)),
         maxDelayMs: Math.max(0, options.maxDelayMs ?? 30_000),
         baseDelayMs: Math.max(0, options.baseDelayMs ?? 500),
+        inFlightMs: Math.max(0, options.inFlightMs ?? 45_000),
     };
 }
 const IDEMPOTENT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
@@ -53,20 +60,22 @@ export function sleep(ms, signal) {
 export function isNetworkError(error) {
     return error instanceof TypeError;
 }
-/** Whether `response` asks to be tried again; a 409's body is read from a clone. */
-async function asksForRetry(response) {
+/** Why `response` should be tried again, if it should: the server is busy, or the key's
+ * first request is still in flight (a 409's body is read from a clone). */
+async function retryReason(response) {
     if (RETRIED_STATUSES.has(response.status))
-        return true;
+        return "busy";
     if (response.status !== 409)
-        return false;
+        return undefined;
     try {
         const body = await response.clone().json();
-        return (typeof body === "object" &&
+        const inFlight = typeof body === "object" &&
             body !== null &&
-            body.code === "idempotency-key-in-flight");
+            body.code === "idempotency-key-in-flight";
+        return inFlight ? "in-flight" : undefined;
     }
     catch {
-        return false;
+        return undefined;
     }
 }
 const EVENT_STREAM = "text/event-stream";
@@ -88,30 +97,42 @@ async function whole(request, response) {
         headers: response.headers,
     });
 }
-/** `fetch` with the retry policy; each attempt sends a clone of the request. */
+/**
+ * `fetch` with the retry policy; each attempt sends a clone of the request (the original
+ * stays unread, so there is always one more to send) and the caller's `init` as given.
+ */
 export function retryingFetch(fetch, options = {}) {
     const policy = retryPolicy(options);
-    return async (request) => {
+    return async (request, init) => {
         if (policy.maxAttempts === 1 || !repeatable(request))
-            return fetch(request);
-        for (let attempt = 1;; attempt++) {
-            const last = attempt >= policy.maxAttempts;
+            return fetch(request, init);
+        const started = Date.now();
+        let spent = 0; // the attempts that count toward maxAttempts
+        for (;;) {
             let response;
             try {
-                response = await whole(request, await fetch(last ? request : request.clone()));
+                response = await whole(request, await fetch(request.clone(), init));
             }
             catch (error) {
-                if (last || !isNetworkError(error) || request.signal?.aborted)
+                spent += 1;
+                if (spent >= policy.maxAttempts || !isNetworkError(error) || request.signal?.aborted)
                     throw error;
-                await sleep(backoffMs(attempt, policy), request.signal);
+                await sleep(backoffMs(spent, policy), request.signal);
                 continue;
             }
-            if (last || !(await asksForRetry(response)))
+            const reason = await retryReason(response);
+            if (reason === undefined)
                 return response;
+            // The key's first request still at work is no failure: waiting it out takes no attempt.
+            if (reason === "busy" || Date.now() - started >= policy.inFlightMs) {
+                spent += 1;
+                if (spent >= policy.maxAttempts)
+                    return response;
+            }
             const after = retryAfterS(response.headers);
             if (after !== undefined && after * 1000 > policy.maxDelayMs)
                 return response;
-            const wait = after !== undefined ? retryAfterMs(after, policy) : backoffMs(attempt, policy);
+            const wait = after !== undefined ? retryAfterMs(after, policy) : backoffMs(Math.max(1, spent), policy);
             await response.body?.cancel().catch(() => undefined);
             await sleep(wait, request.signal);
         }

@@ -33,7 +33,10 @@ export declare class Runs {
     create(body: CreateRun, options?: KeyOptions): Promise<Run>;
     /**
      * Creates a run and waits until it is `finished` or `awaiting_approval` (people decide
-     * then), advancing it meanwhile.
+     * then), advancing it meanwhile. The create asks for the same `wait_s` every time (the
+     * body's, else `timeoutMs` up to 30 s, else 30 s), never the time left: the body is part of
+     * what an `idempotencyKey` stands for, and a retry after your process restarts must send
+     * the same one. The advances that follow keep to the deadline.
      */
     createAndWait(body: CreateRun, options?: KeyOptions & WaitOptions): Promise<Run>;
     /** The run once it is `finished` or `awaiting_approval` (advancing it needs the caller role). */

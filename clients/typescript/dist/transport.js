@@ -7,7 +7,9 @@ import createClient, {} from "openapi-fetch";
 import { problemOf } from "./errors.js";
 import { retryPolicy, retryingFetch, } from "./retry.js";
 export function transport(options) {
-    const send = options.fetch ?? ((request) => globalThis.fetch(request));
+    // Looked up at each request (a test or polyfill may replace it later); openapi-fetch's
+    // second argument (Node's `requestInitExt`) goes along.
+    const send = options.fetch ?? ((request, init) => globalThis.fetch(request, init));
     const headers = { ...options.headers };
     if (options.apiKey)
         headers["Authorization"] = `Bearer ${options.apiKey}`;

@@ -3,8 +3,10 @@
  * `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` (several during a
  * secret rotation); the key is the secret after `whsec_`, base64-decoded. Checked with
  * WebCrypto (`crypto.subtle.verify`: constant time), the timestamp within a tolerance.
+ * In a browser that means a secure context (https, localhost): elsewhere `verifyWebhook`
+ * throws a `ToolgateError` saying so.
  */
-import { webCrypto } from "./crypto.js";
+import { subtleCrypto } from "./crypto.js";
 import { WebhookVerificationError } from "./errors.js";
 const encoder = new TextEncoder();
 function header(headers, name) {
@@ -28,10 +30,19 @@ function base64Bytes(text) {
         return undefined;
     }
 }
+/** A secret's key: the base64 after `whsec_`; undefined when it is not one (or not a string,
+ * as an unset environment variable read from plain JavaScript is). */
+function secretBytes(secret) {
+    if (typeof secret !== "string")
+        return undefined;
+    const bytes = base64Bytes(secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret);
+    return bytes?.length ? bytes : undefined;
+}
 /**
  * The delivered event once its signature and timestamp verify against one of `secrets`
- * (`whsec_...`); else throws `WebhookVerificationError`. `payload` is the request's body
- * exactly as received (the raw bytes or text, not re-serialized JSON).
+ * (`whsec_...`; malformed ones are passed over); else throws `WebhookVerificationError`,
+ * also for a signed body that is not JSON. `payload` is the request's body exactly as
+ * received (the raw bytes or text, not re-serialized JSON).
  */
 export async function verifyWebhook(payload, headers, secret, options = {}) {
     const id = header(headers, "webhook-id");
@@ -60,11 +71,13 @@ export async function verifyWebhook(payload, headers, secret, options = {}) {
         .filter(([version, value]) => version === "v1" && value)
         .map(([, value]) => base64Bytes(value))
         .filter((bytes) => bytes !== undefined);
-    const { subtle } = await webCrypto();
-    for (const each of typeof secret === "string" ? [secret] : secret) {
-        const keyBytes = base64Bytes(each.startsWith("whsec_") ? each.slice("whsec_".length) : each);
-        if (!keyBytes || keyBytes.length === 0)
-            throw new WebhookVerificationError("a webhook secret that is not base64");
+    const subtle = await subtleCrypto();
+    // A malformed secret in the list (a rotation's half-pasted one) is passed over: the
+    // others may still verify, and a refusal is said once, below.
+    const keys = (typeof secret === "string" ? [secret] : Array.isArray(secret) ? secret : [])
+        .map(secretBytes)
+        .filter((bytes) => bytes !== undefined);
+    for (const keyBytes of keys) {
         const key = await subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, [
             "verify",
         ]);
@@ -73,8 +86,11 @@ export async function verifyWebhook(payload, headers, secret, options = {}) {
                 return parse(body);
         }
     }
+    if (keys.length === 0)
+        throw new WebhookVerificationError("no webhook secret given is base64 (whsec_...)");
     throw new WebhookVerificationError("no signature of the webhook matches its secret");
 }
+/** The verified body as JSON; a signed body that is not JSON is refused all the same. */
 function parse(body) {
     try {
         return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));

@@ -7,6 +7,12 @@
  * an exponential backoff with jitter; at most `maxAttempts` attempts, no wait longer than
  * `maxDelayMs` (a `Retry-After` beyond it is not waited: its answer is returned, and thrown
  * with `retryAfterS`).
+ *
+ * `409 idempotency-key-in-flight` is counted apart: it says the first request with the key
+ * is still being worked on (a create or commit may hold its key for up to its `wait_s`, at
+ * most 30 s), not that anything failed. Within `inFlightMs` of the first attempt such
+ * answers take no attempt, so that a retry after a dropped connection waits for the first
+ * request's answer (replayed) instead of giving up after a few seconds.
  */
 
 import { retryAfterS } from "./errors.js";
@@ -18,14 +24,22 @@ export interface RetryOptions {
   maxDelayMs?: number;
   /** The first backoff without `Retry-After`, in ms, doubled each time (default 500). */
   baseDelayMs?: number;
+  /**
+   * How long after the first attempt a `409 idempotency-key-in-flight` is waited out
+   * without taking an attempt, in ms (default 45 000: the service holds a key for at most
+   * 30 s of `wait_s`, plus the request's own time).
+   */
+  inFlightMs?: number;
 }
 
-export type Fetch = (request: Request) => Promise<Response>;
+/** `fetch` as openapi-fetch calls it: the request, and its `requestInitExt` (Node's). */
+export type Fetch = (request: Request, init?: RequestInit) => Promise<Response>;
 
 export interface RetryPolicy {
   maxAttempts: number;
   maxDelayMs: number;
   baseDelayMs: number;
+  inFlightMs: number;
 }
 
 export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
@@ -33,6 +47,7 @@ export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
     maxAttempts: Math.max(1, Math.floor(options.maxAttempts ?? 5)),
     maxDelayMs: Math.max(0, options.maxDelayMs ?? 30_000),
     baseDelayMs: Math.max(0, options.baseDelayMs ?? 500),
+    inFlightMs: Math.max(0, options.inFlightMs ?? 45_000),
   };
 }
 
@@ -81,19 +96,20 @@ export function isNetworkError(error: unknown): boolean {
   return error instanceof TypeError;
 }
 
-/** Whether `response` asks to be tried again; a 409's body is read from a clone. */
-async function asksForRetry(response: Response): Promise<boolean> {
-  if (RETRIED_STATUSES.has(response.status)) return true;
-  if (response.status !== 409) return false;
+/** Why `response` should be tried again, if it should: the server is busy, or the key's
+ * first request is still in flight (a 409's body is read from a clone). */
+async function retryReason(response: Response): Promise<"busy" | "in-flight" | undefined> {
+  if (RETRIED_STATUSES.has(response.status)) return "busy";
+  if (response.status !== 409) return undefined;
   try {
     const body: unknown = await response.clone().json();
-    return (
+    const inFlight =
       typeof body === "object" &&
       body !== null &&
-      (body as { code?: unknown }).code === "idempotency-key-in-flight"
-    );
+      (body as { code?: unknown }).code === "idempotency-key-in-flight";
+    return inFlight ? "in-flight" : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -118,25 +134,38 @@ async function whole(request: Request, response: Response): Promise<Response> {
   });
 }
 
-/** `fetch` with the retry policy; each attempt sends a clone of the request. */
+/**
+ * `fetch` with the retry policy; each attempt sends a clone of the request (the original
+ * stays unread, so there is always one more to send) and the caller's `init` as given.
+ */
 export function retryingFetch(fetch: Fetch, options: RetryOptions = {}): Fetch {
   const policy = retryPolicy(options);
-  return async (request: Request): Promise<Response> => {
-    if (policy.maxAttempts === 1 || !repeatable(request)) return fetch(request);
-    for (let attempt = 1; ; attempt++) {
-      const last = attempt >= policy.maxAttempts;
+  return async (request: Request, init?: RequestInit): Promise<Response> => {
+    if (policy.maxAttempts === 1 || !repeatable(request)) return fetch(request, init);
+    const started = Date.now();
+    let spent = 0; // the attempts that count toward maxAttempts
+    for (;;) {
       let response: Response;
       try {
-        response = await whole(request, await fetch(last ? request : request.clone()));
+        response = await whole(request, await fetch(request.clone(), init));
       } catch (error) {
-        if (last || !isNetworkError(error) || request.signal?.aborted) throw error;
-        await sleep(backoffMs(attempt, policy), request.signal);
+        spent += 1;
+        if (spent >= policy.maxAttempts || !isNetworkError(error) || request.signal?.aborted)
+          throw error;
+        await sleep(backoffMs(spent, policy), request.signal);
         continue;
       }
-      if (last || !(await asksForRetry(response))) return response;
+      const reason = await retryReason(response);
+      if (reason === undefined) return response;
+      // The key's first request still at work is no failure: waiting it out takes no attempt.
+      if (reason === "busy" || Date.now() - started >= policy.inFlightMs) {
+        spent += 1;
+        if (spent >= policy.maxAttempts) return response;
+      }
       const after = retryAfterS(response.headers);
       if (after !== undefined && after * 1000 > policy.maxDelayMs) return response;
-      const wait = after !== undefined ? retryAfterMs(after, policy) : backoffMs(attempt, policy);
+      const wait =
+        after !== undefined ? retryAfterMs(after, policy) : backoffMs(Math.max(1, spent), policy);
       await response.body?.cancel().catch(() => undefined);
       await sleep(wait, request.signal);
     }

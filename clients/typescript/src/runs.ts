@@ -4,11 +4,14 @@ import { newIdempotencyKey } from "./crypto.js";
 import { InvalidState, problemOf, WaitTimeout } from "./errors.js";
 import { follow } from "./events.js";
 import { PAGE_SIZE, pages, type Page } from "./pages.js";
+import { sleep } from "./retry.js";
 import { unwrap, type Transport } from "./transport.js";
 import type { Call, CreateRun, ListRunsQuery, Run, RunEvent } from "./types.js";
 
 /** The most a request may ask the service to wait for a run (`wait_s`, 0..30). */
 const MAX_WAIT_S = 30;
+/** The pause before advancing again a run that an advance answered at once, unchanged. */
+const STILL_PAUSE_MS = 500;
 
 export interface KeyOptions {
   /** The request's `Idempotency-Key` (default: a fresh random one, reused by the retries). */
@@ -77,12 +80,19 @@ export class Runs {
 
   /**
    * Creates a run and waits until it is `finished` or `awaiting_approval` (people decide
-   * then), advancing it meanwhile.
+   * then), advancing it meanwhile. The create asks for the same `wait_s` every time (the
+   * body's, else `timeoutMs` up to 30 s, else 30 s), never the time left: the body is part of
+   * what an `idempotencyKey` stands for, and a retry after your process restarts must send
+   * the same one. The advances that follow keep to the deadline.
    */
   async createAndWait(body: CreateRun, options: KeyOptions & WaitOptions = {}): Promise<Run> {
     const deadline = deadlineOf(options.timeoutMs);
-    const waitS = body.wait_s ?? waitSlice(deadline);
-    const run = await this.create(waitS === undefined ? body : { ...body, wait_s: waitS }, options);
+    const waitS =
+      body.wait_s ??
+      (options.timeoutMs === undefined
+        ? MAX_WAIT_S
+        : Math.min(MAX_WAIT_S, Math.max(0, options.timeoutMs) / 1000));
+    const run = await this.create({ ...body, wait_s: waitS }, options);
     return this.#settle(run, deadline, options.signal);
   }
 
@@ -100,13 +110,23 @@ export class Runs {
     while (isMoving(run)) {
       const waitS = waitSlice(deadline);
       if (waitS === undefined) throw new WaitTimeout(run);
+      const asked = Date.now();
+      let next: Run;
       try {
-        run = await this.advance(run, { waitS, signal });
+        next = await this.advance(run, { waitS, signal });
       } catch (error) {
         // It stopped moving meanwhile (finished, or parked for an approval).
         if (!(error instanceof InvalidState)) throw error;
-        run = await this.get(run, { signal });
+        next = await this.get(run, { signal });
       }
+      // Answered at once with nothing changed (the service would not wait, or the run's
+      // step is another process's): pause rather than ask again in a tight loop.
+      const quick = Date.now() - asked < STILL_PAUSE_MS;
+      if (isMoving(next) && next.version === run.version && quick) {
+        const left = deadline === undefined ? STILL_PAUSE_MS : deadline - Date.now();
+        await sleep(Math.max(0, Math.min(STILL_PAUSE_MS, left)), signal);
+      }
+      run = next;
     }
     return run;
   }

@@ -37,7 +37,9 @@ export interface Transport {
 }
 
 export function transport(options: ToolgateOptions): Transport {
-  const send: Fetch = options.fetch ?? ((request) => globalThis.fetch(request));
+  // Looked up at each request (a test or polyfill may replace it later); openapi-fetch's
+  // second argument (Node's `requestInitExt`) goes along.
+  const send: Fetch = options.fetch ?? ((request, init) => globalThis.fetch(request, init));
   const headers: Record<string, string> = { ...options.headers };
   if (options.apiKey) headers["Authorization"] = `Bearer ${options.apiKey}`;
   const raw = createClient<paths>({

@@ -3,9 +3,11 @@
  * `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` (several during a
  * secret rotation); the key is the secret after `whsec_`, base64-decoded. Checked with
  * WebCrypto (`crypto.subtle.verify`: constant time), the timestamp within a tolerance.
+ * In a browser that means a secure context (https, localhost): elsewhere `verifyWebhook`
+ * throws a `ToolgateError` saying so.
  */
 
-import { webCrypto } from "./crypto.js";
+import { subtleCrypto } from "./crypto.js";
 import { WebhookVerificationError } from "./errors.js";
 import type { WebhookEvent } from "./types.js";
 
@@ -43,10 +45,19 @@ function base64Bytes(text: string): Uint8Array<ArrayBuffer> | undefined {
   }
 }
 
+/** A secret's key: the base64 after `whsec_`; undefined when it is not one (or not a string,
+ * as an unset environment variable read from plain JavaScript is). */
+function secretBytes(secret: unknown): Uint8Array<ArrayBuffer> | undefined {
+  if (typeof secret !== "string") return undefined;
+  const bytes = base64Bytes(secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret);
+  return bytes?.length ? bytes : undefined;
+}
+
 /**
  * The delivered event once its signature and timestamp verify against one of `secrets`
- * (`whsec_...`); else throws `WebhookVerificationError`. `payload` is the request's body
- * exactly as received (the raw bytes or text, not re-serialized JSON).
+ * (`whsec_...`; malformed ones are passed over); else throws `WebhookVerificationError`,
+ * also for a signed body that is not JSON. `payload` is the request's body exactly as
+ * received (the raw bytes or text, not re-serialized JSON).
  */
 export async function verifyWebhook(
   payload: string | Uint8Array,
@@ -83,11 +94,13 @@ export async function verifyWebhook(
     .filter(([version, value]) => version === "v1" && value)
     .map(([, value]) => base64Bytes(value as string))
     .filter((bytes): bytes is Uint8Array<ArrayBuffer> => bytes !== undefined);
-  const { subtle } = await webCrypto();
-  for (const each of typeof secret === "string" ? [secret] : secret) {
-    const keyBytes = base64Bytes(each.startsWith("whsec_") ? each.slice("whsec_".length) : each);
-    if (!keyBytes || keyBytes.length === 0)
-      throw new WebhookVerificationError("a webhook secret that is not base64");
+  const subtle = await subtleCrypto();
+  // A malformed secret in the list (a rotation's half-pasted one) is passed over: the
+  // others may still verify, and a refusal is said once, below.
+  const keys = (typeof secret === "string" ? [secret] : Array.isArray(secret) ? secret : [])
+    .map(secretBytes)
+    .filter((bytes): bytes is Uint8Array<ArrayBuffer> => bytes !== undefined);
+  for (const keyBytes of keys) {
     const key = await subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, [
       "verify",
     ]);
@@ -95,9 +108,12 @@ export async function verifyWebhook(
       if (await subtle.verify("HMAC", key, signature, signed)) return parse(body);
     }
   }
+  if (keys.length === 0)
+    throw new WebhookVerificationError("no webhook secret given is base64 (whsec_...)");
   throw new WebhookVerificationError("no signature of the webhook matches its secret");
 }
 
+/** The verified body as JSON; a signed body that is not JSON is refused all the same. */
 function parse(body: Uint8Array): WebhookEvent {
   try {
     return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body)) as WebhookEvent;

@@ -191,6 +191,50 @@ test("a retried create answers the same run, never a second one", options, async
 });
 
 test(
+  "a create dropped while the server works on it waits out the key in flight: one run",
+  options,
+  async () => {
+    // The model answers after 2.5 s, so the first request holds its key that long.
+    const body = runBody([{ type: "final", text: "ok", delay_ms: 2500 }]);
+    const reader = client(CALLER);
+    const made = async () =>
+      (await collect(reader.runs.list({ agent: "tech-radar" }))).filter(
+        (r) => r.metadata?.test === body.metadata.test,
+      );
+    let first; // the first attempt: sent to the server, its answer never waited for
+    const retries = [];
+    const dropping = async (request) => {
+      if (first === undefined) {
+        first = fetch(request);
+        // Dropped only once the server has it (its run exists), as after a lost connection.
+        await eventually(async () => (await made()).length === 1);
+        throw new TypeError("fetch failed: the connection dropped before the answer");
+      }
+      const response = await fetch(request);
+      retries.push([response.status, response.headers.get("idempotent-replayed")]);
+      return response;
+    };
+    // Two attempts only: the in-flight answers between them take none.
+    const tg = client(CALLER, { fetch: dropping, retry: { maxAttempts: 2 } });
+    const run = await tg.runs.create(body);
+
+    const answered = await (await first).json();
+    assert.equal(run.id, answered.id);
+    assert.equal(run.status, "finished");
+    assert.ok(retries.length >= 2, JSON.stringify(retries));
+    assert.deepEqual(retries.at(-1), [201, "true"]);
+    assert.ok(
+      retries.slice(0, -1).every(([status]) => status === 409),
+      JSON.stringify(retries),
+    );
+    assert.deepEqual(
+      (await made()).map((r) => r.id),
+      [run.id],
+    );
+  },
+);
+
+test(
   "a stream cut in the middle resumes with Last-Event-ID, without a gap or a repeat",
   options,
   async () => {

@@ -1,10 +1,11 @@
 // The client's parts that need no server: the event-stream parser, the retry policy over a
 // fake fetch, problems as exceptions, webhook signatures made here.
 import assert from "node:assert/strict";
-import { createHmac, randomBytes } from "node:crypto";
+import { createHmac, randomBytes, webcrypto } from "node:crypto";
 import { describe, test } from "node:test";
 
 import {
+  IdempotencyKeyInFlight,
   InvalidState,
   NotFound,
   PROBLEM_CLASSES,
@@ -107,8 +108,10 @@ describe("retryingFetch", () => {
     const response = await retryingFetch(fetch, fast)(new Request("http://toolgate.test/v1/runs"));
     assert.equal(response.status, 200);
     assert.equal(sent.length, 5);
+    // Date.now() may read a few ms early; the bound above is the 20% jitter, plus room for a
+    // busy machine.
     const waited = sent[2].at - sent[1].at;
-    assert.ok(waited >= 1000 && waited < 1400, `waited ${waited} ms after Retry-After: 1`);
+    assert.ok(waited >= 990 && waited < 5000, `waited ${waited} ms after Retry-After: 1`);
   });
 
   test("a POST is retried only with an Idempotency-Key, which every attempt carries", async () => {
@@ -171,6 +174,52 @@ describe("retryingFetch", () => {
     assert.equal(response.status, 409);
     assert.equal((await response.json()).code, "invalid-state");
     assert.equal(sent.length, 1);
+  });
+
+  test("in-flight answers take no attempt within inFlightMs; after it they count", async () => {
+    const inFlight = () =>
+      answer(409, problem(409, "idempotency-key-in-flight"), { "retry-after": "0" });
+    const post = () =>
+      new Request("http://toolgate.test/v1/runs", {
+        method: "POST",
+        headers: { "Idempotency-Key": "k" },
+        body: "{}",
+      });
+    const waited = scripted([
+      new TypeError("fetch failed"),
+      inFlight(),
+      inFlight(),
+      inFlight(),
+      answer(201, { id: "r1" }),
+    ]);
+    const response = await retryingFetch(waited.fetch, { ...fast, maxAttempts: 2 })(post());
+    assert.equal(response.status, 201);
+    assert.equal(waited.sent.length, 5);
+
+    const late = scripted([new TypeError("fetch failed"), inFlight(), answer(201, {})]);
+    const tg = new Toolgate({
+      baseUrl: "http://toolgate.test",
+      fetch: late.fetch,
+      retry: { ...fast, maxAttempts: 2, inFlightMs: 0 },
+    });
+    await assert.rejects(tg.runs.create({ agent: "a", input: "x" }), IdempotencyKeyInFlight);
+    assert.equal(late.sent.length, 2);
+  });
+
+  test("the caller's second argument (openapi-fetch's init) goes to every attempt", async () => {
+    const inits = [];
+    const answers = [answer(503, problem(503, "unavailable")), answer(200, {})];
+    const fetch = async (_request, init) => {
+      inits.push(init);
+      return answers.shift();
+    };
+    const init = { dispatcher: "the caller's" };
+    const response = await retryingFetch(fetch, fast)(
+      new Request("http://toolgate.test/v1/runs"),
+      init,
+    );
+    assert.equal(response.status, 200);
+    assert.deepEqual(inits, [init, init]);
   });
 
   test("attempts are bounded; a Retry-After beyond maxDelayMs is thrown with retryAfterS", async () => {
@@ -246,6 +295,100 @@ describe("problems", () => {
   });
 });
 
+describe("runs and approvals", () => {
+  const running = (version, status = "running") => ({
+    id: "r1",
+    status,
+    version,
+    pending_approvals: [],
+  });
+  /** A fetch answering by method and path from `routes` (Responses), recording what was sent. */
+  const routed = (routes) => {
+    const sent = [];
+    const fetch = async (request) => {
+      const path = new URL(request.url).pathname;
+      const text = await request.text();
+      sent.push({ method: request.method, path, body: text ? JSON.parse(text) : undefined });
+      sent.at(-1).at = Date.now();
+      return routes[`${request.method} ${path}`].shift();
+    };
+    return { fetch, sent };
+  };
+
+  test("createAndWait sends the same wait_s whatever time is left", async () => {
+    const finished = () => answer(201, running(2, "finished"));
+    const { fetch, sent } = routed({ "POST /v1/runs": [finished(), finished(), finished()] });
+    const tg = new Toolgate({ baseUrl: "http://toolgate.test", fetch });
+    const body = { agent: "a", input: "x" };
+    await tg.runs.createAndWait(body, { idempotencyKey: "k" });
+    await tg.runs.createAndWait(body, { idempotencyKey: "k", timeoutMs: 12_000 });
+    await tg.runs.createAndWait({ ...body, wait_s: 4 }, { timeoutMs: 60_000 });
+    assert.deepEqual(
+      sent.map((s) => s.body.wait_s),
+      [30, 12, 4],
+    );
+  });
+
+  test("an advance answered at once with the run unchanged is followed by a pause", async () => {
+    const { fetch, sent } = routed({
+      "POST /v1/runs": [answer(201, running(1))],
+      "POST /v1/runs/r1/advance": [answer(200, running(1)), answer(200, running(2, "finished"))],
+    });
+    const tg = new Toolgate({ baseUrl: "http://toolgate.test", fetch });
+    const run = await tg.runs.createAndWait({ agent: "a", input: "x" });
+    assert.equal(run.status, "finished");
+    const [, first, second] = sent;
+    assert.equal(second.path, "/v1/runs/r1/advance");
+    assert.ok(second.at - first.at >= 490, `advanced again after ${second.at - first.at} ms`);
+  });
+
+  test("pending(run) reads the run afresh, not the run object's pending_approvals", async () => {
+    const { fetch, sent } = routed({
+      "GET /v1/runs/r1": [
+        answer(200, {
+          ...running(3, "awaiting_approval"),
+          pending_approvals: [{ preview_id: "p2" }],
+        }),
+      ],
+      "GET /v1/previews/p2": [answer(200, { id: "p2" })],
+    });
+    const tg = new Toolgate({ baseUrl: "http://toolgate.test", fetch });
+    const stale = { ...running(2, "awaiting_approval"), pending_approvals: [{ preview_id: "p1" }] };
+    const previews = await tg.approvals.pending(stale);
+    assert.deepEqual(
+      previews.map((p) => p.id),
+      ["p2"],
+    );
+    assert.deepEqual(
+      sent.map((s) => s.path),
+      ["/v1/runs/r1", "/v1/previews/p2"],
+    );
+  });
+
+  test("keys come from getRandomValues alone (a browser's plain-http page)", async () => {
+    const original = Object.getOwnPropertyDescriptor(globalThis, "crypto");
+    // What an insecure context has: no randomUUID, no subtle.
+    const plain = {
+      getRandomValues(array) {
+        assert.equal(this, plain); // browsers refuse it called detached
+        return webcrypto.getRandomValues(array);
+      },
+    };
+    Object.defineProperty(globalThis, "crypto", { value: plain, configurable: true });
+    try {
+      const { fetch, sent } = scripted([answer(201, {}), answer(201, {})]);
+      const tg = new Toolgate({ baseUrl: "http://toolgate.test", fetch });
+      await tg.runs.create({ agent: "a", input: "x" });
+      await tg.runs.cancel("r1");
+      const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+      assert.ok(sent.every((s) => uuid.test(s.key)), JSON.stringify(sent));
+      assert.notEqual(sent[0].key, sent[1].key);
+    } finally {
+      Object.defineProperty(globalThis, "crypto", original);
+    }
+  });
+});
+
 describe("verifyWebhook", () => {
   const key = randomBytes(32);
   const secret = `whsec_${key.toString("base64")}`;
@@ -279,6 +422,17 @@ describe("verifyWebhook", () => {
     assert.equal(asBytes.seq, 9);
   });
 
+  test("a malformed secret among others is passed over; a signed body not JSON: refused", async () => {
+    const good = sign(key, "msg_1", now, body);
+    const event = await verifyWebhook(body, headers(good), ["whsec_not base64!", "", secret]);
+    assert.equal(event.run_id, "r1");
+    const text = "not json";
+    await assert.rejects(
+      verifyWebhook(text, headers(sign(key, "msg_1", now, text)), secret),
+      (error) => error instanceof WebhookVerificationError && /not JSON/.test(error.message),
+    );
+  });
+
   test("a changed body, another secret, an old or future timestamp, no signature: refused", async () => {
     const good = sign(key, "msg_1", now, body);
     const refusals = [
@@ -290,6 +444,11 @@ describe("verifyWebhook", () => {
       () => verifyWebhook(body, { "webhook-id": "msg_1" }, secret),
     ];
     for (const refusal of refusals) await assert.rejects(refusal, WebhookVerificationError);
+    // Only malformed secrets: refused all the same, not some other error.
+    await assert.rejects(
+      verifyWebhook(body, headers(good), ["whsec_%%%", ""]),
+      WebhookVerificationError,
+    );
     // Within the tolerance given.
     const late = await verifyWebhook(
       body,
@@ -354,7 +513,7 @@ describe("event streams", () => {
       [null, "2", "2", "3"],
     );
     assert.ok(sent.every((s) => s.accept === "text/event-stream"));
-    assert.ok(sent[3].at - sent[2].at >= 50);
+    assert.ok(sent[3].at - sent[2].at >= 40); // retry: 50, read with Date.now()
   });
 
   test("a resumed stream starts from the last event, not from `after`; 204 ends it", async () => {
@@ -376,11 +535,12 @@ describe("event streams", () => {
     );
   });
 
-  test("connections that bring no event end in StreamBroken, saying where it stopped", async () => {
+  test("short connections without an event, in a row, end in StreamBroken", async () => {
     const { fetch, sent } = recorded([
       streamed([frame(1)]),
       streamed([": ping\n\n"]),
       streamed([], { cut: true }),
+      streamed([]),
     ]);
     const tg = new Toolgate({
       baseUrl: "http://toolgate.test",
@@ -398,7 +558,8 @@ describe("event streams", () => {
       events.map((e) => e.seq),
       [1],
     );
-    assert.equal(sent.length, 3); // the one with an event, then two without
+    // The one with an event, then three failures: a ping alone, a cut, a clean early end.
+    assert.equal(sent.length, 4);
     assert.equal(new URL(sent[0].url).searchParams.get("types"), "run.finished");
   });
 
@@ -424,6 +585,49 @@ describe("event streams", () => {
       events.map((e) => e.seq),
       [1],
     );
+  });
+
+  test("a connection open 5 s (steadyMs) is healthy without an event: its end is no failure", async () => {
+    const { follow } = await import("../dist/events.js");
+    /** A body that sends a ping, then ends after `ms`. */
+    const quiet = (ms) =>
+      new ReadableStream({
+        start(c) {
+          c.enqueue(new TextEncoder().encode(": ping\n\n"));
+          setTimeout(() => c.close(), ms);
+        },
+      });
+    let opened = 0;
+    const open = async () => {
+      opened += 1;
+      if (opened <= 4) return quiet(30); // healthy: open longer than steadyMs
+      if (opened === 5) return streamed([frame(1, "run.finished")]).body;
+      return undefined;
+    };
+    const policy = { maxAttempts: 2, maxDelayMs: 1000, baseDelayMs: 1 };
+    const events = [];
+    for await (const event of follow(open, {
+      policy,
+      steadyMs: 20,
+      isLast: (e) => e.type === "run.finished",
+    }))
+      events.push(event.id);
+    assert.deepEqual(events, ["1"]);
+    assert.equal(opened, 5);
+
+    // The same pings on connections shorter than steadyMs: failures, two of them the end.
+    let short = 0;
+    const shortOpen = async () => {
+      short += 1;
+      return quiet(0);
+    };
+    await assert.rejects(
+      (async () => {
+        for await (const _ of follow(shortOpen, { policy, steadyMs: 5_000 }));
+      })(),
+      StreamBroken,
+    );
+    assert.equal(short, 2);
   });
 
   test("a silent connection is taken for dead and opened again", async () => {

@@ -6,6 +6,7 @@ errors."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, TypeVar, Unpack
 from urllib.parse import quote
@@ -181,12 +182,14 @@ class AsyncRuns:
         while run.status in s.MOVING:
             if (wait_s := s.wait_slice(deadline)) is None:
                 raise WaitTimeout(run)
+            asked = time.monotonic()
             try:
                 moved = await self.advance(run, wait_s=wait_s)
             except InvalidState:  # it stopped moving between two reads
                 moved = await self.get(run)
-            if moved.version == run.version:  # answered at once, unchanged: do not spin
-                await asyncio.sleep(s.IDLE_PAUSE_S)
+            quick = time.monotonic() - asked < s.IDLE_PAUSE_S
+            if quick and moved.version == run.version and moved.status in s.MOVING:
+                await asyncio.sleep(s.IDLE_PAUSE_S)  # answered at once, unchanged: do not spin
             run = moved
         return run
 

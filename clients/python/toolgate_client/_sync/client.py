@@ -181,12 +181,14 @@ class Runs:
         while run.status in s.MOVING:
             if (wait_s := s.wait_slice(deadline)) is None:
                 raise WaitTimeout(run)
+            asked = time.monotonic()
             try:
                 moved = self.advance(run, wait_s=wait_s)
             except InvalidState:  # it stopped moving between two reads
                 moved = self.get(run)
-            if moved.version == run.version:  # answered at once, unchanged: do not spin
-                time.sleep(s.IDLE_PAUSE_S)
+            quick = time.monotonic() - asked < s.IDLE_PAUSE_S
+            if quick and moved.version == run.version and moved.status in s.MOVING:
+                time.sleep(s.IDLE_PAUSE_S)  # answered at once, unchanged: do not spin
             run = moved
         return run
 

@@ -38,7 +38,8 @@ class RetryTransport(httpx.BaseTransport):
                 continue
             if not later(response):
                 return response
-            if in_flight(response) and time.monotonic() - began < self.policy.in_flight_s:
+            waiting = time.monotonic() - began < self.policy.in_flight_s
+            if in_flight(response) and waiting and self.policy.max_attempts > 1:
                 attempt -= 1  # waiting out the first request is not a failed attempt
             delay = self.policy.delay(attempt, retry_after_s(response.headers))
             if delay is None:
