@@ -26,6 +26,16 @@ async def _runs(h: Harness, tenant: str) -> int:
         return int((await session.execute(query)).scalar_one())
 
 
+async def _at_a_minutes_start(*apps: Harness) -> None:
+    """Moves the apps' time to just past the start of a minute on the database's clock, so
+    that a test's requests fall in one minute's quota however late in a minute it began."""
+    async with apps[0].runtime.sessions() as session:
+        now = apps[0].runtime.db_time.now()
+        into = (await session.execute(select(func.extract("second", now)))).scalar_one()
+    for h in apps:
+        h.travel(60 - float(into) + 0.5)
+
+
 def _assert_quota_refusal(response: Any, *, at_most_s: int) -> int:
     assert response.status_code == 429, response.text
     assert response.headers["content-type"].startswith(PROBLEM_JSON)
@@ -39,6 +49,7 @@ async def test_runs_per_minute_is_shared_by_two_replicas(harness_factory) -> Non
     config = make_config(quotas={"runs_per_minute": 3})
     first = await harness_factory(config=config)
     second = await harness_factory(config=config)
+    await _at_a_minutes_start(first, second)
     headers = await first.key()
     other = await first.key(tenant="globex")
     body = run_body(final("ok"), wait_s=0)
@@ -92,6 +103,7 @@ async def test_a_days_cost_refuses_new_runs_until_tomorrow(harness_factory) -> N
 
 async def test_replays_and_refused_requests_take_no_slot(harness_factory) -> None:  # type: ignore[no-untyped-def]
     h = await harness_factory(config=make_config(quotas={"runs_per_minute": 2}))
+    await _at_a_minutes_start(h)
     headers = await h.key()
     body = run_body(final("ok"), wait_s=0)
     keyed = {**headers, "Idempotency-Key": "first"}
