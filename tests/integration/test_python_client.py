@@ -31,6 +31,7 @@ from toolgate_client.models import RunStatus, TerminationReason
 from tests.support.approvals import move, row
 from tests.support.client_service import ClientService, client_service
 from tests.support.factories import final, tool_calls
+from tests.support.waiting import until
 from tests.support.webhook_receiver import receiving
 
 SEARCH = tool_calls(("c1", "search_technologies", {"query": "database"}))
@@ -158,18 +159,30 @@ async def test_a_run_stream_cut_in_the_middle_resumes_without_a_gap(
 
 
 class AnswerNeverArrives(httpx.AsyncBaseTransport):
-    """Sends the first request and drops the connection before its answer (the service
-    goes on with it); the next requests go through."""
+    """Sends the first request and drops the connection before its answer, once the
+    service has made its run (and holds its key, in flight); the next requests go
+    through."""
 
-    def __init__(self) -> None:
+    def __init__(self, service: ClientService, marker: dict[str, str]) -> None:
         self.inner = httpx.AsyncHTTPTransport()
         self.lost: list[asyncio.Task[httpx.Response]] = []
         self.statuses: list[int] = []
+        self.service, self.marker = service, marker
+
+    async def _made(self) -> None:
+        headers = {"Authorization": f"Bearer {self.service.caller}"}
+        async with httpx.AsyncClient(base_url=self.service.url, headers=headers) as client:
+            async with asyncio.timeout(20):
+                while True:
+                    runs = (await client.get("/v1/runs?limit=20")).json()["items"]
+                    if any(r["metadata"] == self.marker for r in runs):
+                        return
+                    await asyncio.sleep(0.05)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if not self.lost:
             self.lost.append(asyncio.create_task(self.inner.handle_async_request(request)))
-            await asyncio.sleep(0.3)  # the service has it: the key is held in flight
+            await self._made()
             raise httpx.ReadError("connection lost", request=request)
         response = await self.inner.handle_async_request(request)
         self.statuses.append(response.status_code)
@@ -181,12 +194,13 @@ async def test_a_create_whose_first_answer_is_lost_waits_out_the_key_in_flight(
 ) -> None:
     """Two attempts would not be enough: the first request holds its key for 2.5 s, and
     waiting that out does not count as attempts."""
-    lost = AnswerNeverArrives()
+    marker = {"marker": secrets.token_hex(4)}
+    lost = AnswerNeverArrives(service, marker)
     slow = final("done", delay_ms=2500)
     async with AsyncToolgate(
         service.url, service.caller, transport=lost, retry=RetryPolicy(max_attempts=2)
     ) as tg:
-        run = await tg.runs.create("tech-radar", "q", script=[slow])
+        run = await tg.runs.create("tech-radar", "q", script=[slow], metadata=marker)
         first = await lost.lost[0]
     assert run.status == RunStatus.FINISHED and first.status_code == 201
     assert lost.statuses[0] == 409 and lost.statuses[-1] == 201
@@ -196,9 +210,15 @@ async def test_a_create_whose_first_answer_is_lost_waits_out_the_key_in_flight(
 async def test_the_tenant_stream_cut_in_the_middle_resumes_without_a_gap(
     service: ClientService,
 ) -> None:
+    before: list[str] = []
     async with AsyncToolgate(service.url, service.caller) as tg:
         earlier = await tg.runs.create_and_wait("tech-radar", "q", script=[ANSWER])
-        before = [e.id async for e in tg.events.list(run_id=earlier.id)]
+
+        async def listed() -> bool:  # the tenant's feed shows what every commit before allows
+            before[:] = [e.id async for e in tg.events.list(run_id=earlier.id)]
+            return bool(before)
+
+        await until(listed, what="the earlier run's events in the tenant's feed")
         run = await tg.runs.create_and_wait("tech-radar", "q", script=[SEARCH, ANSWER])
     seqs = []
     async with AsyncToolgate(service.cutting_url, service.caller) as cut:

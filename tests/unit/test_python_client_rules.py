@@ -131,8 +131,13 @@ async def test_an_answer_cut_in_the_middle_is_retried_when_the_request_may_be_se
 
 
 def test_the_proxy_comes_from_the_environment_as_httpx_would_take_it(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
     monkeypatch.setenv("NO_PROXY", "toolgate.internal")
     assert env_proxy("https://api.example.com") == "http://proxy.internal:3128"
     assert env_proxy("https://toolgate.internal") is None
-    assert env_proxy("http://api.example.com") is None  # no HTTP_PROXY
+    assert env_proxy("http://api.example.com") is None  # no HTTP_PROXY, no ALL_PROXY
+    monkeypatch.setenv("ALL_PROXY", "http://every.internal:3128")
+    assert env_proxy("http://api.example.com") == "http://every.internal:3128"

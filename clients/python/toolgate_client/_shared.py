@@ -103,6 +103,7 @@ def env_proxy(base_url: str) -> str | None:
     """The proxy the environment names for `base_url` (`HTTPS_PROXY`, `HTTP_PROXY`,
     `NO_PROXY`), as httpx itself reads them when it makes its own transport."""
     url = urllib.parse.urlsplit(base_url)
-    if url.hostname and urllib.request.proxy_bypass(url.hostname):
+    proxies = urllib.request.getproxies_environment()  # never the system's settings
+    if url.hostname and urllib.request.proxy_bypass_environment(url.hostname, proxies):
         return None
-    return urllib.request.getproxies().get(url.scheme)
+    return proxies.get(url.scheme) or proxies.get("all")

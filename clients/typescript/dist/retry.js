@@ -132,7 +132,10 @@ export function retryingFetch(fetch, options = {}) {
             const after = retryAfterS(response.headers);
             if (after !== undefined && after * 1000 > policy.maxDelayMs)
                 return response;
-            const wait = after !== undefined ? retryAfterMs(after, policy) : backoffMs(Math.max(1, spent), policy);
+            let wait = after !== undefined ? retryAfterMs(after, policy) : backoffMs(Math.max(1, spent), policy);
+            // Waiting out a key in flight takes no attempt: never a tight loop on `Retry-After: 0`.
+            if (reason === "in-flight")
+                wait = Math.max(wait, policy.baseDelayMs);
             await response.body?.cancel().catch(() => undefined);
             await sleep(wait, request.signal);
         }

@@ -103,6 +103,8 @@ class AsyncToolgate:
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
+        if transport is not None and proxy is not None:
+            raise TypeError("pass a proxy or a transport, not both (the transport has its own)")
         # httpx reads the proxy variables only when it makes the transport itself.
         proxy = proxy if proxy is not None else s.env_proxy(base_url)
         transport = transport or httpx.AsyncHTTPTransport(proxy=proxy)
@@ -168,7 +170,7 @@ class AsyncRuns:
         deadline = s.deadline_of(timeout_s)
         # The same arguments make the same body, so that your own key, sent again after
         # a restart, is a retry and not a different request.
-        wait_s = s.MAX_WAIT_S if timeout_s is None else min(s.MAX_WAIT_S, timeout_s)
+        wait_s = s.MAX_WAIT_S if timeout_s is None else max(0.0, min(s.MAX_WAIT_S, timeout_s))
         run = await self.create(
             agent, input, idempotency_key=idempotency_key, wait_s=wait_s, **fields
         )
@@ -189,7 +191,8 @@ class AsyncRuns:
                 moved = await self.get(run)
             quick = time.monotonic() - asked < s.IDLE_PAUSE_S
             if quick and moved.version == run.version and moved.status in s.MOVING:
-                await asyncio.sleep(s.IDLE_PAUSE_S)  # answered at once, unchanged: do not spin
+                # Answered at once, unchanged: do not spin (nor pause past the deadline).
+                await asyncio.sleep(min(s.IDLE_PAUSE_S, s.wait_slice(deadline) or 0.0))
             run = moved
         return run
 
@@ -206,11 +209,18 @@ class AsyncRuns:
             )
         )
 
-    async def advance(self, run: RunOut | str, *, wait_s: float | None = None) -> RunOut:
+    async def advance(
+        self,
+        run: RunOut | str,
+        *,
+        wait_s: float | None = None,
+        idempotency_key: str | None = None,
+    ) -> RunOut:
         body = AdvanceIn(wait_s=s.unset(wait_s))
+        key = idempotency_key or s.new_key()
         return s.checked(
             await advance_run.asyncio_detailed(
-                s.run_id(run), client=self._tg.raw, body=body, idempotency_key=s.new_key()
+                s.run_id(run), client=self._tg.raw, body=body, idempotency_key=key
             )
         )
 
@@ -386,12 +396,14 @@ class AsyncWebhooks:
     def __init__(self, tg: AsyncToolgate) -> None:
         self._tg = tg
 
-    async def create(self, url: str, events: Sequence[str]) -> WebhookSecretOut:
+    async def create(
+        self, url: str, events: Sequence[str], *, idempotency_key: str | None = None
+    ) -> WebhookSecretOut:
         """Registers an endpoint; the answer holds its signing `secret` (only here)."""
         body = CreateWebhookIn.from_dict({"url": url, "events": list(events)})
         return s.checked(
             await create_webhook.asyncio_detailed(
-                client=self._tg.raw, body=body, idempotency_key=s.new_key()
+                client=self._tg.raw, body=body, idempotency_key=idempotency_key or s.new_key()
             )
         )
 
@@ -405,11 +417,14 @@ class AsyncWebhooks:
     async def delete(self, webhook_id: str) -> None:
         s.checked(await delete_webhook.asyncio_detailed(webhook_id, client=self._tg.raw))
 
-    async def rotate(self, webhook_id: str) -> WebhookSecretOut:
-        """A new secret; the old one keeps verifying for 24 hours."""
+    async def rotate(
+        self, webhook_id: str, *, idempotency_key: str | None = None
+    ) -> WebhookSecretOut:
+        """A new secret; the old one keeps verifying for 24 hours. With your own key, a
+        retry after a restart answers the same secret instead of rotating twice."""
         return s.checked(
             await rotate_webhook_secret.asyncio_detailed(
-                webhook_id, client=self._tg.raw, idempotency_key=s.new_key()
+                webhook_id, client=self._tg.raw, idempotency_key=idempotency_key or s.new_key()
             )
         )
 

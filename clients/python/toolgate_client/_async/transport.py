@@ -27,8 +27,9 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
             attempt += 1
             try:
                 response = await self.inner.handle_async_request(request)
-                if not streaming(request):
-                    # Read here, so that an answer cut off in the middle is retried too.
+                if not streaming(request) or response.status_code >= 400:
+                    # Read here, so that an answer cut off in the middle is retried too
+                    # (a stream's refusal is a short problem, read for its code).
                     await response.aread()
             except httpx.TransportError:
                 if (delay := self.policy.delay(attempt, None)) is None:
@@ -38,11 +39,14 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
             if not later(response):
                 return response
             waiting = time.monotonic() - began < self.policy.in_flight_s
-            if in_flight(response) and waiting and self.policy.max_attempts > 1:
+            waiting = waiting and in_flight(response) and self.policy.max_attempts > 1
+            if waiting:
                 attempt -= 1  # waiting out the first request is not a failed attempt
             delay = self.policy.delay(attempt, retry_after_s(response.headers))
             if delay is None:
                 return response
+            if waiting:
+                delay = max(delay, self.policy.backoff_s)  # never a tight loop on `0`
             await response.aclose()
             await asyncio.sleep(delay)
 

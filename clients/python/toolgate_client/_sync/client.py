@@ -104,6 +104,8 @@ class Toolgate:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
+        if transport is not None and proxy is not None:
+            raise TypeError("pass a proxy or a transport, not both (the transport has its own)")
         # httpx reads the proxy variables only when it makes the transport itself.
         proxy = proxy if proxy is not None else s.env_proxy(base_url)
         transport = transport or httpx.HTTPTransport(proxy=proxy)
@@ -169,7 +171,7 @@ class Runs:
         deadline = s.deadline_of(timeout_s)
         # The same arguments make the same body, so that your own key, sent again after
         # a restart, is a retry and not a different request.
-        wait_s = s.MAX_WAIT_S if timeout_s is None else min(s.MAX_WAIT_S, timeout_s)
+        wait_s = s.MAX_WAIT_S if timeout_s is None else max(0.0, min(s.MAX_WAIT_S, timeout_s))
         run = self.create(agent, input, idempotency_key=idempotency_key, wait_s=wait_s, **fields)
         return self._settle(run, deadline)
 
@@ -188,7 +190,8 @@ class Runs:
                 moved = self.get(run)
             quick = time.monotonic() - asked < s.IDLE_PAUSE_S
             if quick and moved.version == run.version and moved.status in s.MOVING:
-                time.sleep(s.IDLE_PAUSE_S)  # answered at once, unchanged: do not spin
+                # Answered at once, unchanged: do not spin (nor pause past the deadline).
+                time.sleep(min(s.IDLE_PAUSE_S, s.wait_slice(deadline) or 0.0))
             run = moved
         return run
 
@@ -205,11 +208,18 @@ class Runs:
             )
         )
 
-    def advance(self, run: RunOut | str, *, wait_s: float | None = None) -> RunOut:
+    def advance(
+        self,
+        run: RunOut | str,
+        *,
+        wait_s: float | None = None,
+        idempotency_key: str | None = None,
+    ) -> RunOut:
         body = AdvanceIn(wait_s=s.unset(wait_s))
+        key = idempotency_key or s.new_key()
         return s.checked(
             advance_run.sync_detailed(
-                s.run_id(run), client=self._tg.raw, body=body, idempotency_key=s.new_key()
+                s.run_id(run), client=self._tg.raw, body=body, idempotency_key=key
             )
         )
 
@@ -383,12 +393,14 @@ class Webhooks:
     def __init__(self, tg: Toolgate) -> None:
         self._tg = tg
 
-    def create(self, url: str, events: Sequence[str]) -> WebhookSecretOut:
+    def create(
+        self, url: str, events: Sequence[str], *, idempotency_key: str | None = None
+    ) -> WebhookSecretOut:
         """Registers an endpoint; the answer holds its signing `secret` (only here)."""
         body = CreateWebhookIn.from_dict({"url": url, "events": list(events)})
         return s.checked(
             create_webhook.sync_detailed(
-                client=self._tg.raw, body=body, idempotency_key=s.new_key()
+                client=self._tg.raw, body=body, idempotency_key=idempotency_key or s.new_key()
             )
         )
 
@@ -402,11 +414,12 @@ class Webhooks:
     def delete(self, webhook_id: str) -> None:
         s.checked(delete_webhook.sync_detailed(webhook_id, client=self._tg.raw))
 
-    def rotate(self, webhook_id: str) -> WebhookSecretOut:
-        """A new secret; the old one keeps verifying for 24 hours."""
+    def rotate(self, webhook_id: str, *, idempotency_key: str | None = None) -> WebhookSecretOut:
+        """A new secret; the old one keeps verifying for 24 hours. With your own key, a
+        retry after a restart answers the same secret instead of rotating twice."""
         return s.checked(
             rotate_webhook_secret.sync_detailed(
-                webhook_id, client=self._tg.raw, idempotency_key=s.new_key()
+                webhook_id, client=self._tg.raw, idempotency_key=idempotency_key or s.new_key()
             )
         )
 

@@ -28,8 +28,9 @@ class RetryTransport(httpx.BaseTransport):
             attempt += 1
             try:
                 response = self.inner.handle_request(request)
-                if not streaming(request):
-                    # Read here, so that an answer cut off in the middle is retried too.
+                if not streaming(request) or response.status_code >= 400:
+                    # Read here, so that an answer cut off in the middle is retried too
+                    # (a stream's refusal is a short problem, read for its code).
                     response.read()
             except httpx.TransportError:
                 if (delay := self.policy.delay(attempt, None)) is None:
@@ -39,11 +40,14 @@ class RetryTransport(httpx.BaseTransport):
             if not later(response):
                 return response
             waiting = time.monotonic() - began < self.policy.in_flight_s
-            if in_flight(response) and waiting and self.policy.max_attempts > 1:
+            waiting = waiting and in_flight(response) and self.policy.max_attempts > 1
+            if waiting:
                 attempt -= 1  # waiting out the first request is not a failed attempt
             delay = self.policy.delay(attempt, retry_after_s(response.headers))
             if delay is None:
                 return response
+            if waiting:
+                delay = max(delay, self.policy.backoff_s)  # never a tight loop on `0`
             response.close()
             time.sleep(delay)
 
