@@ -40,9 +40,10 @@ class RunFields(TypedDict, total=False):
     continue_from: str
 
 
-def new_key() -> str:
-    """A fresh Idempotency-Key: one per logical request, sent again on each retry of it."""
-    return f"tgc-{uuid.uuid4().hex}"
+def key_for(given: str | None) -> str:
+    """The request's Idempotency-Key: the caller's, else a fresh one. One per logical
+    request; each retry of it sends it again."""
+    return given or f"tgc-{uuid.uuid4().hex}"
 
 
 def checked(response: Response[Any]) -> Any:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import httpx
 
+from toolgate_client.errors import retry_after_s
+
 #: Methods that mean the same when sent twice (RFC 9110 §9.2.2).
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 #: Answers that say "try again later", whatever the problem.
@@ -45,6 +47,20 @@ class RetryPolicy:
                 return None
             return min(self.max_delay_s, server_says * (1 + random.uniform(0, 0.2)))
         return min(self.max_delay_s, self.backoff_s * 2 ** (attempt - 1)) * random.uniform(0.5, 1)
+
+    def after_answer(
+        self, response: httpx.Response, spent: int, elapsed_s: float
+    ) -> tuple[float | None, int]:
+        """The wait before sending again after an answer that says "later" (None: give it
+        to the caller), and the attempts spent with this one. A key still in flight within
+        `in_flight_s` spends none (the first request is at work, nothing failed) and waits
+        at least `backoff_s`, so that a `Retry-After: 0` makes no tight loop."""
+        waiting = self.max_attempts > 1 and elapsed_s < self.in_flight_s and in_flight(response)
+        spent += 0 if waiting else 1
+        delay = self.delay(spent, retry_after_s(response.headers))
+        if delay is not None and waiting:
+            delay = max(delay, self.backoff_s)
+        return delay, spent
 
 
 def replayable(request: httpx.Request) -> bool:

@@ -21,10 +21,9 @@ def verify(
     """The delivered event, once its signature verifies with `secret` (or one of several
     secrets, while you move to a rotated one); raises `WebhookVerificationError` otherwise."""
     secrets = [secret] if isinstance(secret, str) else list(secret)
-    lowered = {name.lower(): value for name, value in headers.items()}
     for each in secrets:
         try:
-            event = Webhook(each).verify(payload, lowered)
+            event = Webhook(each).verify(payload, dict(headers))  # it reads names in any case
         except (_LibraryError, binascii.Error, ValueError):
             continue
         try:

@@ -1,5 +1,5 @@
 /** Previews awaiting a decision: list, read, approve, reject, revise, commit. */
-import { newIdempotencyKey } from "./crypto.js";
+import { keyFor } from "./crypto.js";
 import { ToolgateError } from "./errors.js";
 import { PAGE_SIZE, pages } from "./pages.js";
 import { unwrap } from "./transport.js";
@@ -40,7 +40,7 @@ export class Approvals {
         if (!hash) {
             throw new ToolgateError("approving a preview by its id needs the content_hash you saw");
         }
-        const key = options.idempotencyKey ?? (await newIdempotencyKey());
+        const key = await keyFor(options.idempotencyKey);
         return unwrap(this.#t.raw.POST("/v1/previews/{preview_id}/approve", {
             params: { path: { preview_id: idOf(preview) }, header: { "Idempotency-Key": key } },
             body: { content_hash: hash },
@@ -48,7 +48,7 @@ export class Approvals {
         }));
     }
     async reject(preview, reason, options = {}) {
-        const key = options.idempotencyKey ?? (await newIdempotencyKey());
+        const key = await keyFor(options.idempotencyKey);
         return unwrap(this.#t.raw.POST("/v1/previews/{preview_id}/reject", {
             params: { path: { preview_id: idOf(preview) }, header: { "Idempotency-Key": key } },
             body: { reason },
@@ -57,7 +57,7 @@ export class Approvals {
     }
     /** Replaces the call's arguments (the model is told why): the new preview, to approve in turn. */
     async revise(preview, args, reason, options = {}) {
-        const key = options.idempotencyKey ?? (await newIdempotencyKey());
+        const key = await keyFor(options.idempotencyKey);
         const revised = await unwrap(this.#t.raw.POST("/v1/previews/{preview_id}/revise", {
             params: { path: { preview_id: idOf(preview) }, header: { "Idempotency-Key": key } },
             body: { arguments: args, reason },
@@ -70,7 +70,7 @@ export class Approvals {
      * seconds (the service's default 10): `{preview, call, run}`.
      */
     async commit(preview, options = {}) {
-        const key = options.idempotencyKey ?? (await newIdempotencyKey());
+        const key = await keyFor(options.idempotencyKey);
         return unwrap(this.#t.raw.POST("/v1/previews/{preview_id}/commit", {
             params: { path: { preview_id: idOf(preview) }, header: { "Idempotency-Key": key } },
             ...(options.waitS === undefined ? {} : { body: { wait_s: options.waitS } }),

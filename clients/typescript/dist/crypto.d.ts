@@ -10,6 +10,8 @@
  */
 /** A fresh `Idempotency-Key`: a random (version 4) UUID, from `crypto.getRandomValues`. */
 export declare function newIdempotencyKey(): Promise<string>;
+/** The request's `Idempotency-Key`: the caller's, else a fresh one (sent again by each retry). */
+export declare function keyFor(given: string | undefined): Promise<string>;
 /** `crypto.subtle`, for webhook verification; a `ToolgateError` where there is none. */
 export declare function subtleCrypto(): Promise<SubtleCrypto>;
 //# sourceMappingURL=crypto.d.ts.map

@@ -41,6 +41,10 @@ export async function newIdempotencyKey() {
     const parts = [0, 8, 12, 16, 20].map((start, i, starts) => hex.slice(start, starts[i + 1]));
     return parts.join("-"); // 8-4-4-4-12
 }
+/** The request's `Idempotency-Key`: the caller's, else a fresh one (sent again by each retry). */
+export async function keyFor(given) {
+    return given ?? (await newIdempotencyKey());
+}
 /** `crypto.subtle`, for webhook verification; a `ToolgateError` where there is none. */
 export async function subtleCrypto() {
     const subtle = globalCrypto()?.subtle ?? (await fromNode())?.subtle;

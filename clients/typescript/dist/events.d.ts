@@ -32,6 +32,16 @@ export interface FollowOptions {
     steadyMs?: number | undefined;
 }
 /**
+ * An event stream's answer as `follow` opens it: its body, `undefined` for a `204` (a
+ * finished run's stream asked for after its last event: nothing more), or the problem
+ * thrown.
+ */
+export declare function streamBody(answer: Promise<{
+    data?: unknown;
+    error?: unknown;
+    response: Response;
+}>): Promise<ReadableStream<Uint8Array> | undefined>;
+/**
  * Every event of the stream, in order, each once; over after the event `isLast` picks or
  * when the server answers `204`; ended (quietly) when `signal` aborts. Without `isLast`
  * the stream is never over: an end is taken as a drop.

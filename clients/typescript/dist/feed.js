@@ -1,6 +1,5 @@
 /** The tenant's events (`/v1/events`): every run's, in one feed with its own cursor (`id`). */
-import { problemOf } from "./errors.js";
-import { follow } from "./events.js";
+import { follow, streamBody } from "./events.js";
 import { PAGE_SIZE, pages } from "./pages.js";
 import { unwrap } from "./transport.js";
 export class Events {
@@ -32,23 +31,16 @@ export class Events {
     async *stream(options = {}) {
         const raw = this.#t.raw;
         const query = this.#query(options);
-        const open = async (lastEventId, signal) => {
-            // Resuming, the last event seen says more than where the stream began.
-            const { data, error, response } = await raw.GET("/v1/events", {
-                params: {
-                    query: lastEventId === undefined ? query : { ...query, after: undefined },
-                    header: lastEventId === undefined ? {} : { "Last-Event-ID": lastEventId },
-                },
-                headers: { Accept: "text/event-stream" },
-                parseAs: "stream",
-                signal,
-            });
-            if (!response.ok)
-                throw problemOf(response, error);
-            return response.status === 204 || !data
-                ? undefined
-                : data;
-        };
+        // Resuming, the last event seen says more than where the stream began.
+        const open = (lastEventId, signal) => streamBody(raw.GET("/v1/events", {
+            params: {
+                query: lastEventId === undefined ? query : { ...query, after: undefined },
+                header: lastEventId === undefined ? {} : { "Last-Event-ID": lastEventId },
+            },
+            headers: { Accept: "text/event-stream" },
+            parseAs: "stream",
+            signal,
+        }));
         const events = follow(open, { signal: options.signal, policy: this.#t.policy });
         for await (const event of events)
             yield JSON.parse(event.data);

@@ -1,7 +1,7 @@
 /** Runs: create (and wait), read, advance, cancel, list, and their timelines. */
-import { newIdempotencyKey } from "./crypto.js";
-import { InvalidState, problemOf, WaitTimeout } from "./errors.js";
-import { follow } from "./events.js";
+import { keyFor } from "./crypto.js";
+import { InvalidState, WaitTimeout } from "./errors.js";
+import { follow, streamBody } from "./events.js";
 import { PAGE_SIZE, pages } from "./pages.js";
 import { sleep } from "./retry.js";
 import { unwrap } from "./transport.js";
@@ -38,7 +38,7 @@ export class Runs {
      * answer it too.
      */
     async create(body, options = {}) {
-        const key = options.idempotencyKey ?? (await newIdempotencyKey());
+        const key = await keyFor(options.idempotencyKey);
         return unwrap(this.#t.raw.POST("/v1/runs", {
             params: { header: { "Idempotency-Key": key } },
             body,
@@ -101,7 +101,7 @@ export class Runs {
     }
     /** Advances a queued or running run for up to `waitS` seconds (0..30): the run then. */
     async advance(run, options = {}) {
-        const key = options.idempotencyKey ?? (await newIdempotencyKey());
+        const key = await keyFor(options.idempotencyKey);
         return unwrap(this.#t.raw.POST("/v1/runs/{run_id}/advance", {
             params: { path: { run_id: idOf(run) }, header: { "Idempotency-Key": key } },
             body: options.waitS === undefined ? {} : { wait_s: options.waitS },
@@ -109,7 +109,7 @@ export class Runs {
         }));
     }
     async cancel(run, options = {}) {
-        const key = options.idempotencyKey ?? (await newIdempotencyKey());
+        const key = await keyFor(options.idempotencyKey);
         return unwrap(this.#t.raw.POST("/v1/runs/{run_id}/cancel", {
             params: { path: { run_id: idOf(run) }, header: { "Idempotency-Key": key } },
             signal: options.signal,
@@ -145,24 +145,17 @@ export class Runs {
     }
     async *#stream(path, after, signal) {
         const raw = this.#t.raw;
-        const open = async (lastEventId, signal) => {
-            // Resuming, the last event seen says more than where the stream began.
-            const { data, error, response } = await raw.GET("/v1/runs/{run_id}/events", {
-                params: {
-                    path,
-                    query: lastEventId === undefined ? { after } : {},
-                    header: lastEventId === undefined ? {} : { "Last-Event-ID": lastEventId },
-                },
-                headers: { Accept: "text/event-stream" },
-                parseAs: "stream",
-                signal,
-            });
-            if (!response.ok)
-                throw problemOf(response, error);
-            return response.status === 204 || !data
-                ? undefined
-                : data;
-        };
+        // Resuming, the last event seen says more than where the stream began.
+        const open = (lastEventId, signal) => streamBody(raw.GET("/v1/runs/{run_id}/events", {
+            params: {
+                path,
+                query: lastEventId === undefined ? { after } : {},
+                header: lastEventId === undefined ? {} : { "Last-Event-ID": lastEventId },
+            },
+            headers: { Accept: "text/event-stream" },
+            parseAs: "stream",
+            signal,
+        }));
         const events = follow(open, {
             signal,
             policy: this.#t.policy,

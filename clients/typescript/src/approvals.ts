@@ -1,6 +1,6 @@
 /** Previews awaiting a decision: list, read, approve, reject, revise, commit. */
 
-import { newIdempotencyKey } from "./crypto.js";
+import { keyFor } from "./crypto.js";
 import { ToolgateError } from "./errors.js";
 import { PAGE_SIZE, pages } from "./pages.js";
 import type { KeyOptions, Runs } from "./runs.js";
@@ -60,7 +60,7 @@ export class Approvals {
     if (!hash) {
       throw new ToolgateError("approving a preview by its id needs the content_hash you saw");
     }
-    const key = options.idempotencyKey ?? (await newIdempotencyKey());
+    const key = await keyFor(options.idempotencyKey);
     return unwrap(
       this.#t.raw.POST("/v1/previews/{preview_id}/approve", {
         params: { path: { preview_id: idOf(preview) }, header: { "Idempotency-Key": key } },
@@ -75,7 +75,7 @@ export class Approvals {
     reason: string,
     options: KeyOptions = {},
   ): Promise<Preview> {
-    const key = options.idempotencyKey ?? (await newIdempotencyKey());
+    const key = await keyFor(options.idempotencyKey);
     return unwrap(
       this.#t.raw.POST("/v1/previews/{preview_id}/reject", {
         params: { path: { preview_id: idOf(preview) }, header: { "Idempotency-Key": key } },
@@ -92,7 +92,7 @@ export class Approvals {
     reason: string,
     options: KeyOptions = {},
   ): Promise<Preview> {
-    const key = options.idempotencyKey ?? (await newIdempotencyKey());
+    const key = await keyFor(options.idempotencyKey);
     const revised = await unwrap(
       this.#t.raw.POST("/v1/previews/{preview_id}/revise", {
         params: { path: { preview_id: idOf(preview) }, header: { "Idempotency-Key": key } },
@@ -111,7 +111,7 @@ export class Approvals {
     preview: Preview | string,
     options: KeyOptions & { waitS?: number | undefined } = {},
   ): Promise<Commit> {
-    const key = options.idempotencyKey ?? (await newIdempotencyKey());
+    const key = await keyFor(options.idempotencyKey);
     return unwrap(
       this.#t.raw.POST("/v1/previews/{preview_id}/commit", {
         params: { path: { preview_id: idOf(preview) }, header: { "Idempotency-Key": key } },

@@ -48,6 +48,11 @@ export async function newIdempotencyKey(): Promise<string> {
   return parts.join("-"); // 8-4-4-4-12
 }
 
+/** The request's `Idempotency-Key`: the caller's, else a fresh one (sent again by each retry). */
+export async function keyFor(given: string | undefined): Promise<string> {
+  return given ?? (await newIdempotencyKey());
+}
+
 /** `crypto.subtle`, for webhook verification; a `ToolgateError` where there is none. */
 export async function subtleCrypto(): Promise<SubtleCrypto> {
   const subtle = globalCrypto()?.subtle ?? (await fromNode())?.subtle;

@@ -1,6 +1,6 @@
 /** Webhook endpoints (admin): register, list, delete, rotate the secret, deliveries. */
 
-import { newIdempotencyKey } from "./crypto.js";
+import { keyFor } from "./crypto.js";
 import { PAGE_SIZE, pages } from "./pages.js";
 import type { KeyOptions } from "./runs.js";
 import { unwrap, type Transport } from "./transport.js";
@@ -19,7 +19,7 @@ export class Webhooks {
 
   /** Registers an endpoint: the answer shows its signing `secret`, the only one that does. */
   async create(body: CreateWebhook, options: KeyOptions = {}): Promise<WebhookWithSecret> {
-    const key = options.idempotencyKey ?? (await newIdempotencyKey());
+    const key = await keyFor(options.idempotencyKey);
     return unwrap(
       this.#t.raw.POST("/v1/webhooks", {
         params: { header: { "Idempotency-Key": key } },
@@ -45,7 +45,7 @@ export class Webhooks {
 
   /** A new signing secret; the previous one still signs until `previous_secret_expires_at`. */
   async rotate(webhookId: string, options: KeyOptions = {}): Promise<WebhookWithSecret> {
-    const key = options.idempotencyKey ?? (await newIdempotencyKey());
+    const key = await keyFor(options.idempotencyKey);
     return unwrap(
       this.#t.raw.POST("/v1/webhooks/{webhook_id}/rotate", {
         params: { path: { webhook_id: webhookId }, header: { "Idempotency-Key": key } },

@@ -15,7 +15,7 @@
  * row, `StreamBroken` says where it stopped. (The Python client counts the same way.)
  */
 
-import { StreamBroken } from "./errors.js";
+import { problemOf, StreamBroken } from "./errors.js";
 import { backoffMs, isNetworkError, sleep, type RetryPolicy } from "./retry.js";
 import { SseParser, type SseEvent } from "./sse.js";
 
@@ -41,6 +41,19 @@ export interface FollowOptions {
 
 class Silent extends Error {}
 
+/**
+ * An event stream's answer as `follow` opens it: its body, `undefined` for a `204` (a
+ * finished run's stream asked for after its last event: nothing more), or the problem
+ * thrown.
+ */
+export async function streamBody(
+  answer: Promise<{ data?: unknown; error?: unknown; response: Response }>,
+): Promise<ReadableStream<Uint8Array> | undefined> {
+  const { data, error, response } = await answer;
+  if (!response.ok) throw problemOf(response, error);
+  return response.status === 204 || !data ? undefined : (data as ReadableStream<Uint8Array>);
+}
+
 /** The next chunk, or `Silent` after `idleMs` without one. */
 async function read(
   reader: ReadableStreamDefaultReader<Uint8Array>,
@@ -57,6 +70,70 @@ async function read(
   }
 }
 
+/** Where a stream stands between its connections. */
+interface Position {
+  lastEventId: string | undefined;
+  retryMs: number | undefined;
+}
+
+/** How a connection ended: `over` (the last event, or an abort), `healthy` (it brought an
+ * event or stayed open `steadyMs`), and the network error or silence that ended it. */
+interface Ended {
+  over: boolean;
+  healthy: boolean;
+  cause?: unknown;
+}
+
+/** One connection's events, in order; what it leaves behind goes into `at`. */
+async function* connection(
+  body: ReadableStream<Uint8Array>,
+  at: Position,
+  options: FollowOptions,
+  signal: AbortSignal,
+): AsyncGenerator<SseEvent, Ended, undefined> {
+  const opened = Date.now();
+  const parser = new SseParser();
+  const reader = body.getReader();
+  // Ends a read in progress, whatever the fetch does with the signal.
+  const stop = () => reader.cancel().catch(() => undefined);
+  signal.addEventListener("abort", stop, { once: true });
+  let healthy = false;
+  let cause: unknown;
+  try {
+    for (;;) {
+      const { value, done } = await read(reader, options.idleMs ?? 60_000);
+      if (signal.aborted) return { over: true, healthy };
+      if (done) break;
+      for (const event of parser.push(value)) {
+        healthy = true;
+        if (event.id) at.lastEventId = event.id;
+        yield event;
+        if (options.isLast?.(event)) return { over: true, healthy };
+      }
+      // An event without data moves the last event ID too.
+      if (parser.lastEventId) at.lastEventId = parser.lastEventId;
+    }
+  } catch (error) {
+    if (signal.aborted) return { over: true, healthy };
+    if (!(error instanceof Silent) && !isNetworkError(error)) throw error;
+    cause = error;
+  } finally {
+    signal.removeEventListener("abort", stop);
+    stop();
+    at.retryMs = parser.retryMs ?? at.retryMs;
+  }
+  healthy ||= Date.now() - opened >= (options.steadyMs ?? 5_000);
+  return { over: false, healthy, cause };
+}
+
+/** The wait before the next connection, after `failures` failures in a row. */
+function pauseMs(failures: number, at: Position, policy: RetryPolicy): number {
+  if (at.retryMs !== undefined)
+    return Math.min(policy.maxDelayMs, at.retryMs * (1 + Math.random() * 0.2));
+  // A drop: open again at once, or nearly; then back off.
+  return failures <= 1 ? Math.random() * 100 : backoffMs(failures - 1, policy);
+}
+
 /**
  * Every event of the stream, in order, each once; over after the event `isLast` picks or
  * when the server answers `204`; ended (quietly) when `signal` aborts. Without `isLast`
@@ -66,74 +143,32 @@ export async function* follow(
   open: OpenStream,
   options: FollowOptions,
 ): AsyncGenerator<SseEvent, void, undefined> {
-  const { isLast, policy } = options;
-  const idleMs = options.idleMs ?? 60_000;
-  const steadyMs = options.steadyMs ?? 5_000;
   // One controller for every connection: the caller's abort ends whichever is open.
   const controller = new AbortController();
   const outer = options.signal;
   const abort = () => controller.abort(outer?.reason);
   if (outer?.aborted) return;
   outer?.addEventListener("abort", abort, { once: true });
-  let lastEventId: string | undefined;
-  let retryMs: number | undefined;
+  const at: Position = { lastEventId: undefined, retryMs: undefined };
   let failures = 0; // failed opens and connections that ended before they were healthy
   try {
     for (;;) {
-      let cause: unknown;
-      let body: ReadableStream<Uint8Array> | undefined;
-      let healthy = false;
+      let ended: Ended;
       try {
-        body = await open(lastEventId, controller.signal);
+        const body = await open(at.lastEventId, controller.signal);
         if (body === undefined) return;
+        ended = yield* connection(body, at, options, controller.signal);
       } catch (error) {
         if (controller.signal.aborted) return;
         if (!isNetworkError(error)) throw error;
-        cause = error;
+        ended = { over: false, healthy: false, cause: error };
       }
-      if (body !== undefined) {
-        const opened = Date.now();
-        const parser = new SseParser();
-        const reader = body.getReader();
-        // Ends a read in progress, whatever the fetch does with the signal.
-        const stop = () => reader.cancel().catch(() => undefined);
-        controller.signal.addEventListener("abort", stop, { once: true });
-        try {
-          for (;;) {
-            const { value, done } = await read(reader, idleMs);
-            if (controller.signal.aborted) return;
-            if (done) break;
-            for (const event of parser.push(value)) {
-              healthy = true;
-              if (event.id) lastEventId = event.id;
-              yield event;
-              if (isLast?.(event)) return;
-            }
-            // An event without data moves the last event ID too.
-            if (parser.lastEventId) lastEventId = parser.lastEventId;
-          }
-        } catch (error) {
-          if (controller.signal.aborted) return;
-          if (!(error instanceof Silent) && !isNetworkError(error)) throw error;
-          cause = error;
-        } finally {
-          controller.signal.removeEventListener("abort", stop);
-          stop();
-          retryMs = parser.retryMs ?? retryMs;
-          healthy ||= Date.now() - opened >= steadyMs;
-        }
-      }
-      if (healthy) failures = 0;
-      else failures += 1;
-      if (failures >= policy.maxAttempts) throw new StreamBroken(lastEventId, { cause });
-      const wait =
-        retryMs !== undefined
-          ? Math.min(policy.maxDelayMs, retryMs * (1 + Math.random() * 0.2))
-          : failures <= 1
-            ? Math.random() * 100 // a drop: open again at once, or nearly
-            : backoffMs(failures - 1, policy);
+      if (ended.over) return;
+      failures = ended.healthy ? 0 : failures + 1;
+      if (failures >= options.policy.maxAttempts)
+        throw new StreamBroken(at.lastEventId, { cause: ended.cause });
       try {
-        await sleep(wait, controller.signal);
+        await sleep(pauseMs(failures, at, options.policy), controller.signal);
       } catch {
         return; // aborted
       }

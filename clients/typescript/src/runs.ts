@@ -1,8 +1,8 @@
 /** Runs: create (and wait), read, advance, cancel, list, and their timelines. */
 
-import { newIdempotencyKey } from "./crypto.js";
-import { InvalidState, problemOf, WaitTimeout } from "./errors.js";
-import { follow } from "./events.js";
+import { keyFor } from "./crypto.js";
+import { InvalidState, WaitTimeout } from "./errors.js";
+import { follow, streamBody } from "./events.js";
 import { PAGE_SIZE, pages, type Page } from "./pages.js";
 import { sleep } from "./retry.js";
 import { unwrap, type Transport } from "./transport.js";
@@ -68,7 +68,7 @@ export class Runs {
    * answer it too.
    */
   async create(body: CreateRun, options: KeyOptions = {}): Promise<Run> {
-    const key = options.idempotencyKey ?? (await newIdempotencyKey());
+    const key = await keyFor(options.idempotencyKey);
     return unwrap(
       this.#t.raw.POST("/v1/runs", {
         params: { header: { "Idempotency-Key": key } },
@@ -145,7 +145,7 @@ export class Runs {
     run: Run | string,
     options: KeyOptions & { waitS?: number | undefined } = {},
   ): Promise<Run> {
-    const key = options.idempotencyKey ?? (await newIdempotencyKey());
+    const key = await keyFor(options.idempotencyKey);
     return unwrap(
       this.#t.raw.POST("/v1/runs/{run_id}/advance", {
         params: { path: { run_id: idOf(run) }, header: { "Idempotency-Key": key } },
@@ -156,7 +156,7 @@ export class Runs {
   }
 
   async cancel(run: Run | string, options: KeyOptions = {}): Promise<Run> {
-    const key = options.idempotencyKey ?? (await newIdempotencyKey());
+    const key = await keyFor(options.idempotencyKey);
     return unwrap(
       this.#t.raw.POST("/v1/runs/{run_id}/cancel", {
         params: { path: { run_id: idOf(run) }, header: { "Idempotency-Key": key } },
@@ -215,23 +215,20 @@ export class Runs {
     signal: AbortSignal | undefined,
   ): AsyncGenerator<RunEvent, void, undefined> {
     const raw = this.#t.raw;
-    const open = async (lastEventId: string | undefined, signal: AbortSignal) => {
-      // Resuming, the last event seen says more than where the stream began.
-      const { data, error, response } = await raw.GET("/v1/runs/{run_id}/events", {
-        params: {
-          path,
-          query: lastEventId === undefined ? { after } : {},
-          header: lastEventId === undefined ? {} : { "Last-Event-ID": lastEventId },
-        },
-        headers: { Accept: "text/event-stream" },
-        parseAs: "stream",
-        signal,
-      });
-      if (!response.ok) throw problemOf(response, error);
-      return response.status === 204 || !data
-        ? undefined
-        : (data as unknown as ReadableStream<Uint8Array>);
-    };
+    // Resuming, the last event seen says more than where the stream began.
+    const open = (lastEventId: string | undefined, signal: AbortSignal) =>
+      streamBody(
+        raw.GET("/v1/runs/{run_id}/events", {
+          params: {
+            path,
+            query: lastEventId === undefined ? { after } : {},
+            header: lastEventId === undefined ? {} : { "Last-Event-ID": lastEventId },
+          },
+          headers: { Accept: "text/event-stream" },
+          parseAs: "stream",
+          signal,
+        }),
+      );
     const events = follow(open, {
       signal,
       policy: this.#t.policy,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, TypeVar, Unpack
+from typing import Any, Unpack
 from urllib.parse import quote
 
 import httpx
@@ -66,8 +66,6 @@ from toolgate_client.generated.types import UNSET, Unset
 from toolgate_client.retry import RetryPolicy
 from toolgate_client.streams import Position
 from toolgate_client.webhooks import verify
-
-T = TypeVar("T")
 
 
 async def _every(
@@ -150,7 +148,7 @@ class AsyncRuns:
         10). Retries send the same Idempotency-Key, so they answer the same run; pass your
         own key to make a retry after your process restarts answer it too."""
         body = s.run_in(agent, input, wait_s, fields)
-        key = idempotency_key or s.new_key()
+        key = s.key_for(idempotency_key)
         return s.checked(
             await create_run.asyncio_detailed(client=self._tg.raw, body=body, idempotency_key=key)
         )
@@ -217,7 +215,7 @@ class AsyncRuns:
         idempotency_key: str | None = None,
     ) -> RunOut:
         body = AdvanceIn(wait_s=s.unset(wait_s))
-        key = idempotency_key or s.new_key()
+        key = s.key_for(idempotency_key)
         return s.checked(
             await advance_run.asyncio_detailed(
                 s.run_id(run), client=self._tg.raw, body=body, idempotency_key=key
@@ -227,7 +225,7 @@ class AsyncRuns:
     async def cancel(self, run: RunOut | str, *, idempotency_key: str | None = None) -> RunOut:
         return s.checked(
             await cancel_run.asyncio_detailed(
-                s.run_id(run), client=self._tg.raw, idempotency_key=idempotency_key or s.new_key()
+                s.run_id(run), client=self._tg.raw, idempotency_key=s.key_for(idempotency_key)
             )
         )
 
@@ -295,7 +293,7 @@ class AsyncApprovals:
                 ident,
                 client=self._tg.raw,
                 body=ApproveIn(content_hash=hash_),
-                idempotency_key=idempotency_key or s.new_key(),
+                idempotency_key=s.key_for(idempotency_key),
             )
         )
 
@@ -307,7 +305,7 @@ class AsyncApprovals:
                 s.preview_id(preview),
                 client=self._tg.raw,
                 body=RejectIn(reason=reason),
-                idempotency_key=idempotency_key or s.new_key(),
+                idempotency_key=s.key_for(idempotency_key),
             )
         )
 
@@ -326,7 +324,7 @@ class AsyncApprovals:
                 s.preview_id(preview),
                 client=self._tg.raw,
                 body=body,
-                idempotency_key=idempotency_key or s.new_key(),
+                idempotency_key=s.key_for(idempotency_key),
             )
         )
         return revised.preview
@@ -345,7 +343,7 @@ class AsyncApprovals:
                 s.preview_id(preview),
                 client=self._tg.raw,
                 body=CommitIn(wait_s=s.unset(wait_s)),
-                idempotency_key=idempotency_key or s.new_key(),
+                idempotency_key=s.key_for(idempotency_key),
             )
         )
 
@@ -403,7 +401,7 @@ class AsyncWebhooks:
         body = CreateWebhookIn.from_dict({"url": url, "events": list(events)})
         return s.checked(
             await create_webhook.asyncio_detailed(
-                client=self._tg.raw, body=body, idempotency_key=idempotency_key or s.new_key()
+                client=self._tg.raw, body=body, idempotency_key=s.key_for(idempotency_key)
             )
         )
 
@@ -424,7 +422,7 @@ class AsyncWebhooks:
         retry after a restart answers the same secret instead of rotating twice."""
         return s.checked(
             await rotate_webhook_secret.asyncio_detailed(
-                webhook_id, client=self._tg.raw, idempotency_key=idempotency_key or s.new_key()
+                webhook_id, client=self._tg.raw, idempotency_key=s.key_for(idempotency_key)
             )
         )
 

@@ -9,8 +9,7 @@ import time
 
 import httpx
 
-from toolgate_client.errors import retry_after_s
-from toolgate_client.retry import RetryPolicy, in_flight, later, replayable, streaming
+from toolgate_client.retry import RetryPolicy, later, replayable, streaming
 
 
 class AsyncRetryTransport(httpx.AsyncBaseTransport):
@@ -22,9 +21,8 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
         if not replayable(request):
             return await self.inner.handle_async_request(request)
         began = time.monotonic()
-        attempt = 0
+        spent = 0  # the attempts that count toward the policy's
         while True:
-            attempt += 1
             try:
                 response = await self.inner.handle_async_request(request)
                 if not streaming(request) or response.status_code >= 400:
@@ -32,21 +30,16 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
                     # (a stream's refusal is a short problem, read for its code).
                     await response.aread()
             except httpx.TransportError:
-                if (delay := self.policy.delay(attempt, None)) is None:
+                spent += 1
+                if (delay := self.policy.delay(spent, None)) is None:
                     raise
                 await asyncio.sleep(delay)
                 continue
             if not later(response):
                 return response
-            waiting = time.monotonic() - began < self.policy.in_flight_s
-            waiting = waiting and in_flight(response) and self.policy.max_attempts > 1
-            if waiting:
-                attempt -= 1  # waiting out the first request is not a failed attempt
-            delay = self.policy.delay(attempt, retry_after_s(response.headers))
+            delay, spent = self.policy.after_answer(response, spent, time.monotonic() - began)
             if delay is None:
                 return response
-            if waiting:
-                delay = max(delay, self.policy.backoff_s)  # never a tight loop on `0`
             await response.aclose()
             await asyncio.sleep(delay)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, TypeVar, Unpack
+from typing import Any, Unpack
 from urllib.parse import quote
 
 import httpx
@@ -67,8 +67,6 @@ from toolgate_client.generated.types import UNSET, Unset
 from toolgate_client.retry import RetryPolicy
 from toolgate_client.streams import Position
 from toolgate_client.webhooks import verify
-
-T = TypeVar("T")
 
 
 def _every(
@@ -151,7 +149,7 @@ class Runs:
         10). Retries send the same Idempotency-Key, so they answer the same run; pass your
         own key to make a retry after your process restarts answer it too."""
         body = s.run_in(agent, input, wait_s, fields)
-        key = idempotency_key or s.new_key()
+        key = s.key_for(idempotency_key)
         return s.checked(
             create_run.sync_detailed(client=self._tg.raw, body=body, idempotency_key=key)
         )
@@ -216,7 +214,7 @@ class Runs:
         idempotency_key: str | None = None,
     ) -> RunOut:
         body = AdvanceIn(wait_s=s.unset(wait_s))
-        key = idempotency_key or s.new_key()
+        key = s.key_for(idempotency_key)
         return s.checked(
             advance_run.sync_detailed(
                 s.run_id(run), client=self._tg.raw, body=body, idempotency_key=key
@@ -226,7 +224,7 @@ class Runs:
     def cancel(self, run: RunOut | str, *, idempotency_key: str | None = None) -> RunOut:
         return s.checked(
             cancel_run.sync_detailed(
-                s.run_id(run), client=self._tg.raw, idempotency_key=idempotency_key or s.new_key()
+                s.run_id(run), client=self._tg.raw, idempotency_key=s.key_for(idempotency_key)
             )
         )
 
@@ -292,7 +290,7 @@ class Approvals:
                 ident,
                 client=self._tg.raw,
                 body=ApproveIn(content_hash=hash_),
-                idempotency_key=idempotency_key or s.new_key(),
+                idempotency_key=s.key_for(idempotency_key),
             )
         )
 
@@ -304,7 +302,7 @@ class Approvals:
                 s.preview_id(preview),
                 client=self._tg.raw,
                 body=RejectIn(reason=reason),
-                idempotency_key=idempotency_key or s.new_key(),
+                idempotency_key=s.key_for(idempotency_key),
             )
         )
 
@@ -323,7 +321,7 @@ class Approvals:
                 s.preview_id(preview),
                 client=self._tg.raw,
                 body=body,
-                idempotency_key=idempotency_key or s.new_key(),
+                idempotency_key=s.key_for(idempotency_key),
             )
         )
         return revised.preview
@@ -342,7 +340,7 @@ class Approvals:
                 s.preview_id(preview),
                 client=self._tg.raw,
                 body=CommitIn(wait_s=s.unset(wait_s)),
-                idempotency_key=idempotency_key or s.new_key(),
+                idempotency_key=s.key_for(idempotency_key),
             )
         )
 
@@ -400,7 +398,7 @@ class Webhooks:
         body = CreateWebhookIn.from_dict({"url": url, "events": list(events)})
         return s.checked(
             create_webhook.sync_detailed(
-                client=self._tg.raw, body=body, idempotency_key=idempotency_key or s.new_key()
+                client=self._tg.raw, body=body, idempotency_key=s.key_for(idempotency_key)
             )
         )
 
@@ -419,7 +417,7 @@ class Webhooks:
         retry after a restart answers the same secret instead of rotating twice."""
         return s.checked(
             rotate_webhook_secret.sync_detailed(
-                webhook_id, client=self._tg.raw, idempotency_key=idempotency_key or s.new_key()
+                webhook_id, client=self._tg.raw, idempotency_key=s.key_for(idempotency_key)
             )
         )
 

@@ -10,8 +10,7 @@ import time
 
 import httpx
 
-from toolgate_client.errors import retry_after_s
-from toolgate_client.retry import RetryPolicy, in_flight, later, replayable, streaming
+from toolgate_client.retry import RetryPolicy, later, replayable, streaming
 
 
 class RetryTransport(httpx.BaseTransport):
@@ -23,9 +22,8 @@ class RetryTransport(httpx.BaseTransport):
         if not replayable(request):
             return self.inner.handle_request(request)
         began = time.monotonic()
-        attempt = 0
+        spent = 0  # the attempts that count toward the policy's
         while True:
-            attempt += 1
             try:
                 response = self.inner.handle_request(request)
                 if not streaming(request) or response.status_code >= 400:
@@ -33,21 +31,16 @@ class RetryTransport(httpx.BaseTransport):
                     # (a stream's refusal is a short problem, read for its code).
                     response.read()
             except httpx.TransportError:
-                if (delay := self.policy.delay(attempt, None)) is None:
+                spent += 1
+                if (delay := self.policy.delay(spent, None)) is None:
                     raise
                 time.sleep(delay)
                 continue
             if not later(response):
                 return response
-            waiting = time.monotonic() - began < self.policy.in_flight_s
-            waiting = waiting and in_flight(response) and self.policy.max_attempts > 1
-            if waiting:
-                attempt -= 1  # waiting out the first request is not a failed attempt
-            delay = self.policy.delay(attempt, retry_after_s(response.headers))
+            delay, spent = self.policy.after_answer(response, spent, time.monotonic() - began)
             if delay is None:
                 return response
-            if waiting:
-                delay = max(delay, self.policy.backoff_s)  # never a tight loop on `0`
             response.close()
             time.sleep(delay)
 
